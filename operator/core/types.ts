@@ -1,0 +1,197 @@
+// Domain types shared by every layer: flows, executions, task runs and their states.
+// Pure data only; the engine core, stores, plugins and the API all speak these shapes (Kestra-compatible JSON).
+
+/** Every execution state of the contract. */
+export const ExecutionStates = [
+  'CREATED', 'QUEUED', 'RUNNING', 'PAUSED', 'SUCCESS', 'WARNING', 'FAILED',
+  'RETRYING', 'RETRIED', 'RESTARTED', 'CANCELLED', 'KILLING', 'KILLED',
+] as const;
+export type ExecutionState = (typeof ExecutionStates)[number];
+
+/** Task runs never take QUEUED, CANCELLED, PAUSED or RESTARTED. */
+export const TaskRunStates = [
+  'CREATED', 'RUNNING', 'SUCCESS', 'WARNING', 'FAILED', 'RETRYING', 'RETRIED', 'KILLING', 'KILLED',
+] as const;
+export type TaskRunState = (typeof TaskRunStates)[number];
+
+export type State = ExecutionState;
+
+export interface StateHistory { state: State; date: string }
+
+/** Kestra's `state` object: current state, every transition with its date, start and end. */
+export interface StateRecord<S extends State = State> {
+  current: S;
+  histories: StateHistory[];
+  startDate: string;
+  endDate?: string;
+  /** ISO 8601 duration, set when terminal. */
+  duration?: string;
+}
+
+export interface Label { key: string; value: string }
+
+export type RetryType = 'constant' | 'exponential' | 'random';
+
+export interface RetryPolicy {
+  type: RetryType;
+  interval?: string;
+  maxInterval?: string;
+  minInterval?: string;
+  delayFactor?: number;
+  maxAttempt?: number;
+  maxDuration?: string;
+  warningOnRetry?: boolean;
+  /** Flow level only. */
+  behavior?: 'CREATE_NEW_EXECUTION' | 'RETRY_FAILED_TASK';
+}
+
+/** A task as written in the flow: common fields plus type-specific properties. */
+export interface Task {
+  id: string;
+  type: string;
+  description?: string;
+  retry?: RetryPolicy;
+  timeout?: string;
+  disabled?: boolean;
+  logLevel?: LogLevel;
+  allowFailure?: boolean;
+  [property: string]: unknown;
+}
+
+export const InputTypes = [
+  'STRING', 'INT', 'FLOAT', 'ENUM', 'BOOLEAN', 'DATETIME', 'DATE', 'TIME', 'DURATION',
+  'FILE', 'JSON', 'URI', 'SECRET', 'ARRAY',
+] as const;
+export type InputType = (typeof InputTypes)[number];
+
+export interface Input {
+  id: string;
+  type: InputType;
+  required?: boolean;
+  defaults?: unknown;
+  description?: string;
+  displayName?: string;
+  values?: string[];
+  itemType?: InputType;
+  min?: number | string;
+  max?: number | string;
+  validator?: string;
+}
+
+export interface FlowOutput { id: string; type: string; value: unknown; description?: string }
+
+export interface Trigger {
+  id: string;
+  type: string;
+  description?: string;
+  disabled?: boolean;
+  [property: string]: unknown;
+}
+
+export interface PluginDefault { type: string; values: Record<string, unknown>; forced?: boolean }
+
+export interface Concurrency { limit: number; behavior?: 'QUEUE' | 'CANCEL' | 'FAIL' }
+
+export interface Flow {
+  id: string;
+  namespace: string;
+  revision?: number;
+  description?: string;
+  labels?: Record<string, string> | Label[];
+  inputs?: Input[];
+  outputs?: FlowOutput[];
+  variables?: Record<string, unknown>;
+  tasks: Task[];
+  errors?: Task[];
+  finally?: Task[];
+  triggers?: Trigger[];
+  pluginDefaults?: PluginDefault[];
+  retry?: RetryPolicy;
+  concurrency?: Concurrency;
+  disabled?: boolean;
+}
+
+export interface Metric { name: string; type: 'counter' | 'timer'; value: number; tags?: Record<string, string> }
+
+export interface TaskRunAttempt {
+  state: StateRecord<TaskRunState>;
+  metrics?: Metric[];
+}
+
+export interface TaskRun {
+  id: string;
+  executionId: string;
+  namespace: string;
+  flowId: string;
+  taskId: string;
+  parentTaskRunId?: string;
+  /** Loop value (always a string, JSON for objects), set on children of Each* and ForEachItem. */
+  value?: string;
+  /** ForEachItem: URI of this batch's items file. */
+  items?: string;
+  /** Position of this run among its parent's children of the same loop iteration. */
+  iteration?: number;
+  state: StateRecord<TaskRunState>;
+  attempts: TaskRunAttempt[];
+  outputs?: Record<string, unknown>;
+  /** Engine bookkeeping (persisted so that a restart resumes exactly). */
+  /** Which list of the parent this run belongs to. */
+  branch?: 'tasks' | 'errors' | 'finally';
+  /** When a RETRYING run starts its next attempt. */
+  nextAttemptDate?: string;
+  /** Pause: when it resumes (or times out) by itself. */
+  resumeDate?: string;
+  /** Subflow/ForEachItem batch: id of the child execution. */
+  subflowExecutionId?: string;
+  /** Error message of the last failed attempt. */
+  error?: string;
+}
+
+/** Origin of an execution. */
+export interface ExecutionTrigger {
+  id: string;
+  type: string;
+  variables?: Record<string, unknown>;
+}
+
+export interface ParentLink { executionId: string; taskRunId: string; namespace: string; flowId: string }
+
+export interface Execution {
+  id: string;
+  namespace: string;
+  flowId: string;
+  flowRevision: number;
+  state: StateRecord<ExecutionState>;
+  /** Unchanged across replays and retries. */
+  originalId: string;
+  labels: Label[];
+  inputs: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  trigger?: ExecutionTrigger;
+  taskRunList: TaskRun[];
+  parent?: ParentLink;
+  /** Flow-level retry bookkeeping: attempts already made (1 on the first). */
+  attemptNumber?: number;
+  /** Why the execution failed, when it did outside a task (disabled flow, concurrency, outputs). */
+  error?: string;
+  /** Set when the execution must not start before this date (flow retry delay). */
+  scheduleDate?: string;
+}
+
+export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LogLevels)[number];
+
+export interface LogLine {
+  executionId: string;
+  namespace: string;
+  flowId: string;
+  taskId?: string;
+  taskRunId?: string;
+  attemptNumber?: number;
+  level: LogLevel;
+  timestamp: string;
+  message: string;
+}
+
+const TERMINAL: ReadonlySet<State> = new Set<State>(['SUCCESS', 'WARNING', 'FAILED', 'RETRIED', 'CANCELLED', 'KILLED']);
+export const isTerminal = (s: State): boolean => TERMINAL.has(s);

@@ -1,0 +1,59 @@
+// The runnable-task plugin interface: what a task implementation receives (RunContext) and returns
+// (TaskResult). The same interface serves embedded mode (in-process / local child processes) and,
+// later, the runner program inside a task Pod.
+import type { Execution, Flow, Label, LogLevel, Metric, Task, TaskRun } from '../core/types.js';
+import type { InternalStorage, KVStore } from '../store/types.js';
+
+export interface TaskLogger {
+  trace(message: string): void;
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  log(level: LogLevel, message: string): void;
+}
+
+export interface RunContext {
+  flow: Flow;
+  execution: Execution;
+  taskRun: TaskRun;
+  /** Task definition with plugin defaults applied; properties NOT yet rendered. */
+  task: Task;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** Renders a template string against this task run's variables (throws ExpressionError). */
+  render(template: string, extraVars?: Record<string, unknown>): string;
+  /** Renders every string inside a value (objects, arrays) recursively. */
+  renderValue<T = unknown>(value: T, extraVars?: Record<string, unknown>): T;
+  /** Renders a value that may be a native value or an expression yielding one (lists, maps, numbers). */
+  renderTyped(value: unknown, extraVars?: Record<string, unknown>): unknown;
+  /** The variables templates see (execution, flow, inputs, outputs, vars, taskrun...). */
+  variables: Record<string, unknown>;
+  logger: TaskLogger;
+  storage: InternalStorage;
+  kv: KVStore;
+  /** Storage path prefix for files of this task run: `<ns>/<flow>/executions/<exec>/tasks/<task>/<taskrun>`. */
+  storagePrefix: string;
+  /** Working directory to use (shared when inside a WorkingDirectory task), already created. */
+  workingDir: string;
+  /** Aborted on kill or timeout: long-running work must stop and resolve promptly. */
+  signal: AbortSignal;
+  /** Values to mask in logs and outputs (secrets read while rendering); plugins may add more. */
+  secrets: Set<string>;
+}
+
+export interface TaskResult {
+  state: 'SUCCESS' | 'WARNING' | 'FAILED';
+  outputs?: Record<string, unknown>;
+  metrics?: Metric[];
+  /** core.execution.Labels: labels to set on the execution (merged by key). */
+  executionLabels?: Label[];
+  /** Failure message, when FAILED. */
+  error?: string;
+}
+
+export interface RunnablePlugin {
+  type: string;
+  /** Run one attempt. Throwing is the same as returning FAILED with the error's message. */
+  run(ctx: RunContext): Promise<TaskResult>;
+}

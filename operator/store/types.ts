@@ -1,0 +1,154 @@
+// Store interfaces: what the controller and the API read and write. Embedded mode implements them on
+// SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
+// concurrency through `resourceVersion`, and a watch feed of changes.
+import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
+
+/** Thrown when an update carries a stale resourceVersion (HTTP 409 in Kubernetes). */
+export class ConflictError extends Error {
+  constructor(message: string) { super(message); this.name = 'ConflictError'; }
+}
+
+export interface FlowRecord {
+  namespace: string;
+  id: string;
+  revision: number;
+  /** YAML text exactly as submitted. */
+  source: string;
+  /** Parsed and validated flow, `revision` set. */
+  flow: Flow;
+  /** ISO date of this revision. */
+  updated: string;
+  deleted?: boolean;
+}
+
+export interface Page<T> { results: T[]; total: number }
+
+export interface FlowStore {
+  /** Stores a new revision when `source` differs from the latest one; identical source returns the latest, created=false. */
+  save(flow: Flow, source: string): Promise<{ record: FlowRecord; created: boolean }>;
+  /** Latest revision (or the given one). Deleted flows are not returned unless a revision is asked for. */
+  get(namespace: string, id: string, revision?: number): Promise<FlowRecord | undefined>;
+  revisions(namespace: string, id: string): Promise<FlowRecord[]>;
+  /** Marks the flow deleted; revisions stay. Returns false when it did not exist. */
+  delete(namespace: string, id: string): Promise<boolean>;
+  /** `namespace` matches the namespace and its children (prefix on dotted segments); `q` matches id/namespace/description. */
+  search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>>;
+  /** Every live flow (latest revisions), for triggers and dependants. */
+  all(): Promise<FlowRecord[]>;
+}
+
+export interface StoredExecution { execution: Execution; resourceVersion: number }
+
+export type ExecutionCommand =
+  | { type: 'kill' }
+  | { type: 'resume'; inputs?: Record<string, unknown> }
+  | { type: 'restart' };
+
+export interface PendingCommand { seq: number; executionId: string; command: ExecutionCommand; created: string }
+
+export interface ExecutionQuery {
+  namespace?: string;
+  flowId?: string;
+  state?: ExecutionState[];
+  /** Every label must match. */
+  labels?: Record<string, string>;
+  /** Executions started at or after / before (ISO). */
+  startDate?: string;
+  endDate?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED'; execution: Execution; resourceVersion: number };
+
+export interface ExecutionStore {
+  /** Durably stores a new execution. Creating an id that exists returns the existing record (idempotent). */
+  create(execution: Execution): Promise<StoredExecution>;
+  get(id: string): Promise<StoredExecution | undefined>;
+  /**
+   * Replaces the execution if its stored resourceVersion equals `expected`, else ConflictError.
+   * `ackCommands` lists command seqs consumed by this update; they are deleted in the same transaction.
+   */
+  update(execution: Execution, expected: number, ackCommands?: number[]): Promise<StoredExecution>;
+  search(query: ExecutionQuery): Promise<Page<Execution>>;
+  /** Executions in a non-terminal state, oldest first (recovery after restart). */
+  listActive(): Promise<StoredExecution[]>;
+  /** Counts executions of a flow in the given states. */
+  count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
+  /** Durable command queue (kill, resume, restart) written by the API, consumed by the controller. */
+  addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand>;
+  pendingCommands(executionId?: string): Promise<PendingCommand[]>;
+  /** Change feed; listeners run after the write commits. Returns an unsubscribe function. */
+  watch(listener: (event: WatchEvent) => void): () => void;
+  onCommand(listener: (command: PendingCommand) => void): () => void;
+}
+
+export type KVType = 'STRING' | 'NUMBER' | 'BOOLEAN' | 'DATETIME' | 'DATE' | 'DURATION' | 'JSON';
+
+export interface KVEntry {
+  namespace: string;
+  key: string;
+  type: KVType;
+  value: unknown;
+  /** ISO date after which the entry no longer exists. */
+  expirationDate?: string;
+  updated: string;
+}
+
+export interface KVStore {
+  /** Missing or expired entries are undefined. */
+  get(namespace: string, key: string): Promise<KVEntry | undefined>;
+  /** Synchronous read for the `kv()` template function (embedded stores are synchronous underneath). */
+  getSync(namespace: string, key: string): KVEntry | undefined;
+  set(entry: { namespace: string; key: string; value: unknown; type?: KVType; ttl?: string; overwrite?: boolean }): Promise<KVEntry>;
+  /** Returns false when the key did not exist. */
+  delete(namespace: string, key: string): Promise<boolean>;
+  list(namespace: string): Promise<KVEntry[]>;
+}
+
+export interface LogQuery {
+  q?: string;
+  namespace?: string;
+  flowId?: string;
+  executionId?: string;
+  taskRunId?: string;
+  /** Minimum level (INFO returns INFO, WARN, ERROR). */
+  minLevel?: LogLevel;
+  limit?: number;
+  offset?: number;
+}
+
+export interface LogStore {
+  /** Buffered appends are flushed in batches; `flush()` forces it. */
+  append(lines: LogLine[]): void;
+  flush(): Promise<void>;
+  /** Lines of one execution in time order. */
+  forExecution(executionId: string, query?: { minLevel?: LogLevel; taskRunId?: string }): Promise<LogLine[]>;
+  /** Full-text search (FTS5 syntax for `q`), newest first. */
+  search(query: LogQuery): Promise<Page<LogLine>>;
+  deleteExecution(executionId: string): Promise<void>;
+}
+
+/** Internal storage for files addressed by URIs such as `kestra:///ns/flow/executions/id/...`. */
+export interface InternalStorage {
+  /** Writes bytes under a storage path and returns its URI. */
+  put(path: string, data: Buffer | NodeJS.ReadableStream): Promise<string>;
+  get(uri: string): Promise<Buffer>;
+  /** Synchronous read for the `read()` template function. */
+  getSync(uri: string): Buffer;
+  stream(uri: string): Promise<NodeJS.ReadableStream>;
+  exists(uri: string): Promise<boolean>;
+  size(uri: string): Promise<number>;
+  delete(uri: string): Promise<boolean>;
+  /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
+  localPath?(uri: string): string | undefined;
+}
+
+export interface Stores {
+  flows: FlowStore;
+  executions: ExecutionStore;
+  kv: KVStore;
+  logs: LogStore;
+  storage: InternalStorage;
+  close(): Promise<void>;
+}

@@ -1,0 +1,11 @@
+// Test runner settings: unit tables beside the code, black-box and API tests under test/.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['operator/**/*.test.ts', 'api/**/*.test.ts', 'runner-image/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
