@@ -1,0 +1,146 @@
+// Internal storage on the local disk (embedded mode): `kestra:///<path>` lives at `<root>/<path>`.
+// Writes are atomic (temporary file + rename); paths that could leave the root are rejected.
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { InternalStorage } from '../store/types.js';
+
+const SCHEME = 'kestra://';
+
+/** Error for a file that does not exist, carrying code ENOENT like Node's own. */
+function notFound(uri: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`ENOENT: no such file in internal storage: ${uri}`);
+  err.code = 'ENOENT';
+  return err;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Splits a storage path or `kestra:///` URI into safe, decoded segments.
+ * Rejects other schemes, NUL bytes, backslashes, drive letters, `.`/`..` segments and `//`-rooted paths.
+ */
+export function storageSegments(pathOrUri: string): string[] {
+  let rest = pathOrUri;
+  if (rest.startsWith(SCHEME)) {
+    rest = rest.slice(SCHEME.length);
+    if (!rest.startsWith('/')) throw new Error(`Invalid internal storage URI (expected kestra:///path): ${pathOrUri}`);
+  } else if (/^[a-z][a-z0-9+.-]*:/i.test(rest)) {
+    throw new Error(`Unsupported storage URI (only kestra:/// is stored here): ${pathOrUri}`);
+  }
+  if (rest.startsWith('//')) throw new Error(`Absolute path rejected in internal storage: ${pathOrUri}`);
+  const segments = rest.replace(/^\//, '').split('/').map(decodeSegment);
+  if (segments.length === 0 || segments.every((s) => s === '')) throw new Error(`Empty internal storage path: ${pathOrUri}`);
+  for (const segment of segments) {
+    if (segment.includes('\0')) throw new Error(`NUL byte rejected in internal storage path: ${JSON.stringify(pathOrUri)}`);
+    if (segment === '..' || segment === '.') throw new Error(`Path traversal rejected in internal storage: ${pathOrUri}`);
+    if (segment.includes('\\') || /^[a-z]:$/i.test(segment)) throw new Error(`Invalid internal storage path: ${pathOrUri}`);
+  }
+  return segments.filter((s) => s !== '');
+}
+
+/** Canonical URI of a storage path: `kestra:///` + percent-encoded segments. */
+export function storageUri(pathOrUri: string): string {
+  return `${SCHEME}/${storageSegments(pathOrUri).map(encodeURIComponent).join('/')}`;
+}
+
+export class LocalStorage implements InternalStorage {
+  readonly root: string;
+
+  constructor(rootDir: string) {
+    this.root = path.resolve(rootDir);
+  }
+
+  /** Absolute file path behind a path or URI, guaranteed to stay inside the root. */
+  resolve(pathOrUri: string): string {
+    const file = path.resolve(this.root, ...storageSegments(pathOrUri));
+    if (!file.startsWith(this.root + path.sep)) throw new Error(`Path outside internal storage rejected: ${pathOrUri}`);
+    return file;
+  }
+
+  async put(storagePath: string, data: Buffer | NodeJS.ReadableStream): Promise<string> {
+    const file = this.resolve(storagePath);
+    await mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      if (Buffer.isBuffer(data) || data instanceof Uint8Array) await writeFile(tmp, data);
+      else await pipeline(data, createWriteStream(tmp));
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return storageUri(storagePath);
+  }
+
+  async get(uri: string): Promise<Buffer> {
+    try {
+      return await readFile(this.resolve(uri));
+    } catch (err) {
+      throw isMissing(err) ? notFound(uri) : err;
+    }
+  }
+
+  getSync(uri: string): Buffer {
+    try {
+      return readFileSync(this.resolve(uri));
+    } catch (err) {
+      throw isMissing(err) ? notFound(uri) : err;
+    }
+  }
+
+  async stream(uri: string): Promise<NodeJS.ReadableStream> {
+    const file = this.resolve(uri);
+    await this.statFile(uri, file);
+    return createReadStream(file);
+  }
+
+  async exists(uri: string): Promise<boolean> {
+    const file = this.resolve(uri);
+    try {
+      return (await stat(file)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  async size(uri: string): Promise<number> {
+    return (await this.statFile(uri, this.resolve(uri))).size;
+  }
+
+  async delete(uri: string): Promise<boolean> {
+    try {
+      await unlink(this.resolve(uri));
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return false;
+      throw err;
+    }
+  }
+
+  localPath(uri: string): string | undefined {
+    const file = this.resolve(uri);
+    return existsSync(file) ? file : undefined;
+  }
+
+  private async statFile(uri: string, file: string) {
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) throw notFound(uri);
+      return info;
+    } catch (err) {
+      throw isMissing(err) ? notFound(uri) : err;
+    }
+  }
+}
+
+const isMissing = (err: unknown): boolean =>
+  (err as NodeJS.ErrnoException)?.code === 'ENOENT' || (err as NodeJS.ErrnoException)?.code === 'ENOTDIR';

@@ -1,0 +1,68 @@
+// Opens the embedded SQLite database (WAL, NORMAL sync, busy timeout, foreign keys) and applies schema migrations.
+// Also holds small SQL helpers shared by the stores (statement cache, namespace-prefix clause).
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from './schema.js';
+
+export type Db = Database.Database;
+
+/** Opens (creating if needed) the database file and brings its schema up to date. */
+export function openDatabase(file: string): Db {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.pragma('temp_store = MEMORY');
+  migrate(db);
+  return db;
+}
+
+/** Applies every migration newer than the recorded schema version, each in its own transaction. */
+export function migrate(db: Db): number {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  const row = db.prepare('SELECT max(version) AS v FROM schema_version').get() as { v: number | null };
+  let version = row.v ?? 0;
+  const record = db.prepare('INSERT INTO schema_version (version) VALUES (?)');
+  for (; version < MIGRATIONS.length; version++) {
+    const sql = MIGRATIONS[version];
+    db.transaction(() => { db.exec(sql); record.run(version + 1); }).immediate();
+  }
+  return version;
+}
+
+/** Prepared statements for dynamically built queries, keyed by their SQL text. */
+export class StatementCache {
+  private readonly cache = new Map<string, Database.Statement>();
+  constructor(private readonly db: Db) {}
+
+  get(sql: string): Database.Statement {
+    let stmt = this.cache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+/**
+ * SQL condition matching a namespace and its children on dotted segments (`a` matches `a`, `a.b`, not `ab`).
+ * Uses a range on the column so an index applies: children of `a` sort between `a.` and `a/` ('/' follows '.').
+ */
+export function namespaceClause(column: string, namespace: string, params: unknown[]): string {
+  params.push(namespace, `${namespace}.`, `${namespace}/`);
+  return `(${column} = ? OR (${column} >= ? AND ${column} < ?))`;
+}
+
+/** LIMIT/OFFSET clause; no limit when absent (SQLite's LIMIT -1). */
+export function pageClause(query: { limit?: number; offset?: number }, params: unknown[]): string {
+  params.push(query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : -1);
+  params.push(query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0);
+  return 'LIMIT ? OFFSET ?';
+}
+
+/** Normalizes an ISO date to `toISOString()` form so stored dates compare lexicographically; leaves others as is. */
+export function normalizeDate(value: string): string {
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+}

@@ -1,0 +1,162 @@
+// Executions on SQLite with Kubernetes-style optimistic concurrency (resource_version), a labels index,
+// a durable command queue acknowledged atomically with updates, and an in-process watch feed.
+import { type Execution, type ExecutionState, ExecutionStates, type Label, isTerminal } from '../../core/types.js';
+import {
+  ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
+  type PendingCommand, type StoredExecution, type WatchEvent,
+} from '../types.js';
+import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
+import { Emitter } from './emitter.js';
+
+interface CommandRow { seq: number; execution_id: string; json: string; created: string }
+
+const ACTIVE_STATES = JSON.stringify(ExecutionStates.filter((s) => !isTerminal(s)));
+
+function toCommand(row: CommandRow): PendingCommand {
+  return { seq: row.seq, executionId: row.execution_id, command: JSON.parse(row.json) as ExecutionCommand, created: row.created };
+}
+
+/** Column values derived from an execution; the whole record is kept as JSON in `body`. */
+function columns(execution: Execution) {
+  return {
+    id: execution.id,
+    namespace: execution.namespace,
+    flow_id: execution.flowId,
+    state: execution.state.current,
+    start_date: normalizeDate(execution.state.startDate),
+    end_date: execution.state.endDate ? normalizeDate(execution.state.endDate) : null,
+    labels: JSON.stringify(execution.labels ?? []),
+    body: JSON.stringify(execution),
+  };
+}
+
+export class SqliteExecutionStore implements ExecutionStore {
+  private readonly dynamic: StatementCache;
+  private readonly changes = new Emitter<WatchEvent>('execution watch');
+  private readonly commands = new Emitter<PendingCommand>('execution command');
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.dynamic = new StatementCache(db);
+    this.stmts = {
+      insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, body, resource_version)
+        VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, @body, 1) ON CONFLICT (id) DO NOTHING`),
+      get: db.prepare('SELECT body, resource_version FROM executions WHERE id = ?'),
+      current: db.prepare('SELECT resource_version, labels FROM executions WHERE id = ?'),
+      update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
+        start_date = @start_date, end_date = @end_date, labels = @labels, body = @body, resource_version = @rv WHERE id = @id`),
+      deleteLabels: db.prepare('DELETE FROM execution_labels WHERE execution_id = ?'),
+      insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (execution_id, key, value) VALUES (?, ?, ?)'),
+      ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
+      active: db.prepare(`SELECT body, resource_version FROM executions
+        WHERE state IN (SELECT value FROM json_each(?)) ORDER BY start_date, rowid`),
+      count: db.prepare(`SELECT count(*) AS n FROM executions
+        WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
+      addCommand: db.prepare('INSERT INTO commands (execution_id, json, created) VALUES (?, ?, ?) RETURNING seq'),
+      commandsOf: db.prepare('SELECT seq, execution_id, json, created FROM commands WHERE execution_id = ? ORDER BY seq'),
+      allCommands: db.prepare('SELECT seq, execution_id, json, created FROM commands ORDER BY seq'),
+    };
+  }
+
+  async create(execution: Execution): Promise<StoredExecution> {
+    const row = columns(execution);
+    const inserted = this.db.transaction(() => {
+      if (this.stmts.insert.run(row).changes === 0) return false;
+      this.writeLabels(execution.id, execution.labels);
+      return true;
+    }).immediate();
+    if (!inserted) return this.getSync(execution.id)!;
+    this.emitChange('ADDED', row.body, 1);
+    return { execution, resourceVersion: 1 };
+  }
+
+  async get(id: string): Promise<StoredExecution | undefined> {
+    return this.getSync(id);
+  }
+
+  getSync(id: string): StoredExecution | undefined {
+    const row = this.stmts.get.get(id) as { body: string; resource_version: number } | undefined;
+    return row && { execution: JSON.parse(row.body) as Execution, resourceVersion: row.resource_version };
+  }
+
+  async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
+    const row = columns(execution);
+    const resourceVersion = expected + 1;
+    this.db.transaction(() => {
+      const current = this.stmts.current.get(execution.id) as { resource_version: number; labels: string } | undefined;
+      if (!current) throw new Error(`Execution '${execution.id}' not found`);
+      if (current.resource_version !== expected) {
+        throw new ConflictError(
+          `Execution '${execution.id}' was modified: resourceVersion is ${current.resource_version}, expected ${expected}`);
+      }
+      this.stmts.update.run({ ...row, rv: resourceVersion });
+      if (current.labels !== row.labels) {
+        this.stmts.deleteLabels.run(execution.id);
+        this.writeLabels(execution.id, execution.labels);
+      }
+      for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
+    }).immediate();
+    this.emitChange('MODIFIED', row.body, resourceVersion);
+    return { execution, resourceVersion };
+  }
+
+  async search(query: ExecutionQuery): Promise<Page<Execution>> {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    if (query.namespace) where.push(namespaceClause('namespace', query.namespace, params));
+    if (query.flowId) { where.push('flow_id = ?'); params.push(query.flowId); }
+    if (query.state?.length) { where.push('state IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(query.state)); }
+    for (const [key, value] of Object.entries(query.labels ?? {})) {
+      where.push('id IN (SELECT execution_id FROM execution_labels WHERE key = ? AND value = ?)');
+      params.push(key, value);
+    }
+    if (query.startDate) { where.push('start_date >= ?'); params.push(normalizeDate(query.startDate)); }
+    if (query.endDate) { where.push('start_date <= ?'); params.push(normalizeDate(query.endDate)); }
+    const filter = `FROM executions${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
+    const pageParams = [...params];
+    const sql = `SELECT body ${filter} ORDER BY start_date DESC, rowid DESC ${pageClause(query, pageParams)}`;
+    const rows = this.dynamic.get(sql).all(...pageParams) as { body: string }[];
+    return { results: rows.map((r) => JSON.parse(r.body) as Execution), total };
+  }
+
+  async listActive(): Promise<StoredExecution[]> {
+    const rows = this.stmts.active.all(ACTIVE_STATES) as { body: string; resource_version: number }[];
+    return rows.map((r) => ({ execution: JSON.parse(r.body) as Execution, resourceVersion: r.resource_version }));
+  }
+
+  async count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number> {
+    return (this.stmts.count.get(namespace, flowId, JSON.stringify(states)) as { n: number }).n;
+  }
+
+  async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {
+    const created = new Date().toISOString();
+    const { seq } = this.stmts.addCommand.get(executionId, JSON.stringify(command), created) as { seq: number };
+    const pending: PendingCommand = { seq, executionId, command, created };
+    this.commands.emit(pending);
+    return pending;
+  }
+
+  async pendingCommands(executionId?: string): Promise<PendingCommand[]> {
+    const rows = (executionId === undefined ? this.stmts.allCommands.all() : this.stmts.commandsOf.all(executionId)) as CommandRow[];
+    return rows.map(toCommand);
+  }
+
+  watch(listener: (event: WatchEvent) => void): () => void {
+    return this.changes.subscribe(listener);
+  }
+
+  onCommand(listener: (command: PendingCommand) => void): () => void {
+    return this.commands.subscribe(listener);
+  }
+
+  private writeLabels(executionId: string, labels: Label[] | undefined): void {
+    for (const label of labels ?? []) this.stmts.insertLabel.run(executionId, label.key, String(label.value));
+  }
+
+  /** Listeners get their own copy of the committed record, parsed once, only when someone listens. */
+  private emitChange(type: WatchEvent['type'], body: string, resourceVersion: number): void {
+    if (this.changes.size === 0) return;
+    this.changes.emit({ type, execution: JSON.parse(body) as Execution, resourceVersion });
+  }
+}

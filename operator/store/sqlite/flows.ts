@@ -1,0 +1,111 @@
+// Flow revisions on SQLite: every distinct source saved becomes a new immutable revision; deletion flags the latest.
+// `is_latest` marks the newest revision of each flow so searches never need a max() subquery.
+import type { Flow } from '../../core/types.js';
+import type { FlowRecord, FlowStore, Page } from '../types.js';
+import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
+
+interface FlowRow {
+  namespace: string;
+  id: string;
+  revision: number;
+  source: string;
+  json: string;
+  updated: string;
+  deleted: number;
+}
+
+const COLUMNS = 'namespace, id, revision, source, json, updated, deleted';
+
+function toRecord(row: FlowRow): FlowRecord {
+  const record: FlowRecord = {
+    namespace: row.namespace,
+    id: row.id,
+    revision: row.revision,
+    source: row.source,
+    flow: JSON.parse(row.json) as Flow,
+    updated: row.updated,
+  };
+  if (row.deleted) record.deleted = true;
+  return record;
+}
+
+export class SqliteFlowStore implements FlowStore {
+  private readonly dynamic: StatementCache;
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.dynamic = new StatementCache(db);
+    this.stmts = {
+      latest: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? AND is_latest = 1`),
+      revision: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? AND revision = ?`),
+      revisions: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? ORDER BY revision`),
+      unmarkLatest: db.prepare('UPDATE flows SET is_latest = 0 WHERE namespace = ? AND id = ? AND is_latest = 1'),
+      insert: db.prepare(`INSERT INTO flows (namespace, id, revision, source, json, description, updated, deleted, is_latest)
+        VALUES (@namespace, @id, @revision, @source, @json, @description, @updated, 0, 1)`),
+      markDeleted: db.prepare('UPDATE flows SET deleted = 1 WHERE namespace = ? AND id = ? AND is_latest = 1 AND deleted = 0'),
+      all: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE is_latest = 1 AND deleted = 0 ORDER BY namespace, id`),
+    };
+  }
+
+  async save(flow: Flow, source: string): Promise<{ record: FlowRecord; created: boolean }> {
+    return this.saveSync(flow, source);
+  }
+
+  /** Synchronous body of `save`, in one immediate transaction so concurrent writers cannot share a revision. */
+  saveSync(flow: Flow, source: string): { record: FlowRecord; created: boolean } {
+    return this.db.transaction(() => {
+      const latest = this.stmts.latest.get(flow.namespace, flow.id) as FlowRow | undefined;
+      if (latest && !latest.deleted && latest.source === source) {
+        flow.revision = latest.revision;
+        return { record: toRecord(latest), created: false };
+      }
+      const revision = (latest?.revision ?? 0) + 1;
+      flow.revision = revision;
+      const row: FlowRow = {
+        namespace: flow.namespace, id: flow.id, revision, source,
+        json: JSON.stringify(flow), updated: new Date().toISOString(), deleted: 0,
+      };
+      this.stmts.unmarkLatest.run(flow.namespace, flow.id);
+      this.stmts.insert.run({ ...row, description: flow.description ?? null });
+      return { record: toRecord(row), created: true };
+    }).immediate();
+  }
+
+  async get(namespace: string, id: string, revision?: number): Promise<FlowRecord | undefined> {
+    if (revision !== undefined) {
+      const row = this.stmts.revision.get(namespace, id, revision) as FlowRow | undefined;
+      return row && toRecord(row);
+    }
+    const row = this.stmts.latest.get(namespace, id) as FlowRow | undefined;
+    return row && !row.deleted ? toRecord(row) : undefined;
+  }
+
+  async revisions(namespace: string, id: string): Promise<FlowRecord[]> {
+    return (this.stmts.revisions.all(namespace, id) as FlowRow[]).map(toRecord);
+  }
+
+  async delete(namespace: string, id: string): Promise<boolean> {
+    return this.stmts.markDeleted.run(namespace, id).changes > 0;
+  }
+
+  async search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>> {
+    const params: unknown[] = [];
+    const where = ['is_latest = 1', 'deleted = 0'];
+    if (query.namespace) where.push(namespaceClause('namespace', query.namespace, params));
+    if (query.q) {
+      where.push(`(instr(lower(id), lower(?)) > 0 OR instr(lower(namespace), lower(?)) > 0
+        OR instr(lower(coalesce(description, '')), lower(?)) > 0)`);
+      params.push(query.q, query.q, query.q);
+    }
+    const filter = `FROM flows WHERE ${where.join(' AND ')}`;
+    const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
+    const pageParams = [...params];
+    const sql = `SELECT ${COLUMNS} ${filter} ORDER BY namespace, id ${pageClause(query, pageParams)}`;
+    const rows = this.dynamic.get(sql).all(...pageParams) as FlowRow[];
+    return { results: rows.map(toRecord), total };
+  }
+
+  async all(): Promise<FlowRecord[]> {
+    return (this.stmts.all.all() as FlowRow[]).map(toRecord);
+  }
+}

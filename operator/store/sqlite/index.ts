@@ -1,0 +1,53 @@
+// Embedded stores: flows, executions, KV and logs in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { LocalStorage } from '../../storage/local.js';
+import type { Stores } from '../types.js';
+import { openDatabase } from './db.js';
+import { SqliteExecutionStore } from './executions.js';
+import { SqliteFlowStore } from './flows.js';
+import { SqliteKVStore } from './kv.js';
+import { SqliteLogStore } from './logs.js';
+
+export { SqliteExecutionStore } from './executions.js';
+export { SqliteFlowStore } from './flows.js';
+export { SqliteKVStore } from './kv.js';
+export { SqliteLogStore } from './logs.js';
+export { openDatabase } from './db.js';
+
+export interface EmbeddedStores extends Stores {
+  flows: SqliteFlowStore;
+  executions: SqliteExecutionStore;
+  kv: SqliteKVStore;
+  logs: SqliteLogStore;
+  storage: LocalStorage;
+}
+
+/**
+ * Opens (creating if needed) the embedded stores under `dataDir`. `logFlushMs` batches log appends on a timer
+ * (default: flushed on the next event-loop turn). `close()` writes buffered logs and closes the database.
+ */
+export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number } = {}): EmbeddedStores {
+  mkdirSync(dataDir, { recursive: true });
+  const storageDir = path.join(dataDir, 'storage');
+  mkdirSync(storageDir, { recursive: true });
+  const db = openDatabase(path.join(dataDir, 'store.db'));
+  const logs = new SqliteLogStore(db, opts.logFlushMs);
+  let closed = false;
+  return {
+    flows: new SqliteFlowStore(db),
+    executions: new SqliteExecutionStore(db),
+    kv: new SqliteKVStore(db),
+    logs,
+    storage: new LocalStorage(storageDir),
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        logs.close();
+      } finally {
+        db.close();
+      }
+    },
+  };
+}

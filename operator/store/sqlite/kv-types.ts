@@ -1,0 +1,91 @@
+// KV value typing: infers a KVType from a raw value, or coerces and validates a value against an explicit type.
+// Values are kept in their JSON form: DATETIME, DATE and DURATION as ISO strings, JSON as any JSON value.
+import { DateTime, Duration } from 'luxon';
+import type { KVType } from '../types.js';
+
+const DATETIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+const DURATION_RE = /^-?P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$/;
+
+const isDateTime = (s: string): boolean => DATETIME_RE.test(s) && DateTime.fromISO(s, { setZone: true }).isValid;
+const isDate = (s: string): boolean => DATE_RE.test(s) && DateTime.fromISO(s).isValid;
+const isDuration = (s: string): boolean => DURATION_RE.test(s) && Duration.fromISO(s.replace(/^-/, '')).isValid;
+
+/** The type a value gets when `set` is called without one. */
+export function inferKVType(value: unknown): KVType {
+  if (typeof value === 'boolean') return 'BOOLEAN';
+  if (typeof value === 'number') return 'NUMBER';
+  if (typeof value === 'string') {
+    if (isDateTime(value)) return 'DATETIME';
+    if (isDate(value)) return 'DATE';
+    if (isDuration(value)) return 'DURATION';
+    return 'STRING';
+  }
+  if (value instanceof Date) return 'DATETIME';
+  return 'JSON';
+}
+
+function invalid(type: KVType, value: unknown): Error {
+  const shown = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  return new Error(`Invalid KV value for type ${type}: ${shown}`);
+}
+
+const COERCE: Record<KVType, (value: unknown) => unknown> = {
+  STRING: (v) => (typeof v === 'string' ? v : typeof v === 'object' && v !== null && !(v instanceof Date) ? JSON.stringify(v) : String(v)),
+  NUMBER: (v) => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v.trim()) : NaN;
+    if (!Number.isFinite(n)) throw invalid('NUMBER', v);
+    return n;
+  },
+  BOOLEAN: (v) => {
+    if (typeof v === 'boolean') return v;
+    const s = typeof v === 'string' ? v.trim().toLowerCase() : undefined;
+    if (s === 'true' || s === 'false') return s === 'true';
+    throw invalid('BOOLEAN', v);
+  },
+  DATETIME: (v) => {
+    if (v instanceof Date && !Number.isNaN(v.getTime())) return v.toISOString();
+    if (typeof v === 'string' && isDateTime(v.trim())) return v.trim();
+    throw invalid('DATETIME', v);
+  },
+  DATE: (v) => {
+    if (v instanceof Date && !Number.isNaN(v.getTime())) return v.toISOString().slice(0, 10);
+    if (typeof v === 'string' && isDate(v.trim())) return v.trim();
+    throw invalid('DATE', v);
+  },
+  DURATION: (v) => {
+    if (typeof v === 'string' && isDuration(v.trim())) return v.trim();
+    throw invalid('DURATION', v);
+  },
+  JSON: (v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      throw invalid('JSON', v);
+    }
+  },
+};
+
+/** Returns the value in the stored form of `type`, or throws an Error naming the type and the value. */
+export function coerceKVValue(type: KVType, value: unknown): unknown {
+  const coerce = COERCE[type];
+  if (!coerce) throw new Error(`Unknown KV type '${String(type)}'`);
+  return coerce(value);
+}
+
+/** Typed value for a `set` call: explicit type coerces, absent type infers. Undefined values are rejected. */
+export function typedKVValue(value: unknown, type?: KVType): { type: KVType; value: unknown } {
+  if (value === undefined) throw new Error('KV value is required');
+  if (type) return { type, value: coerceKVValue(type, value) };
+  const inferred = inferKVType(value);
+  if (inferred === 'NUMBER' && !Number.isFinite(value)) throw invalid('NUMBER', value);
+  return { type: inferred, value: value instanceof Date ? value.toISOString() : value };
+}
+
+/** Expiration date (ISO) of an ISO 8601 `ttl` from `now`; throws on a malformed duration. */
+export function expirationFromTtl(ttl: string, now: Date): string {
+  const duration = Duration.fromISO(ttl);
+  if (!duration.isValid) throw new Error(`Invalid KV ttl '${ttl}': expected an ISO 8601 duration such as PT1H`);
+  return DateTime.fromJSDate(now).plus(duration).toJSDate().toISOString();
+}

@@ -1,0 +1,154 @@
+// Execution logs on SQLite: buffered appends written in one transaction per batch, and FTS5 full-text search.
+// Every read flushes the buffer first, so a reader always sees each line appended before it.
+import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
+import type { LogQuery, LogStore, Page } from '../types.js';
+import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
+
+interface LogRow {
+  execution_id: string; namespace: string; flow_id: string; task_id: string | null; task_run_id: string | null;
+  attempt: number | null; level: number; ts: string; message: string;
+}
+
+/** Lines buffered beyond this are written at once instead of waiting for the timer. */
+const MAX_BUFFER = 5000;
+const COLUMNS = 'execution_id, namespace, flow_id, task_id, task_run_id, attempt, level, ts, message';
+
+const levelRank = (level: LogLevel | undefined): number => Math.max(0, LogLevels.indexOf(level ?? 'TRACE'));
+
+function toRow(line: LogLine): LogRow {
+  return {
+    execution_id: line.executionId, namespace: line.namespace, flow_id: line.flowId,
+    task_id: line.taskId ?? null, task_run_id: line.taskRunId ?? null, attempt: line.attemptNumber ?? null,
+    level: levelRank(line.level), ts: line.timestamp, message: line.message,
+  };
+}
+
+function toLine(row: LogRow): LogLine {
+  const line: LogLine = {
+    executionId: row.execution_id, namespace: row.namespace, flowId: row.flow_id,
+    level: LogLevels[row.level] ?? 'INFO', timestamp: row.ts, message: row.message,
+  };
+  if (row.task_id !== null) line.taskId = row.task_id;
+  if (row.task_run_id !== null) line.taskRunId = row.task_run_id;
+  if (row.attempt !== null) line.attemptNumber = row.attempt;
+  return line;
+}
+
+/** A literal phrase query for FTS5, used when `q` is not valid FTS5 syntax. */
+const quotedPhrase = (q: string): string => `"${q.replace(/"/g, '""')}"`;
+
+export class SqliteLogStore implements LogStore {
+  private buffer: LogRow[] = [];
+  private timer: { cancel(): void } | undefined;
+  private readonly dynamic: StatementCache;
+  private readonly insertBatch: (rows: LogRow[]) => void;
+  private readonly deleteStmt;
+
+  constructor(private readonly db: Db, private readonly flushMs?: number) {
+    this.dynamic = new StatementCache(db);
+    const insert = db.prepare(`INSERT INTO logs (${COLUMNS}) VALUES
+      (@execution_id, @namespace, @flow_id, @task_id, @task_run_id, @attempt, @level, @ts, @message)`);
+    this.insertBatch = db.transaction((rows: LogRow[]) => { for (const row of rows) insert.run(row); });
+    this.deleteStmt = db.prepare('DELETE FROM logs WHERE execution_id = ?');
+  }
+
+  append(lines: LogLine[]): void {
+    for (const line of lines) this.buffer.push(toRow(line));
+    if (this.buffer.length >= MAX_BUFFER) this.flushSync();
+    else if (this.buffer.length > 0) this.schedule();
+  }
+
+  async flush(): Promise<void> {
+    this.flushSync();
+  }
+
+  /** Writes every buffered line in one transaction; on failure the lines stay buffered for the next flush. */
+  flushSync(): void {
+    this.cancelTimer();
+    if (this.buffer.length === 0) return;
+    const rows = this.buffer;
+    this.buffer = [];
+    try {
+      this.insertBatch(rows);
+    } catch (err) {
+      this.buffer = rows.concat(this.buffer);
+      throw err;
+    }
+  }
+
+  async forExecution(executionId: string, query: { minLevel?: LogLevel; taskRunId?: string } = {}): Promise<LogLine[]> {
+    this.flushSync();
+    const params: unknown[] = [executionId, levelRank(query.minLevel)];
+    let sql = `SELECT ${COLUMNS} FROM logs WHERE execution_id = ? AND level >= ?`;
+    if (query.taskRunId) { sql += ' AND task_run_id = ?'; params.push(query.taskRunId); }
+    return (this.dynamic.get(`${sql} ORDER BY ts, id`).all(...params) as LogRow[]).map(toLine);
+  }
+
+  async search(query: LogQuery): Promise<Page<LogLine>> {
+    this.flushSync();
+    if (!query.q?.trim()) return this.runSearch(query, undefined);
+    try {
+      return this.runSearch(query, query.q);
+    } catch (err) {
+      if (!isFtsQueryError(err)) throw err;
+      return this.runSearch(query, quotedPhrase(query.q));
+    }
+  }
+
+  async deleteExecution(executionId: string): Promise<void> {
+    this.flushSync();
+    this.deleteStmt.run(executionId);
+  }
+
+  /** Stops the flush timer and writes what is buffered (called by the stores' close). */
+  close(): void {
+    this.flushSync();
+  }
+
+  private runSearch(query: LogQuery, match: string | undefined): Page<LogLine> {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    if (match !== undefined) { where.push('l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)'); params.push(match); }
+    if (query.namespace) where.push(namespaceClause('l.namespace', query.namespace, params));
+    if (query.flowId) { where.push('l.flow_id = ?'); params.push(query.flowId); }
+    if (query.executionId) { where.push('l.execution_id = ?'); params.push(query.executionId); }
+    if (query.taskRunId) { where.push('l.task_run_id = ?'); params.push(query.taskRunId); }
+    if (query.minLevel) { where.push('l.level >= ?'); params.push(levelRank(query.minLevel)); }
+    const filter = `FROM logs l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
+    const pageParams = [...params];
+    const sql = `SELECT ${COLUMNS} ${filter} ORDER BY l.ts DESC, l.id DESC ${pageClause(query, pageParams)}`;
+    return { results: (this.dynamic.get(sql).all(...pageParams) as LogRow[]).map(toLine), total };
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    if (this.flushMs && this.flushMs > 0) {
+      const handle = setTimeout(() => this.timedFlush(), this.flushMs);
+      this.timer = { cancel: () => clearTimeout(handle) };
+    } else {
+      const handle = setImmediate(() => this.timedFlush());
+      this.timer = { cancel: () => clearImmediate(handle) };
+    }
+  }
+
+  private timedFlush(): void {
+    this.timer = undefined;
+    try {
+      this.flushSync();
+    } catch (err) {
+      console.error('log flush failed; lines kept for the next flush:', err);
+    }
+  }
+
+  private cancelTimer(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+}
+
+/** SQLite reports malformed FTS5 queries as "fts5: syntax error ..." or similar SQLITE_ERROR messages. */
+function isFtsQueryError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  return /fts5|syntax error|no such column|unterminated string|unknown special query/i.test(message);
+}

@@ -1,0 +1,89 @@
+// Schema migrations of the embedded SQLite store, applied in order; `schema_version` records the last one applied.
+// Append new migrations at the end; never edit one that has shipped.
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: flows, executions (+ labels, commands), KV, logs with an FTS5 external-content index.
+  `
+  CREATE TABLE flows (
+    namespace   TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    revision    INTEGER NOT NULL,
+    source      TEXT NOT NULL,
+    json        TEXT NOT NULL,
+    description TEXT,
+    updated     TEXT NOT NULL,
+    deleted     INTEGER NOT NULL DEFAULT 0,
+    is_latest   INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (namespace, id, revision)
+  ) WITHOUT ROWID;
+  CREATE INDEX flows_latest ON flows (is_latest, deleted, namespace, id);
+
+  CREATE TABLE executions (
+    id               TEXT PRIMARY KEY,
+    namespace        TEXT NOT NULL,
+    flow_id          TEXT NOT NULL,
+    state            TEXT NOT NULL,
+    start_date       TEXT NOT NULL,
+    end_date         TEXT,
+    labels           TEXT NOT NULL,
+    body             TEXT NOT NULL,
+    resource_version INTEGER NOT NULL
+  );
+  CREATE INDEX executions_flow ON executions (namespace, flow_id, state);
+  CREATE INDEX executions_state ON executions (state, start_date);
+  CREATE INDEX executions_start ON executions (start_date);
+
+  CREATE TABLE execution_labels (
+    execution_id TEXT NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
+    key          TEXT NOT NULL,
+    value        TEXT NOT NULL,
+    PRIMARY KEY (execution_id, key, value)
+  ) WITHOUT ROWID;
+  CREATE INDEX execution_labels_kv ON execution_labels (key, value, execution_id);
+
+  CREATE TABLE commands (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    execution_id TEXT NOT NULL,
+    json         TEXT NOT NULL,
+    created      TEXT NOT NULL
+  );
+  CREATE INDEX commands_execution ON commands (execution_id, seq);
+
+  CREATE TABLE kv (
+    namespace       TEXT NOT NULL,
+    key             TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    value           TEXT NOT NULL,
+    expiration_date TEXT,
+    updated         TEXT NOT NULL,
+    PRIMARY KEY (namespace, key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE logs (
+    id           INTEGER PRIMARY KEY,
+    execution_id TEXT NOT NULL,
+    namespace    TEXT NOT NULL,
+    flow_id      TEXT NOT NULL,
+    task_id      TEXT,
+    task_run_id  TEXT,
+    attempt      INTEGER,
+    level        INTEGER NOT NULL,
+    ts           TEXT NOT NULL,
+    message      TEXT NOT NULL
+  );
+  CREATE INDEX logs_execution ON logs (execution_id, ts);
+  CREATE INDEX logs_flow ON logs (namespace, flow_id, ts);
+  CREATE INDEX logs_ts ON logs (ts);
+  CREATE VIRTUAL TABLE logs_fts USING fts5 (message, content = 'logs', content_rowid = 'id');
+  CREATE TRIGGER logs_ai AFTER INSERT ON logs BEGIN
+    INSERT INTO logs_fts (rowid, message) VALUES (new.id, new.message);
+  END;
+  CREATE TRIGGER logs_ad AFTER DELETE ON logs BEGIN
+    INSERT INTO logs_fts (logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
+  END;
+  CREATE TRIGGER logs_au AFTER UPDATE OF message ON logs BEGIN
+    INSERT INTO logs_fts (logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
+    INSERT INTO logs_fts (rowid, message) VALUES (new.id, new.message);
+  END;
+  `,
+];
