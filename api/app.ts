@@ -1,0 +1,40 @@
+// The Koa application of the REST API: `/api/v1` routes over the stores (it never runs tasks) and `/healthz`.
+// Other routers (for example `/v1/completions`) can be mounted on the returned app with `app.use(router.routes())`.
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import { resolveDeps, type ApiOptions } from './deps.js';
+import { errorMiddleware } from './errors.js';
+import { registerExecutionActionRoutes } from './routes/execution-actions.js';
+import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
+import { registerExecutionRoutes } from './routes/executions.js';
+import { registerFlowRoutes } from './routes/flows.js';
+import { registerKvRoutes } from './routes/kv.js';
+import { registerLogRoutes } from './routes/logs.js';
+import { registerWebhookRoutes } from './routes/webhook.js';
+
+/** Builds the `/api/v1` router; the most specific route wins (`/executions/search` over `/executions/:id`). */
+export function createApiRouter(options: ApiOptions): Router {
+  const deps = resolveDeps(options);
+  const r = new Router({ prefix: '/api/v1', exclusive: 'specificity' });
+  registerFlowRoutes(r, deps);
+  registerExecutionRoutes(r, deps);
+  registerExecutionActionRoutes(r, deps);
+  registerExecutionStreamRoutes(r, deps);
+  registerWebhookRoutes(r, deps);
+  registerLogRoutes(r, deps);
+  registerKvRoutes(r, deps);
+  return r;
+}
+
+export function createApp(deps: ApiOptions): Koa {
+  const app = new Koa();
+  app.silent = true; // errors are answered (and logged) by errorMiddleware
+  app.use(errorMiddleware);
+  const health = new Router();
+  health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });
+  app.use(health.routes());
+  const api = createApiRouter(deps);
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+  return app;
+}

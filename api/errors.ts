@@ -1,0 +1,71 @@
+// HTTP error type and the middleware that maps every thrown error to a JSON `{message, errors?}` response.
+// Bad input never yields a 500: only unexpected errors do, and those are logged to stderr.
+import type { Context, Next } from 'koa';
+import { ConflictError } from '../operator/store/types.js';
+
+export interface FieldError { path: string; message: string }
+
+/** An error with its HTTP status, thrown by routes and body readers. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly errors?: FieldError[]) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (message: string, path?: string): HttpError =>
+  new HttpError(400, message, path ? [{ path, message }] : undefined);
+export const notFound = (message: string): HttpError => new HttpError(404, message);
+export const conflict = (message: string): HttpError => new HttpError(409, message);
+
+interface ValidationLike { name: string; message: string; errors?: unknown }
+
+function fieldErrors(raw: unknown, prefix = ''): FieldError[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  return raw.map((e: { path?: unknown; message?: unknown }) => {
+    const path = String(e?.path ?? '');
+    return { path: prefix && !path.startsWith(prefix) ? `${prefix}${path}` : path, message: String(e?.message ?? '') };
+  });
+}
+
+/** Maps known error kinds (by class name, so modules stay decoupled) to a status and body. */
+export function toResponse(err: unknown): { status: number; body: { message: string; errors?: FieldError[] } } | undefined {
+  if (err instanceof HttpError) return { status: err.status, body: { message: err.message, errors: err.errors } };
+  if (err instanceof ConflictError) return { status: 409, body: { message: err.message } };
+  const e = err as ValidationLike;
+  if (e?.name === 'FlowValidationError') return { status: 422, body: { message: e.message, errors: fieldErrors(e.errors) } };
+  if (e?.name === 'InputValidationError') {
+    return { status: 422, body: { message: e.message, errors: fieldErrors(e.errors, 'inputs.') } };
+  }
+  const status = (err as { status?: unknown })?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, body: { message: (err as Error).message || 'Bad request' } };
+  }
+  return undefined;
+}
+
+/** Outermost middleware: JSON errors, JSON 404/405 for unknown routes. */
+export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+    if ((ctx.status === 404 || ctx.status === 405) && ctx.body == null) {
+      const what = ctx.status === 404 ? 'Not found' : 'Method not allowed';
+      ctx.status = ctx.status; // make it explicit, else setting the body turns it into 200
+      ctx.body = { message: `${what}: ${ctx.method} ${ctx.path}` };
+    }
+  } catch (err) {
+    if (ctx.headerSent) {
+      console.error(`[api] ${ctx.method} ${ctx.path} failed after the response started:`, err);
+      return;
+    }
+    const mapped = toResponse(err);
+    if (mapped) {
+      ctx.status = mapped.status;
+      ctx.body = mapped.body.errors ? mapped.body : { message: mapped.body.message };
+      return;
+    }
+    console.error(`[api] ${ctx.method} ${ctx.path} failed:`, err);
+    ctx.status = 500;
+    ctx.body = { message: 'Internal server error' };
+  }
+}

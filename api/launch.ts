@@ -1,0 +1,106 @@
+// Creating executions from HTTP requests (create, trigger, webhook): load the flow, read the inputs (JSON,
+// form or multipart with files stored first), validate them BEFORE anything is created, then store the execution.
+import type { Context } from 'koa';
+import { newExecution } from '../operator/core/execution.js';
+import type { Execution, ExecutionTrigger, Flow, Label } from '../operator/core/types.js';
+import { isTerminal } from '../operator/core/types.js';
+import { resolveInputs } from '../operator/model/index.js';
+import type { Stores } from '../operator/store/types.js';
+import { deleteStoredFiles, isJson, isMultipart, readJson, readMultipart, readText, type StoredFile } from './body.js';
+import type { ApiDeps } from './deps.js';
+import { HttpError, badRequest, notFound } from './errors.js';
+
+/** Latest revision of a live flow, or the given revision; 404 otherwise. */
+export async function loadFlow(stores: Stores, namespace: string, id: string, revision?: number): Promise<Flow> {
+  const record = await stores.flows.get(namespace, id, revision);
+  if (!record || (revision === undefined && record.deleted)) {
+    const rev = revision === undefined ? '' : ` revision ${revision}`;
+    throw notFound(`Flow '${namespace}.${id}'${rev} not found`);
+  }
+  return { ...record.flow, revision: record.revision };
+}
+
+/** Storage path of an uploaded input file, as Kestra lays it out. */
+export function inputFilePath(exec: { namespace: string; flowId: string; id: string }, inputId: string, filename: string): string {
+  return `${exec.namespace}/${exec.flowId}/executions/${exec.id}/inputs/${inputId}/${filename}`;
+}
+
+export interface ProvidedInputs { values: Record<string, unknown>; files: StoredFile[] }
+
+/**
+ * Reads the inputs of a request: multipart (file parts stored under the execution, only for declared inputs
+ * unless `anyFile`), JSON object, url-encoded form, or no body.
+ */
+export async function readInputs(
+  ctx: Context, deps: ApiDeps, exec: { namespace: string; flowId: string; id: string }, declared?: Set<string>,
+): Promise<ProvidedInputs> {
+  if (isMultipart(ctx)) {
+    const { fields, files } = await readMultipart(ctx, {
+      storage: deps.stores.storage,
+      maxFileBytes: deps.maxFileBytes,
+      maxFieldBytes: deps.maxBodyBytes,
+      pathFor: (field, filename) => (!declared || declared.has(field) ? inputFilePath(exec, field, filename) : undefined),
+    });
+    return { values: fields, files };
+  }
+  if (isJson(ctx)) {
+    const body = await readJson(ctx, deps.maxBodyBytes);
+    if (body === undefined || body === null) return { values: {}, files: [] };
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The JSON body must be an object of inputs', 'body');
+    return { values: body as Record<string, unknown>, files: [] };
+  }
+  const text = await readText(ctx, deps.maxBodyBytes);
+  if (text.trim() === '') return { values: {}, files: [] };
+  if (ctx.is('application/x-www-form-urlencoded')) {
+    return { values: Object.fromEntries(new URLSearchParams(text)), files: [] };
+  }
+  throw new HttpError(415, `Unsupported content type '${ctx.get('content-type')}': use multipart/form-data or application/json`);
+}
+
+export interface LaunchRequest {
+  flow: Flow;
+  id: string;
+  provided: ProvidedInputs;
+  labels?: Label[];
+  trigger?: ExecutionTrigger;
+}
+
+/** Validates inputs (deleting uploads when they are invalid) and stores the new execution. */
+export async function launch(stores: Stores, req: LaunchRequest): Promise<Execution> {
+  let inputs: Record<string, unknown>;
+  if (req.flow.disabled) {
+    inputs = req.provided.values; // the execution fails at once; the call itself must succeed
+  } else {
+    try {
+      inputs = resolveInputs(req.flow.inputs, req.provided.values);
+    } catch (err) {
+      await deleteStoredFiles(stores.storage, req.provided.files);
+      throw err;
+    }
+  }
+  const execution = newExecution({
+    id: req.id, flow: req.flow, inputs, labels: req.labels, trigger: req.trigger, now: new Date(),
+  });
+  const stored = await stores.executions.create(execution);
+  return stored.execution;
+}
+
+/** Resolves with the execution once terminal, or with its current record after `timeoutMs`. */
+export async function waitForTerminal(stores: Stores, id: string, timeoutMs: number): Promise<Execution | undefined> {
+  let unsubscribe = (): void => {};
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const done = new Promise<Execution>((resolve) => {
+      unsubscribe = stores.executions.watch((ev) => {
+        if (ev.execution.id === id && isTerminal(ev.execution.state.current)) resolve(ev.execution);
+      });
+    });
+    const current = await stores.executions.get(id);
+    if (!current || isTerminal(current.execution.state.current)) return current?.execution;
+    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+    return (await Promise.race([done, timeout])) ?? (await stores.executions.get(id))?.execution;
+  } finally {
+    unsubscribe();
+    if (timer) clearTimeout(timer);
+  }
+}

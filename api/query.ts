@@ -1,0 +1,56 @@
+// Query-string helpers shared by the routes: repeatable values, bounded integers, paging and `k:v` labels.
+// Invalid values give a 400 naming the parameter.
+import type { Context } from 'koa';
+import type { Label } from '../operator/core/types.js';
+import { badRequest } from './errors.js';
+
+/** Every value of a repeatable parameter (`?state=A&state=B`, also `state=A,B` unless `splitCommas` is false). */
+export function queryList(ctx: Context, name: string, splitCommas = true): string[] {
+  const raw = ctx.query[name];
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  return list.flatMap((v) => (splitCommas ? v.split(',') : [v])).map((v) => v.trim()).filter((v) => v !== '');
+}
+
+/** Last value of a parameter, undefined when absent or empty. */
+export function queryOne(ctx: Context, name: string): string | undefined {
+  const raw = ctx.query[name];
+  const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  return v === undefined || v === '' ? undefined : v;
+}
+
+export function queryInt(ctx: Context, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = queryOne(ctx, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw badRequest(`Invalid '${name}': expected an integer between ${min} and ${max}, got '${v}'`, name);
+  }
+  return n;
+}
+
+export function queryBool(ctx: Context, name: string): boolean {
+  const v = queryOne(ctx, name);
+  return v !== undefined && v !== 'false' && v !== '0';
+}
+
+export interface Paging { page: number; size: number; limit: number; offset: number }
+
+/** Kestra paging: `page` from 1, `size` (default 10, at most 1000). */
+export function paging(ctx: Context): Paging {
+  const page = queryInt(ctx, 'page', 1) ?? 1;
+  const size = queryInt(ctx, 'size', 1, 1000) ?? 10;
+  return { page, size, limit: size, offset: (page - 1) * size };
+}
+
+/** Parses `key:value` labels; the value may itself contain colons. */
+export function parseLabels(values: string[], param = 'labels'): Label[] {
+  return values.map((v) => {
+    const i = v.indexOf(':');
+    if (i <= 0) throw badRequest(`Invalid label '${v}': expected 'key:value'`, param);
+    return { key: v.slice(0, i), value: v.slice(i + 1) };
+  });
+}
+
+export function labelsQuery(ctx: Context): Label[] {
+  return parseLabels(queryList(ctx, 'labels', false));
+}

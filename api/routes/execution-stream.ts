@@ -1,0 +1,94 @@
+// Streaming reads of one execution: `/follow` (server-sent events on every change until terminal) and `/file`
+// (download of a storage file that belongs to the execution, never anything outside its storage prefix).
+import type { Router, RouterContext } from '@koa/router';
+import { PassThrough } from 'node:stream';
+import type { Execution } from '../../operator/core/types.js';
+import { isTerminal } from '../../operator/core/types.js';
+import type { ApiDeps } from '../deps.js';
+import { badRequest, HttpError, notFound } from '../errors.js';
+import { queryOne } from '../query.js';
+import { getExecution } from './executions.js';
+
+/** Storage prefixes an execution may read: its own, and its parent's (subflows), with `.` or `/` in namespaces. */
+export function allowedPrefixes(e: Execution): string[] {
+  const own = [{ ns: e.namespace, flowId: e.flowId, id: e.id }];
+  if (e.parent) own.push({ ns: e.parent.namespace, flowId: e.parent.flowId, id: e.parent.executionId });
+  return own.flatMap(({ ns, flowId, id }) => {
+    const variants = new Set([ns, ns.replace(/\./g, '/')]);
+    return [...variants].map((n) => `kestra:///${n}/${flowId}/executions/${id}/`);
+  });
+}
+
+/** True when `uri` is inside one of the prefixes and has no `..`/`.` segment (raw or percent-encoded). */
+export function uriAllowed(uri: string, prefixes: string[]): boolean {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(uri);
+  } catch {
+    return false;
+  }
+  if (decoded.split('/').some((seg) => seg === '..' || seg === '.') || decoded.includes('\\')) return false;
+  return prefixes.some((p) => uri.startsWith(p) || decoded.startsWith(p));
+}
+
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+  const { execution } = await getExecution(deps, ctx.params.id!);
+  const uri = queryOne(ctx, 'path');
+  if (!uri) throw badRequest("Missing query parameter 'path'", 'path');
+  if (!uriAllowed(uri, allowedPrefixes(execution))) {
+    throw new HttpError(422, `File '${uri}' does not belong to execution '${execution.id}'`, [
+      { path: 'path', message: 'not in the storage of this execution' },
+    ]);
+  }
+  const { storage } = deps.stores;
+  if (!(await storage.exists(uri))) throw notFound(`File '${uri}' not found`);
+  const name = decodeURIComponent(uri.split('/').pop() ?? 'file') || 'file';
+  ctx.set('Content-Disposition', contentDisposition(name));
+  ctx.type = 'application/octet-stream';
+  ctx.length = await storage.size(uri);
+  ctx.body = await storage.stream(uri);
+}
+
+const sseEvent = (e: Execution): string => `data: ${JSON.stringify(e)}\n\n`;
+
+/** Server-sent events: the current execution, then every change, ending after the terminal state. */
+async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+  const id = ctx.params.id!;
+  await getExecution(deps, id);
+  const out = new PassThrough();
+  let lastVersion = -1;
+  let closed = false;
+  const send = (e: Execution, version: number): void => {
+    if (closed || version <= lastVersion) return;
+    lastVersion = version;
+    out.write(sseEvent(e));
+    if (isTerminal(e.state.current)) finish();
+  };
+  const unsubscribe = deps.stores.executions.watch((ev) => {
+    if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
+  });
+  function finish(): void {
+    if (closed) return;
+    closed = true;
+    unsubscribe();
+    out.end();
+  }
+  ctx.res.on('close', finish);
+  ctx.req.socket.setTimeout(0);
+  ctx.status = 200;
+  ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  ctx.body = out;
+  const current = await deps.stores.executions.get(id);
+  if (current) send(current.execution, current.resourceVersion);
+}
+
+/** Adds `/executions/{id}/follow` and `/executions/{id}/file` to `r` (mounted under /api/v1). */
+export function registerExecutionStreamRoutes(r: Router, deps: ApiDeps): void {
+  r.get('/executions/:id/follow', (ctx) => follow(ctx, deps));
+  r.get('/executions/:id/file', (ctx) => downloadFile(ctx, deps));
+}

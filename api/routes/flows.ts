@@ -1,0 +1,133 @@
+// /api/v1/flows: create and update flows from YAML (new revision only when the source changes), read them and
+// their revisions, delete, search, list a namespace, and validate several YAML documents at once (Kestra shapes).
+import type { Router, RouterContext } from '@koa/router';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import type { Flow } from '../../operator/core/types.js';
+import { parseFlow } from '../../operator/model/index.js';
+import type { FlowRecord } from '../../operator/store/types.js';
+import { readText } from '../body.js';
+import type { ApiDeps } from '../deps.js';
+import { badRequest, notFound, toResponse } from '../errors.js';
+import { paging, queryBool, queryInt, queryOne } from '../query.js';
+
+export type FlowJson = Flow & { revision: number; source?: string; updated?: string };
+
+export function flowJson(record: FlowRecord, withSource = false): FlowJson {
+  const json: FlowJson = { ...record.flow, revision: record.revision, updated: record.updated };
+  if (withSource) json.source = record.source;
+  return json;
+}
+
+/** 400 for text that is not YAML at all (structure problems are the model's 422). */
+function assertYaml(source: string): void {
+  if (source.trim() === '') throw badRequest('The flow source is empty', 'body');
+  for (const doc of parseAllDocuments(source)) {
+    const err = 'errors' in doc ? doc.errors[0] : undefined;
+    if (err) throw badRequest(`Malformed YAML: ${err.message}`, 'body');
+  }
+}
+
+async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
+  const source = await readText(ctx, deps.maxBodyBytes);
+  assertYaml(source);
+  return { flow: parseFlow(source), source };
+}
+
+/** Splits a multi-document YAML text on `---` lines, dropping empty documents. */
+export function splitDocuments(text: string): string[] {
+  return text.split(/^---[ \t]*$/m).filter((d) => d.replace(/^\s*#.*$/gm, '').trim() !== '');
+}
+
+interface ValidateResult { index: number; flow?: string; namespace?: string; constraints?: string }
+
+function looseIdentity(source: string): { flow?: string; namespace?: string } {
+  try {
+    const raw = parseYaml(source) as { id?: unknown; namespace?: unknown } | null;
+    return {
+      flow: typeof raw?.id === 'string' ? raw.id : undefined,
+      namespace: typeof raw?.namespace === 'string' ? raw.namespace : undefined,
+    };
+  } catch {
+    return {};
+  }
+}
+
+export function validateOne(source: string, index: number): ValidateResult {
+  try {
+    assertYaml(source);
+    const flow = parseFlow(source);
+    return { index, flow: flow.id, namespace: flow.namespace };
+  } catch (err) {
+    const mapped = toResponse(err);
+    if (!mapped) throw err;
+    const lines = mapped.body.errors?.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message));
+    return { index, ...looseIdentity(source), constraints: lines?.length ? lines.join('\n') : mapped.body.message };
+  }
+}
+
+async function getRecord(deps: ApiDeps, ctx: RouterContext): Promise<FlowRecord> {
+  const { namespace, id } = ctx.params as { namespace: string; id: string };
+  const revision = queryInt(ctx, 'revision', 1);
+  const record = await deps.stores.flows.get(namespace, id, revision);
+  if (!record) throw notFound(`Flow '${namespace}.${id}'${revision ? ` revision ${revision}` : ''} not found`);
+  return record;
+}
+
+/** Adds the flow routes to `r` (mounted under /api/v1). */
+export function registerFlowRoutes(r: Router, deps: ApiDeps): void {
+  const { flows } = deps.stores;
+
+  r.post('/flows/validate', async (ctx) => {
+    const text = await readText(ctx, deps.maxBodyBytes);
+    ctx.body = splitDocuments(text).map((doc, i) => validateOne(doc, i));
+  });
+
+  r.post('/flows', async (ctx) => {
+    const { flow, source } = await readFlowSource(ctx, deps);
+    const { record } = await flows.save(flow, source);
+    ctx.status = 200;
+    ctx.body = flowJson(record, true);
+  });
+
+  r.get('/flows/search', async (ctx) => {
+    const p = paging(ctx);
+    const page = await flows.search({ namespace: queryOne(ctx, 'namespace'), q: queryOne(ctx, 'q'), limit: p.limit, offset: p.offset });
+    ctx.body = { results: page.results.map((rec) => flowJson(rec)), total: page.total };
+  });
+
+  r.get('/flows/:namespace', async (ctx) => {
+    const all = await flows.all();
+    ctx.body = all.filter((rec) => rec.namespace === ctx.params.namespace && !rec.deleted).map((rec) => flowJson(rec));
+  });
+
+  r.get('/flows/:namespace/:id', async (ctx) => {
+    const record = await getRecord(deps, ctx);
+    ctx.body = flowJson(record, queryBool(ctx, 'source'));
+  });
+
+  r.get('/flows/:namespace/:id/revisions', async (ctx) => {
+    const { namespace, id } = ctx.params as { namespace: string; id: string };
+    const list = await flows.revisions(namespace, id);
+    if (list.length === 0) throw notFound(`Flow '${namespace}.${id}' not found`);
+    ctx.body = list.map((rec) => flowJson(rec, true));
+  });
+
+  r.put('/flows/:namespace/:id', async (ctx) => {
+    const { namespace, id } = ctx.params as { namespace: string; id: string };
+    const existing = await flows.get(namespace, id);
+    const { flow, source } = await readFlowSource(ctx, deps);
+    if (flow.namespace !== namespace) {
+      throw badRequest(`The namespace cannot be changed: path has '${namespace}', body has '${flow.namespace}'`, 'namespace');
+    }
+    if (flow.id !== id) throw badRequest(`The flow id in the body ('${flow.id}') must match the path ('${id}')`, 'id');
+    if (!existing || existing.deleted) throw notFound(`Flow '${namespace}.${id}' not found`);
+    const { record } = await flows.save(flow, source);
+    ctx.body = flowJson(record, true);
+  });
+
+  r.delete('/flows/:namespace/:id', async (ctx) => {
+    const { namespace, id } = ctx.params as { namespace: string; id: string };
+    if (!(await flows.delete(namespace, id))) throw notFound(`Flow '${namespace}.${id}' not found`);
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,73 @@
+// /api/v1/namespaces/{namespace}/kv: write (a JSON value, or any other text as a STRING; optional `ttl` header),
+// read `{type, value}`, delete, and list the keys of a namespace.
+import type { Router, RouterContext } from '@koa/router';
+import { Duration } from 'luxon';
+import type { KVEntry } from '../../operator/store/types.js';
+import { readText } from '../body.js';
+import type { ApiDeps } from '../deps.js';
+import { badRequest, notFound } from '../errors.js';
+
+const NAMESPACE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const KEY = /^[\x21-\x7e][\x20-\x7e]*$/;
+
+function params(ctx: RouterContext): { namespace: string; key: string } {
+  const { namespace, key } = ctx.params as { namespace: string; key?: string };
+  if (!NAMESPACE.test(namespace)) throw badRequest(`Invalid namespace '${namespace}'`, 'namespace');
+  if (key !== undefined && !KEY.test(key)) throw badRequest(`Invalid key '${key}': printable ASCII characters only`, 'key');
+  return { namespace, key: key ?? '' };
+}
+
+/** JSON text gives its value; anything else is kept as a string. */
+export function parseKvBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function ttlHeader(ctx: RouterContext): string | undefined {
+  const ttl = ctx.get('ttl').trim();
+  if (ttl === '') return undefined;
+  if (!Duration.fromISO(ttl).isValid) throw badRequest(`Invalid ttl '${ttl}': expected an ISO 8601 duration`, 'ttl');
+  return ttl;
+}
+
+const missing = (namespace: string, key: string): Error =>
+  notFound(`No value found for key '${key}' in namespace '${namespace}'`);
+
+const listItem = (e: KVEntry): Record<string, unknown> => ({
+  key: e.key, type: e.type, expirationDate: e.expirationDate ?? null, updateDate: e.updated,
+});
+
+/** Adds the KV routes to `r` (mounted under /api/v1). */
+export function registerKvRoutes(r: Router, deps: ApiDeps): void {
+  const { kv } = deps.stores;
+
+  r.get('/namespaces/:namespace/kv', async (ctx) => {
+    const { namespace } = params(ctx);
+    ctx.body = (await kv.list(namespace)).map(listItem);
+  });
+
+  r.put('/namespaces/:namespace/kv/:key', async (ctx) => {
+    const { namespace, key } = params(ctx);
+    const ttl = ttlHeader(ctx);
+    const text = await readText(ctx, deps.maxBodyBytes);
+    if (text.trim() === '') throw badRequest('The request body must hold the value', 'value');
+    const entry = await kv.set({ namespace, key, value: parseKvBody(text), ttl, overwrite: true });
+    ctx.body = { namespace, key, type: entry.type, value: entry.value, expirationDate: entry.expirationDate ?? null };
+  });
+
+  r.get('/namespaces/:namespace/kv/:key', async (ctx) => {
+    const { namespace, key } = params(ctx);
+    const entry = await kv.get(namespace, key);
+    if (!entry) throw missing(namespace, key);
+    ctx.body = { type: entry.type, value: entry.value };
+  });
+
+  r.delete('/namespaces/:namespace/kv/:key', async (ctx) => {
+    const { namespace, key } = params(ctx);
+    if (!(await kv.delete(namespace, key))) throw missing(namespace, key);
+    ctx.status = 204;
+  });
+}
