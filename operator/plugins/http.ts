@@ -1,0 +1,101 @@
+// core.http.Request (response status, headers and text body as outputs) and core.http.Download (response
+// streamed into internal storage), sent with Node's global fetch and the task's kill signal.
+import { Readable, Transform } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { RunContext, TaskResult } from './types.js';
+import { prepareRequest, responseHeaders, send, statusError } from './http-request.js';
+import { failed, plugin, renderBool } from './util.js';
+
+async function readLimited(res: Response, max: number): Promise<Buffer> {
+  if (!res.body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > max) throw new Error(`Response exceeds the maximum content length of ${max} bytes (options.maxContentLength)`);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+async function runRequest(ctx: RunContext): Promise<TaskResult> {
+  const req = await prepareRequest(ctx);
+  const res = await send(ctx, req);
+  const bytes = await readLimited(res, req.options.maxContentLength);
+  if (res.status >= 400 && !req.options.allowFailed) return failed(statusError(res.status));
+  const outputs: Record<string, unknown> = { uri: req.url, code: res.status, headers: responseHeaders(res) };
+  if (bytes.length > 0) outputs.body = bytes.toString('utf8');
+  return { state: 'SUCCESS', outputs };
+}
+
+/** File name from a Content-Disposition header (filename= or RFC 5987 filename*=), path parts removed. */
+export function filenameFromDisposition(header: string | null): string | undefined {
+  if (!header) return undefined;
+  let name: string | undefined;
+  for (const part of header.split(';').map((p) => p.trim())) {
+    if (part.toLowerCase().startsWith('filename*=')) {
+      const v = part.slice('filename*='.length);
+      const idx = v.indexOf("''");
+      name = decodeURIComponent(idx >= 0 ? v.slice(idx + 2) : v);
+      break;
+    }
+    if (part.toLowerCase().startsWith('filename=')) name = part.slice('filename='.length);
+  }
+  if (name === undefined) return undefined;
+  name = name.replace(/^"(.*)"$/, '$1');
+  return safeName(name);
+}
+
+function safeName(name: string): string | undefined {
+  const last = name.split(/[\\/]/).pop() ?? '';
+  return last === '' || last === '.' || last === '..' ? undefined : last;
+}
+
+export function filenameFromUrl(url: string): string {
+  try {
+    const segment = new URL(url).pathname.split('/').filter(Boolean).pop();
+    return safeName(decodeURIComponent(segment ?? '')) ?? 'download';
+  } catch {
+    return 'download';
+  }
+}
+
+function countingStream(): { stream: Transform; size: () => number } {
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  return { stream, size: () => size };
+}
+
+async function runDownload(ctx: RunContext): Promise<TaskResult> {
+  const req = await prepareRequest(ctx);
+  const failOnEmpty = renderBool(ctx, ctx.task.failOnEmptyResponse, true);
+  const res = await send(ctx, req);
+  if (res.status >= 400 && !req.options.allowFailed) {
+    await res.body?.cancel();
+    return failed(statusError(res.status));
+  }
+  const name = filenameFromDisposition(res.headers.get('content-disposition')) ?? filenameFromUrl(req.url);
+  const counter = countingStream();
+  const source = res.body ? Readable.fromWeb(res.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+  source.on('error', (err) => counter.stream.destroy(err));
+  const uri = await ctx.storage.put(`${ctx.storagePrefix}/${encodeURIComponent(name)}`, source.pipe(counter.stream));
+  const length = counter.size();
+  const expected = res.headers.get('content-length');
+  if (expected !== null && res.body && Number(expected) !== length) {
+    throw new Error(`Invalid size, got ${length}, expected ${expected}`);
+  }
+  if (length === 0) {
+    if (failOnEmpty && !req.options.allowFailed) return failed('No response from server');
+    ctx.logger.warn(`File '${req.url}' is empty`);
+  }
+  ctx.logger.debug(`File '${req.url}' downloaded with size '${length}'`);
+  return { state: 'SUCCESS', outputs: { uri, code: res.status, length, headers: responseHeaders(res) } };
+}
+
+export const httpRequestPlugin = plugin('core.http.Request', runRequest);
+export const httpDownloadPlugin = plugin('core.http.Download', runDownload);

@@ -1,0 +1,146 @@
+// The common engine of every script task (shell and python, Script and Commands): renders env, files and
+// commands, runs them as a local process, turns output lines into logs/outputs/metrics, collects output files.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Metric } from '../../core/types.js';
+import type { RunContext, TaskResult } from '../types.js';
+import { isRecord, maskSecrets, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
+import { collectOutputFiles, safeJoin, writeInputFiles } from './files.js';
+import { runProcess } from './process.js';
+import { parseProtocolLine } from './protocol.js';
+
+/** Template variables of a script task: where it runs and where files to capture go. */
+export interface ScriptVars extends Record<string, unknown> {
+  workingDir: string;
+  outputDir: string;
+}
+
+/** What a concrete script task contributes: the command lines, extra files, extra env. */
+export interface ScriptPlan {
+  commands: string[];
+  /** Files written (relative to the working dir) before the run and removed afterwards. */
+  files?: Record<string, string>;
+  env?: Record<string, string>;
+  cleanup?: () => Promise<void>;
+}
+
+const PROCESS_RUNNERS = new Set([TYPE_PREFIX + 'core.runner.Process', 'io.kestra.plugin.core.runner.Process']);
+const DOCKER_RUNNERS = new Set([TYPE_PREFIX + 'scripts.runner.docker.Docker', 'io.kestra.plugin.scripts.runner.docker.Docker']);
+
+/** Embedded mode runs every script as a local process; a Docker runner is accepted with a warning. */
+export function checkTaskRunner(ctx: RunContext): void {
+  const runner = isRecord(ctx.task.taskRunner) ? ctx.task.taskRunner : undefined;
+  const type = typeof runner?.type === 'string' ? runner.type : undefined;
+  const legacyDocker = String(ctx.task.runner ?? '').toUpperCase() === 'DOCKER';
+  if (type !== undefined && !PROCESS_RUNNERS.has(type) && !DOCKER_RUNNERS.has(type)) {
+    throw new Error(`Unsupported task runner '${type}': use ${[...PROCESS_RUNNERS][0]} or ${[...DOCKER_RUNNERS][0]}`);
+  }
+  if ((type !== undefined && DOCKER_RUNNERS.has(type)) || legacyDocker) {
+    const image = ctx.task.containerImage ?? (isRecord(ctx.task.docker) ? ctx.task.docker.image : undefined);
+    ctx.logger.warn(
+      `No Docker engine in embedded mode: running as a local process; containerImage '${String(image ?? '')}' is ignored`,
+    );
+  }
+}
+
+function renderInputFiles(ctx: RunContext, vars: ScriptVars): Record<string, unknown> {
+  const raw = ctx.task.inputFiles;
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw === 'string') {
+    const text = ctx.render(raw, vars);
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed)) throw new Error("Property 'inputFiles' must be a map of file name to content");
+    return parsed;
+  }
+  if (!isRecord(raw)) throw new Error("Property 'inputFiles' must be a map of file name to content");
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [ctx.render(k, vars), renderString(ctx, v, vars) ?? '']));
+}
+
+function shellScript(ctx: RunContext, interpreter: string[], before: string[], commands: string[]): string {
+  const failFast = renderBool(ctx, ctx.task.failFast, true);
+  const isShell = /(^|\/)(sh|bash|dash|zsh|ash|ksh)$/.test(interpreter[0] ?? '');
+  return [...(failFast && isShell ? ['set -e'] : []), ...before, ...commands].join('\n');
+}
+
+interface LineState {
+  vars: Record<string, unknown>;
+  metrics: Metric[];
+  stderrLines: number;
+}
+
+function lineHandler(ctx: RunContext, state: LineState, stream: 'stdout' | 'stderr'): (line: string) => void {
+  return (line) => {
+    const msg = parseProtocolLine(line);
+    if (msg) {
+      if (msg.outputs) Object.assign(state.vars, msg.outputs);
+      if (msg.metrics) state.metrics.push(...msg.metrics);
+      for (const l of msg.logs ?? []) ctx.logger.log(l.level, maskSecrets(l.message, ctx.secrets));
+      return;
+    }
+    const text = maskSecrets(line, ctx.secrets);
+    if (stream === 'stdout') ctx.logger.info(text);
+    else {
+      state.stderrLines++;
+      ctx.logger.error(text);
+    }
+  };
+}
+
+async function prepareDirs(ctx: RunContext): Promise<ScriptVars> {
+  const workingDir = ctx.workingDir;
+  const outputDir = join(workingDir, `output-${basename(ctx.taskRun.id)}`);
+  await mkdir(outputDir, { recursive: true });
+  return { workingDir, outputDir };
+}
+
+/** Runs a script task: the plan builder receives the template variables (workingDir, outputDir). */
+export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) => Promise<ScriptPlan>): Promise<TaskResult> {
+  checkTaskRunner(ctx);
+  const vars = await prepareDirs(ctx);
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ...renderStringMap(ctx, ctx.task.env, vars),
+    WORKING_DIR: vars.workingDir,
+    OUTPUT_DIR: vars.outputDir,
+  };
+  await writeInputFiles(ctx, vars.workingDir, renderInputFiles(ctx, vars));
+  const plan = await build(vars);
+  const planFiles = Object.keys(plan.files ?? {}).map((name) => safeJoin(vars.workingDir, name));
+  try {
+    for (const [name, content] of Object.entries(plan.files ?? {})) await writeFile(safeJoin(vars.workingDir, name), content);
+    const interpreter = ctx.task.interpreter === undefined ? ['/bin/sh', '-c'] : renderStringList(ctx, ctx.task.interpreter, vars);
+    const before = renderStringList(ctx, ctx.task.beforeCommands, vars);
+    const script = shellScript(ctx, interpreter, before, plan.commands);
+    const state: LineState = { vars: {}, metrics: [], stderrLines: 0 };
+    const outcome = await runProcess({
+      command: [...interpreter, script],
+      cwd: vars.workingDir,
+      env: { ...env, ...plan.env },
+      signal: ctx.signal,
+      onStdout: lineHandler(ctx, state, 'stdout'),
+      onStderr: lineHandler(ctx, state, 'stderr'),
+    });
+    if (outcome.killed || ctx.signal.aborted) return { state: 'FAILED', error: 'Task killed' };
+    for (const f of planFiles) await rm(f, { force: true });
+    return await finish(ctx, vars, state, outcome.exitCode);
+  } finally {
+    for (const f of planFiles) await rm(f, { force: true });
+    await plan.cleanup?.();
+  }
+}
+
+async function finish(ctx: RunContext, vars: ScriptVars, state: LineState, exitCode: number): Promise<TaskResult> {
+  const patterns = renderStringList(ctx, ctx.task.outputFiles, vars);
+  const outputFiles = await collectOutputFiles(ctx, vars.workingDir, patterns, vars.outputDir);
+  const outputs: Record<string, unknown> = { exitCode, vars: state.vars };
+  if (patterns.length > 0 || Object.keys(outputFiles).length > 0) outputs.outputFiles = outputFiles;
+  const metrics = state.metrics.length ? state.metrics : undefined;
+  if (exitCode !== 0) {
+    const error = `Command failed with exit code ${exitCode}`;
+    ctx.logger.error(error);
+    return { state: 'FAILED', error, outputs, metrics };
+  }
+  const warnOnStderr = renderBool(ctx, ctx.task.warningOnStdErr, false);
+  const stateName = warnOnStderr && state.stderrLines > 0 ? 'WARNING' : 'SUCCESS';
+  return { state: stateName, outputs, metrics };
+}

@@ -1,0 +1,39 @@
+// scripts.python.Script (inline script written to a .py file, run with python3) and scripts.python.Commands
+// (shell commands that call python3). A minimal `kestra` module (Kestra.outputs/counter/timer/logger) is put
+// on PYTHONPATH so Kestra scripts that import it work without the pip package.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunContext, TaskResult } from '../types.js';
+import { plugin, requireString } from '../util.js';
+import { runScriptTask, type ScriptPlan } from './exec.js';
+import { renderCommands, scriptFileName } from './shell.js';
+import { KESTRA_PY } from './kestra-py.js';
+
+async function withKestraModule(plan: ScriptPlan): Promise<ScriptPlan> {
+  const dir = await mkdtemp(join(tmpdir(), 'kestra-py-'));
+  await writeFile(join(dir, 'kestra.py'), KESTRA_PY);
+  const existing = process.env.PYTHONPATH;
+  return {
+    ...plan,
+    env: { ...plan.env, PYTHONPATH: existing ? `${existing}:${dir}` : dir, PYTHONUNBUFFERED: '1' },
+    cleanup: async () => {
+      await plan.cleanup?.();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function runPythonScript(ctx: RunContext): Promise<TaskResult> {
+  return runScriptTask(ctx, async (vars) => {
+    const name = scriptFileName(ctx, 'py');
+    return withKestraModule({ commands: [`python3 ${name}`], files: { [name]: requireString(ctx, 'script', vars) } });
+  });
+}
+
+async function runPythonCommands(ctx: RunContext): Promise<TaskResult> {
+  return runScriptTask(ctx, async (vars) => withKestraModule({ commands: renderCommands(ctx, vars) }));
+}
+
+export const pythonScriptPlugin = plugin('scripts.python.Script', runPythonScript);
+export const pythonCommandsPlugin = plugin('scripts.python.Commands', runPythonCommands);

@@ -1,0 +1,62 @@
+// core.templating.TemplatedTask: renders `spec` (the YAML of another runnable task), parses it and runs that
+// task with the same context; its result is the TemplatedTask's result.
+import { parse } from 'yaml';
+import type { Task } from '../core/types.js';
+import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
+import { isRecord, plugin, requireString, TYPE_PREFIX } from './util.js';
+
+export const TEMPLATED_TYPE = TYPE_PREFIX + 'core.templating.TemplatedTask';
+
+/** Parses a rendered spec into a task definition, defaulting its id to the TemplatedTask's id. */
+export function parseSpec(spec: string, templatedId: string): Task {
+  let parsed: unknown;
+  try {
+    parsed = parse(spec);
+  } catch (err) {
+    throw new Error(`Invalid templated task spec: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!isRecord(parsed)) throw new Error('Invalid templated task spec: expected a YAML map describing a task');
+  if (typeof parsed.type !== 'string' || parsed.type === '') {
+    throw new Error("Invalid templated task spec: missing 'type'");
+  }
+  const id = typeof parsed.id === 'string' && parsed.id !== '' ? parsed.id : templatedId;
+  return { ...parsed, id, type: parsed.type };
+}
+
+/** Builds the TemplatedTask plugin over a lookup of runnable plugins (given by the registry to avoid a cycle). */
+export function makeTemplatedPlugin(lookup: (type: string) => RunnablePlugin | undefined): RunnablePlugin {
+  return plugin('core.templating.TemplatedTask', async (ctx: RunContext): Promise<TaskResult> => {
+    const spec = requireString(ctx, 'spec');
+    const task = parseSpec(spec, ctx.task.id);
+    const target = lookup(task.type);
+    if (!target) {
+      throw new Error(`The templated task type '${task.type}' is not a runnable task`);
+    }
+    if (target.type === TEMPLATED_TYPE) {
+      throw new Error('The templated task cannot be of type TemplatedTask');
+    }
+    return target.run(withTask(ctx, task));
+  });
+}
+
+/** The same context with another task definition (methods bound to the original, whatever its class). */
+export function withTask(ctx: RunContext, task: Task): RunContext {
+  return {
+    flow: ctx.flow,
+    execution: ctx.execution,
+    taskRun: ctx.taskRun,
+    task,
+    attempt: ctx.attempt,
+    render: (template, extra) => ctx.render(template, extra),
+    renderValue: (value, extra) => ctx.renderValue(value, extra),
+    renderTyped: (value, extra) => ctx.renderTyped(value, extra),
+    variables: ctx.variables,
+    logger: ctx.logger,
+    storage: ctx.storage,
+    kv: ctx.kv,
+    storagePrefix: ctx.storagePrefix,
+    workingDir: ctx.workingDir,
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  };
+}

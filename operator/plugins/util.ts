@@ -1,0 +1,126 @@
+// Small helpers shared by the runnable plugins: typed property reads, ISO durations, secret masking,
+// FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
+import { Duration } from 'luxon';
+import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
+
+export const TYPE_PREFIX = 'ai.service.plugin.';
+
+export function failed(error: string, outputs?: Record<string, unknown>): TaskResult {
+  return outputs ? { state: 'FAILED', error, outputs } : { state: 'FAILED', error };
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/** Builds a plugin whose thrown errors (ExpressionError, I/O...) become FAILED results with the error's message. */
+export function plugin(type: string, run: (ctx: RunContext) => Promise<TaskResult>): RunnablePlugin {
+  return {
+    type: TYPE_PREFIX + type,
+    async run(ctx) {
+      if (ctx.signal.aborted) return failed('Task killed');
+      try {
+        return await run(ctx);
+      } catch (err) {
+        if (ctx.signal.aborted) return failed('Task killed');
+        return failed(errorMessage(err));
+      }
+    },
+  };
+}
+
+/** Renders a string property (undefined stays undefined; non-strings are stringified first). */
+export function renderString(ctx: RunContext, value: unknown, extra?: Record<string, unknown>): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return ctx.render(value, extra);
+  if (typeof value === 'object') return JSON.stringify(ctx.renderValue(value, extra));
+  return String(value);
+}
+
+export function requireString(ctx: RunContext, name: string, extra?: Record<string, unknown>): string {
+  const v = renderString(ctx, ctx.task[name], extra);
+  if (v === undefined || v === '') throw new Error(`Missing required property '${name}' on task '${ctx.task.id}'`);
+  return v;
+}
+
+/** Renders a boolean property that may be a native boolean or an expression ("{{ inputs.flag }}"). */
+export function renderBool(ctx: RunContext, value: unknown, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === 'boolean') return value;
+  const v = ctx.renderTyped(value);
+  if (typeof v === 'boolean') return v;
+  const s = String(v).trim().toLowerCase();
+  if (s === 'true') return true;
+  if (s === 'false') return false;
+  throw new Error(`Invalid boolean value '${String(v)}'`);
+}
+
+/** Renders a map of strings (header, env): keys and values rendered, values stringified. */
+export function renderStringMap(ctx: RunContext, value: unknown, extra?: Record<string, unknown>): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  const rendered = typeof value === 'string' ? parseJsonMap(ctx.render(value, extra)) : ctx.renderValue(value, extra);
+  if (!isRecord(rendered)) throw new Error('Expected a map');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rendered)) {
+    if (v === undefined || v === null) continue;
+    out[ctx.render(k, extra)] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
+
+function parseJsonMap(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`Expected a map, got '${text}'`);
+  }
+}
+
+/** Renders a list property that may be a native list, a single string, or an expression yielding a list. */
+export function renderStringList(ctx: RunContext, value: unknown, extra?: Record<string, unknown>): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.map((v) => renderString(ctx, v, extra) ?? '');
+  const v = ctx.renderTyped(value, extra);
+  if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+  if (typeof v === 'string') {
+    const t = v.trim();
+    if (t.startsWith('[')) {
+      try {
+        const parsed: unknown = JSON.parse(t);
+        if (Array.isArray(parsed)) return parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+      } catch { /* a plain string starting with '[' */ }
+    }
+    return [v];
+  }
+  return [String(v)];
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** ISO 8601 duration (PT5S, P1D) → milliseconds; also accepts a plain number of milliseconds. */
+export function durationMs(value: string | number): number {
+  if (typeof value === 'number') return value;
+  const d = Duration.fromISO(value.trim());
+  if (!d.isValid) throw new Error(`Invalid ISO 8601 duration '${value}'`);
+  return d.toMillis();
+}
+
+/** Replaces every secret value in a text with `******` (Kestra's mask). */
+export function maskSecrets(text: string, secrets: Set<string>): string {
+  let out = text;
+  for (const s of secrets) {
+    if (s && s.length >= 3 && out.includes(s)) out = out.split(s).join('******');
+  }
+  return out;
+}
+
+/** The Kestra log levels accepted in task properties and script log lines. */
+export function toLogLevel(value: unknown): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  const s = String(value ?? 'INFO').toUpperCase();
+  if (s === 'WARNING') return 'WARN';
+  if (s === 'TRACE' || s === 'DEBUG' || s === 'INFO' || s === 'WARN' || s === 'ERROR') return s;
+  throw new Error(`Invalid log level '${String(value)}'`);
+}
