@@ -70,7 +70,7 @@ describe('LocalStorage', () => {
 
   it.each([
     'kestra:///../outside.txt', '../outside.txt', 'a/../../outside.txt', 'kestra:///a/%2e%2e/%2E%2E/outside.txt',
-    'kestra:////etc/passwd', 'file:///etc/passwd', 'a/\0b', 'a\\..\\b', 'kestra://host/x', '', 'kestra:///',
+    'kestra:////etc/passwd', 'kestra:///a%2F..%2F..%2Foutside.txt', 'kestra:///%2Fetc%2Fpasswd', 'file:///etc/passwd', 'a/\0b', 'a\\..\\b', 'kestra://host/x', '', 'kestra:///',
   ])('rejects %j', async (bad) => {
     writeFileSync(path.join(root, 'outside.txt'), 'secret');
     await expect(storage.get(bad)).rejects.toThrow(Error);

@@ -11,9 +11,12 @@ const SCHEME = 'kestra://';
 
 /** Error for a file that does not exist, carrying code ENOENT like Node's own. */
 function notFound(uri: string): NodeJS.ErrnoException {
-  const err: NodeJS.ErrnoException = new Error(`ENOENT: no such file in internal storage: ${uri}`);
-  err.code = 'ENOENT';
-  return err;
+  return Object.assign(new Error(`ENOENT: no such file in internal storage: ${uri}`), { code: 'ENOENT', status: 404 });
+}
+
+/** A rejected path or URI; `status` lets an HTTP layer answer 400. */
+function badPath(message: string): Error {
+  return Object.assign(new Error(message), { status: 400 });
 }
 
 function decodeSegment(segment: string): string {
@@ -26,23 +29,23 @@ function decodeSegment(segment: string): string {
 
 /**
  * Splits a storage path or `kestra:///` URI into safe, decoded segments.
- * Rejects other schemes, NUL bytes, backslashes, drive letters, `.`/`..` segments and `//`-rooted paths.
+ * Rejects other schemes, NUL bytes, backslashes, encoded slashes, drive letters, `.`/`..` segments and `//`-rooted paths.
  */
 export function storageSegments(pathOrUri: string): string[] {
   let rest = pathOrUri;
   if (rest.startsWith(SCHEME)) {
     rest = rest.slice(SCHEME.length);
-    if (!rest.startsWith('/')) throw new Error(`Invalid internal storage URI (expected kestra:///path): ${pathOrUri}`);
+    if (!rest.startsWith('/')) throw badPath(`Invalid internal storage URI (expected kestra:///path): ${pathOrUri}`);
   } else if (/^[a-z][a-z0-9+.-]*:/i.test(rest)) {
-    throw new Error(`Unsupported storage URI (only kestra:/// is stored here): ${pathOrUri}`);
+    throw badPath(`Unsupported storage URI (only kestra:/// is stored here): ${pathOrUri}`);
   }
-  if (rest.startsWith('//')) throw new Error(`Absolute path rejected in internal storage: ${pathOrUri}`);
+  if (rest.startsWith('//')) throw badPath(`Absolute path rejected in internal storage: ${pathOrUri}`);
   const segments = rest.replace(/^\//, '').split('/').map(decodeSegment);
-  if (segments.length === 0 || segments.every((s) => s === '')) throw new Error(`Empty internal storage path: ${pathOrUri}`);
+  if (segments.length === 0 || segments.every((s) => s === '')) throw badPath(`Empty internal storage path: ${pathOrUri}`);
   for (const segment of segments) {
-    if (segment.includes('\0')) throw new Error(`NUL byte rejected in internal storage path: ${JSON.stringify(pathOrUri)}`);
-    if (segment === '..' || segment === '.') throw new Error(`Path traversal rejected in internal storage: ${pathOrUri}`);
-    if (segment.includes('\\') || /^[a-z]:$/i.test(segment)) throw new Error(`Invalid internal storage path: ${pathOrUri}`);
+    if (segment.includes('\0')) throw badPath(`NUL byte rejected in internal storage path: ${JSON.stringify(pathOrUri)}`);
+    if (segment === '..' || segment === '.') throw badPath(`Path traversal rejected in internal storage: ${pathOrUri}`);
+    if (segment.includes('\\') || segment.includes('/') || /^[a-z]:$/i.test(segment)) throw badPath(`Invalid internal storage path: ${pathOrUri}`);
   }
   return segments.filter((s) => s !== '');
 }
@@ -62,7 +65,7 @@ export class LocalStorage implements InternalStorage {
   /** Absolute file path behind a path or URI, guaranteed to stay inside the root. */
   resolve(pathOrUri: string): string {
     const file = path.resolve(this.root, ...storageSegments(pathOrUri));
-    if (!file.startsWith(this.root + path.sep)) throw new Error(`Path outside internal storage rejected: ${pathOrUri}`);
+    if (!file.startsWith(this.root + path.sep)) throw badPath(`Path outside internal storage rejected: ${pathOrUri}`);
     return file;
   }
 

@@ -45,6 +45,7 @@ export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number 
       closed = true;
       try {
         logs.close();
+        db.pragma('optimize');
       } finally {
         db.close();
       }

@@ -25,9 +25,14 @@ export function inferKVType(value: unknown): KVType {
   return 'JSON';
 }
 
+/** A caller error; `status` lets an HTTP layer answer 400 instead of 500. */
+export function kvInputError(message: string): Error & { status: number } {
+  return Object.assign(new Error(message), { status: 400 });
+}
+
 function invalid(type: KVType, value: unknown): Error {
   const shown = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
-  return new Error(`Invalid KV value for type ${type}: ${shown}`);
+  return kvInputError(`Invalid KV value for type ${type}: ${shown}`);
 }
 
 const COERCE: Record<KVType, (value: unknown) => unknown> = {
@@ -70,13 +75,13 @@ const COERCE: Record<KVType, (value: unknown) => unknown> = {
 /** Returns the value in the stored form of `type`, or throws an Error naming the type and the value. */
 export function coerceKVValue(type: KVType, value: unknown): unknown {
   const coerce = COERCE[type];
-  if (!coerce) throw new Error(`Unknown KV type '${String(type)}'`);
+  if (!coerce) throw kvInputError(`Unknown KV type '${String(type)}'`);
   return coerce(value);
 }
 
 /** Typed value for a `set` call: explicit type coerces, absent type infers. Undefined values are rejected. */
 export function typedKVValue(value: unknown, type?: KVType): { type: KVType; value: unknown } {
-  if (value === undefined) throw new Error('KV value is required');
+  if (value === undefined) throw kvInputError('KV value is required');
   if (type) return { type, value: coerceKVValue(type, value) };
   const inferred = inferKVType(value);
   if (inferred === 'NUMBER' && !Number.isFinite(value)) throw invalid('NUMBER', value);
@@ -86,6 +91,6 @@ export function typedKVValue(value: unknown, type?: KVType): { type: KVType; val
 /** Expiration date (ISO) of an ISO 8601 `ttl` from `now`; throws on a malformed duration. */
 export function expirationFromTtl(ttl: string, now: Date): string {
   const duration = Duration.fromISO(ttl);
-  if (!duration.isValid) throw new Error(`Invalid KV ttl '${ttl}': expected an ISO 8601 duration such as PT1H`);
+  if (!duration.isValid) throw kvInputError(`Invalid KV ttl '${ttl}': expected an ISO 8601 duration such as PT1H`);
   return DateTime.fromJSDate(now).plus(duration).toJSDate().toISOString();
 }

@@ -1,7 +1,7 @@
 // Namespaced key-value store on SQLite with typed values and TTLs; expired entries are invisible and purged lazily.
 import type { KVEntry, KVStore, KVType } from '../types.js';
 import type { Db } from './db.js';
-import { expirationFromTtl, typedKVValue } from './kv-types.js';
+import { expirationFromTtl, kvInputError, typedKVValue } from './kv-types.js';
 
 interface KVRow { namespace: string; key: string; type: KVType; value: string; expiration_date: string | null; updated: string }
 
@@ -49,6 +49,7 @@ export class SqliteKVStore implements KVStore {
   }
 
   async set(entry: { namespace: string; key: string; value: unknown; type?: KVType; ttl?: string; overwrite?: boolean }): Promise<KVEntry> {
+    if (!entry.namespace || !entry.key) throw kvInputError('KV namespace and key are required');
     const typed = typedKVValue(entry.value, entry.type);
     const now = new Date();
     const row: KVRow = {
@@ -63,7 +64,9 @@ export class SqliteKVStore implements KVStore {
       if (entry.overwrite === false) {
         const existing = this.stmts.get.get(entry.namespace, entry.key) as KVRow | undefined;
         if (existing && !isExpired(existing, row.updated)) {
-          throw new Error(`KV key '${entry.key}' already exists in namespace '${entry.namespace}' and overwrite is false`);
+          const err = kvInputError(`KV key '${entry.key}' already exists in namespace '${entry.namespace}' and overwrite is false`);
+          err.status = 409;
+          throw err;
         }
       }
       this.stmts.upsert.run(row);
