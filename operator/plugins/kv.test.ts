@@ -1,0 +1,93 @@
+// Tests of the KV tasks (Set, Get, Delete) against the real embedded SQLite KV store.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Task } from '../core/types.js';
+import { isNamespaceAllowed, kvDeletePlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
+import { makeTestContext, type TestContext } from './testing.js';
+
+let t: TestContext | undefined;
+afterEach(async () => { await t?.cleanup(); t = undefined; });
+
+function ctxWith(task: Task, variables?: Record<string, unknown>): TestContext {
+  t = makeTestContext({ task, variables });
+  return t;
+}
+
+describe('isNamespaceAllowed', () => {
+  it.each([
+    ['company.team', 'company.team', true],
+    ['company.team', 'company', true],
+    ['company.team', 'company.team.sub', true],
+    ['company.team', 'company.other', false],
+    ['company.team', 'companyx', false],
+    ['company.team', 'company.teamx', false],
+  ])('%s → %s: %s', (flowNs, target, allowed) => {
+    expect(isNamespaceAllowed(flowNs, target)).toBe(allowed);
+  });
+});
+
+describe('core.kv.Set', () => {
+  it('stores a typed value in the flow namespace, keeping lists from expressions', async () => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k_{{ flow.id }}', value: '{{ outputs.prev.list }}' },
+      { outputs: { prev: { list: [1, 2] } } });
+    expect(await kvSetPlugin.run(c.ctx)).toEqual({ state: 'SUCCESS' });
+    const entry = await c.stores.kv.get('company.team', 'k_flow1');
+    expect(entry?.value).toEqual([1, 2]);
+    expect(entry?.type).toBe('JSON');
+  });
+
+  it('coerces with kvType and honours ttl', async () => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'n', value: '42', kvType: 'NUMBER', ttl: 'PT1H' });
+    await kvSetPlugin.run(c.ctx);
+    const entry = await c.stores.kv.get('company.team', 'n');
+    expect(entry?.value).toBe(42);
+    expect(entry?.expirationDate).toBeDefined();
+  });
+
+  it('fails when overwrite is false and the key exists', async () => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k', value: 'b', overwrite: false });
+    await c.stores.kv.set({ namespace: 'company.team', key: 'k', value: 'a' });
+    const r = await kvSetPlugin.run(c.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toContain('overwrite');
+    expect((await c.stores.kv.get('company.team', 'k'))?.value).toBe('a');
+  });
+
+  it('writes a parent namespace but refuses an unrelated one', async () => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k', value: 'v', namespace: 'company' });
+    expect((await kvSetPlugin.run(c.ctx)).state).toBe('SUCCESS');
+    expect((await c.stores.kv.get('company', 'k'))?.value).toBe('v');
+    c.ctx.task = { ...c.ctx.task, namespace: 'other' };
+    const r = await kvSetPlugin.run(c.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toContain("Namespace 'other' is not allowed");
+  });
+});
+
+describe('core.kv.Get', () => {
+  it('returns the stored value', async () => {
+    const c = ctxWith({ id: 'g', type: kvGetPlugin.type, key: 'k' });
+    await c.stores.kv.set({ namespace: 'company.team', key: 'k', value: { a: 1 } });
+    expect(await kvGetPlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { value: { a: 1 } } });
+  });
+
+  it('returns no value for a missing key, or fails with errorOnMissing', async () => {
+    const c = ctxWith({ id: 'g', type: kvGetPlugin.type, key: 'missing' });
+    expect(await kvGetPlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: {} });
+    c.ctx.task = { ...c.ctx.task, errorOnMissing: true };
+    const r = await kvGetPlugin.run(c.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toContain("No value found for key 'missing'");
+  });
+});
+
+describe('core.kv.Delete', () => {
+  it('deletes and reports whether the key existed', async () => {
+    const c = ctxWith({ id: 'd', type: kvDeletePlugin.type, key: 'k' });
+    await c.stores.kv.set({ namespace: 'company.team', key: 'k', value: 'v' });
+    expect(await kvDeletePlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { deleted: true } });
+    expect(await c.stores.kv.get('company.team', 'k')).toBeUndefined();
+    expect(await kvDeletePlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { deleted: false } });
+    c.ctx.task = { ...c.ctx.task, errorOnMissing: true };
+    expect((await kvDeletePlugin.run(c.ctx)).state).toBe('FAILED');
+  });
+});
