@@ -1,0 +1,85 @@
+// parseFlow / validateFlow: YAML text or a parsed object → a normalized, fully validated Flow.
+// Order: YAML parse → normalize type names and defaults → JSON Schema (ajv, plugin defaults applied) → semantic checks.
+import { Ajv, type ValidateFunction } from 'ajv';
+import { parseDocument } from 'yaml';
+import type { Flow, PluginDefault, Task } from '../core/types.js';
+import { convertAjvErrors, pointerSegments, type LocatedIssue } from './ajv-errors.js';
+import { isDuration } from './duration.js';
+import { FlowValidationError, type ValidationIssue } from './errors.js';
+import { normalizeFlowDocument } from './normalize.js';
+import { applyPluginDefaults } from './plugin-defaults.js';
+import { flowJsonSchema } from './schema-flow.js';
+import { semanticIssues } from './semantic.js';
+import { locateAllTasks } from './traverse.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const hasTemplate = (s: string): boolean => s.includes('{{') || s.includes('{%');
+
+let compiled: ValidateFunction | undefined;
+
+/** The compiled flow schema (ajv, all errors, with our two string formats). */
+function validator(): ValidateFunction {
+  if (compiled) return compiled;
+  const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strict: true, strictRequired: false });
+  ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => hasTemplate(s) || isDuration(s) });
+  ajv.addFormat('template', { type: 'string', validate: hasTemplate });
+  compiled = ajv.compile(flowJsonSchema);
+  return compiled;
+}
+
+/** A copy of the flow with plugin defaults applied to every task, so that required values may come from defaults. */
+function withDefaults(flow: Obj): Obj {
+  const copy = structuredClone(flow);
+  const defaults = Array.isArray(copy.pluginDefaults) ? (copy.pluginDefaults as PluginDefault[]) : undefined;
+  if (!defaults?.length) return copy;
+  for (const { task } of locateAllTasks(copy)) {
+    const merged = applyPluginDefaults(task, defaults);
+    if (merged !== task) Object.assign(task as Task, merged);
+  }
+  return copy;
+}
+
+function valueAt(doc: unknown, pointer: string): unknown {
+  let node: unknown = doc;
+  for (const seg of pointerSegments(pointer)) node = isObj(node) || Array.isArray(node) ? (node as Obj)[seg] : undefined;
+  return node;
+}
+
+/** Unknown properties that only came from (possibly prefix-matched) plugin defaults are not the task's fault. */
+function fromDefaultsOnly(issue: LocatedIssue, written: Obj): boolean {
+  return issue.keyword === 'additionalProperties' && valueAt(written, issue.pointer) === undefined;
+}
+
+function schemaIssues(written: Obj, checked: Obj): ValidationIssue[] {
+  const validate = validator();
+  if (validate(checked)) return [];
+  return convertAjvErrors(validate.errors, checked)
+    .filter((i) => !fromDefaultsOnly(i, written))
+    .map(({ path, message }) => ({ path, message }));
+}
+
+/** Validate an already-parsed flow document (e.g. a CRD spec); returns the normalized Flow or throws FlowValidationError. */
+export function validateFlow(doc: unknown): Flow {
+  if (!isObj(doc)) {
+    throw new FlowValidationError([{ path: '', message: 'a flow must be a map with at least id, namespace and tasks' }]);
+  }
+  const flow = normalizeFlowDocument(doc);
+  const checked = withDefaults(flow);
+  const seen = new Set<string>();
+  const errors = [...schemaIssues(flow, checked), ...semanticIssues(checked)].filter((i) => {
+    const key = `${i.path}\u0000${i.message}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+  if (errors.length > 0) throw new FlowValidationError(errors);
+  return flow as unknown as Flow;
+}
+
+/** Parse flow YAML and validate it; YAML syntax errors are reported with path "" and line/column. */
+export function parseFlow(source: string): Flow {
+  const doc = parseDocument(String(source ?? ''), { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    throw new FlowValidationError(doc.errors.map((e) => ({ path: '', message: `Invalid YAML: ${e.message}` })));
+  }
+  return validateFlow(doc.toJS({ maxAliasCount: 1000 }));
+}

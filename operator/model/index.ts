@@ -1,0 +1,14 @@
+// Public entry of the flow model layer: parsing and validating flows, task type names and traversal,
+// plugin defaults, ISO 8601 durations, and execution input resolution. Pure code, no I/O.
+export { FlowValidationError, InputValidationError, formatIssue, type ValidationIssue } from './errors.js';
+export { parseFlow, validateFlow } from './flow.js';
+export { flowJsonSchema } from './schema-flow.js';
+export {
+  normalizeType, taskTypeInfo, TASK_TYPES, FLOWABLE_TYPES, RUNNABLE_TYPES, TASK_RUNNER_TYPES, TRIGGER_TYPES,
+  CONDITION_TYPES, PREFIX, type TaskKind,
+} from './task-types.js';
+export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
+export { applyPluginDefaults } from './plugin-defaults.js';
+export { parseDuration, isDuration, formatDuration } from './duration.js';
+export { resolveInputs } from './inputs.js';
+export { coerceInputValue } from './input-coerce.js';

@@ -1,0 +1,55 @@
+// Normalization of a parsed flow document before validation: canonical plugin type names everywhere a type
+// appears (tasks, task runners, triggers, conditions, plugin defaults), and the non-templated flow defaults.
+import { normalizeType } from './task-types.js';
+import { locateAllTasks } from './traverse.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function normalizeTypeField(o: unknown): void {
+  if (isObj(o) && typeof o.type === 'string') o.type = normalizeType(o.type);
+}
+
+/** Conditions: a list, or (MultipleCondition) a map name → condition; nested Not/Or conditions too. */
+function normalizeConditions(conditions: unknown): void {
+  const list = Array.isArray(conditions) ? conditions : isObj(conditions) ? Object.values(conditions) : [];
+  for (const c of list) {
+    normalizeTypeField(c);
+    if (isObj(c)) normalizeConditions(c.conditions);
+  }
+}
+
+function normalizeTriggers(triggers: unknown): void {
+  if (!Array.isArray(triggers)) return;
+  for (const t of triggers) {
+    normalizeTypeField(t);
+    if (!isObj(t)) continue;
+    normalizeConditions(t.conditions);
+    normalizeConditions(t.scheduleConditions);
+  }
+}
+
+function labelsToStrings(labels: unknown): unknown {
+  const str = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
+  if (Array.isArray(labels)) return labels.map((l) => (isObj(l) ? { ...l, value: str(l.value) } : l));
+  if (isObj(labels)) return Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, str(v)]));
+  return labels;
+}
+
+/** A normalized deep copy of a flow document; anything malformed is left for validation to report. */
+export function normalizeFlowDocument(doc: Obj): Obj {
+  const flow = structuredClone(doc);
+  if (flow.taskDefaults !== undefined && flow.pluginDefaults === undefined) {
+    flow.pluginDefaults = flow.taskDefaults; // Kestra's former name of pluginDefaults
+    delete flow.taskDefaults;
+  }
+  for (const { task } of locateAllTasks(flow)) {
+    normalizeTypeField(task);
+    normalizeTypeField(task.taskRunner);
+  }
+  normalizeTriggers(flow.triggers);
+  if (Array.isArray(flow.pluginDefaults)) flow.pluginDefaults.forEach(normalizeTypeField);
+  if (flow.labels !== undefined) flow.labels = labelsToStrings(flow.labels);
+  if (isObj(flow.concurrency) && flow.concurrency.behavior === undefined) flow.concurrency.behavior = 'QUEUE';
+  return flow;
+}

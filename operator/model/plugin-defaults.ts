@@ -1,0 +1,49 @@
+// Plugin defaults (flow `pluginDefaults`): values applied to every task of a type or of a type prefix.
+// Non-forced defaults fill what the task leaves out; forced defaults override the task; maps are merged deeply.
+import type { PluginDefault, Task } from '../core/types.js';
+import { normalizeType } from './task-types.js';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/** Deep merge: `over` wins; plain objects present on both sides are merged key by key; arrays are replaced. */
+export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prev = out[key];
+    out[key] = isPlainObject(prev) && isPlainObject(value) ? deepMerge(prev, value) : value;
+  }
+  return out;
+}
+
+/** Does a default's `type` (exact name or package prefix) apply to this task type? */
+export function defaultMatches(defaultType: string, taskType: string): boolean {
+  const d = normalizeType(defaultType);
+  const t = normalizeType(taskType);
+  if (d === t) return true;
+  const prefix = d.endsWith('.') ? d : `${d}.`;
+  return t.startsWith(prefix);
+}
+
+/** Defaults that apply to `type`, least specific first (prefixes before exact names), list order kept otherwise. */
+function matching(defaults: PluginDefault[], type: string): PluginDefault[] {
+  return defaults
+    .map((d, i) => ({ d, i }))
+    .filter(({ d }) => d && typeof d.type === 'string' && isPlainObject(d.values) && defaultMatches(d.type, type))
+    .sort((a, b) => normalizeType(a.d.type).length - normalizeType(b.d.type).length || a.i - b.i)
+    .map(({ d }) => d);
+}
+
+/** The task with plugin defaults applied: non-forced → task values win; forced → default values win. */
+export function applyPluginDefaults(task: Task, defaults: PluginDefault[] | undefined): Task {
+  if (!defaults || defaults.length === 0 || typeof task?.type !== 'string') return task;
+  const applicable = matching(defaults, task.type);
+  if (applicable.length === 0) return task;
+  const merge = (list: PluginDefault[]) =>
+    list.reduce<Record<string, unknown>>((acc, d) => deepMerge(acc, structuredClone(d.values)), {});
+  const soft = merge(applicable.filter((d) => !d.forced));
+  const forced = merge(applicable.filter((d) => d.forced));
+  const merged = deepMerge(deepMerge(soft, task), forced);
+  // id and type always come from the task itself.
+  return { ...merged, id: task.id, type: task.type } as Task;
+}

@@ -1,0 +1,164 @@
+// The whole JSON Schema (draft-07) of a flow document: top-level fields, inputs, outputs, triggers,
+// conditions, plugin defaults, and the task dispatch (one `if type = X then $ref X` per known task type).
+import { ExecutionStates, InputTypes } from '../core/types.js';
+import {
+  ANY, BOOL, DURATION, FLOW_ID_PATTERN, INPUT_ID_PATTERN, LABELS, LOG_LEVEL, NAMESPACE_PATTERN, OBJECT, SCALAR,
+  STRING, TASKS, TASKS_REQUIRED, flowRetrySchema, labelSchema, ref, taskRetrySchema, type Schema,
+} from './schema-common.js';
+import { tag } from './schema-roles.js';
+import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
+import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
+
+const needs = (type: string, fields: string[]): Schema =>
+  ({ if: { properties: { type: { const: type } }, required: ['type'] }, then: { required: fields } });
+
+const inputSchema: Schema = {
+  type: 'object',
+  required: ['id', 'type'],
+  properties: {
+    id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    type: { type: 'string', enum: [...InputTypes] },
+    required: BOOL,
+    defaults: ANY,
+    description: STRING,
+    displayName: STRING,
+    values: { type: 'array', minItems: 1, items: SCALAR },
+    itemType: { type: 'string', enum: InputTypes.filter((t) => t !== 'ARRAY' && t !== 'FILE') },
+    min: { type: ['number', 'string'] },
+    max: { type: ['number', 'string'] },
+    validator: STRING,
+  },
+  additionalProperties: false,
+  allOf: [needs('ENUM', ['values']), needs('ARRAY', ['itemType'])],
+};
+
+const outputSchema: Schema = {
+  type: 'object',
+  required: ['id', 'type', 'value'],
+  properties: {
+    id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    type: { type: 'string', enum: [...InputTypes] },
+    value: ANY,
+    description: STRING,
+    displayName: STRING,
+  },
+  additionalProperties: false,
+};
+
+const conditionSchema: Schema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: tag({ type: 'string', enum: [...CONDITION_TYPES] }, { kind: 'condition-type' }) },
+};
+
+const CONDITIONS: Schema = { type: 'array', items: ref('condition') };
+
+const TRIGGER_COMMON: Record<string, Schema> = {
+  id: tag({ type: 'string', pattern: FLOW_ID_PATTERN }, { kind: 'id', dots: true }),
+  type: STRING,
+  description: STRING,
+  disabled: BOOL,
+  conditions: CONDITIONS,
+  stopAfter: { type: 'array', items: { type: 'string', enum: [...ExecutionStates] } },
+  logToFile: BOOL,
+  minLogLevel: LOG_LEVEL,
+  workerGroup: ANY,
+};
+
+const triggerType = (props: Record<string, Schema>): Schema =>
+  ({ properties: { ...TRIGGER_COMMON, ...props }, additionalProperties: false });
+
+const KNOWN_TRIGGERS: Record<string, Schema> = {
+  [TRIGGER_TYPES.schedule]: triggerType({
+    cron: STRING,
+    timezone: STRING,
+    withSeconds: BOOL,
+    inputs: OBJECT,
+    labels: LABELS,
+    lateMaximumDelay: DURATION,
+    recoverMissedSchedules: { type: 'string', enum: ['ALL', 'NONE', 'LAST'] },
+    scheduleConditions: CONDITIONS,
+    backfill: {
+      type: 'object',
+      required: ['start'],
+      properties: { start: STRING, end: STRING, inputs: OBJECT, labels: LABELS, currentDate: STRING, paused: BOOL },
+      additionalProperties: false,
+    },
+  }),
+  [TRIGGER_TYPES.flow]: triggerType({ inputs: OBJECT, states: TRIGGER_COMMON.stopAfter, preconditions: OBJECT }),
+  [TRIGGER_TYPES.webhook]: triggerType({ key: { type: 'string', minLength: 1 }, inputs: OBJECT }),
+};
+
+const triggerSchema: Schema = {
+  type: 'object',
+  required: ['id', 'type'],
+  properties: { id: TRIGGER_COMMON.id, type: tag({ type: 'string', pattern: `^${PREFIX.replace(/\./g, '\\.')}` }, { kind: 'trigger-type' }) },
+  allOf: [
+    needs(TRIGGER_TYPES.schedule, ['cron']),
+    needs(TRIGGER_TYPES.webhook, ['key']),
+    ...Object.entries(KNOWN_TRIGGERS).map(([t, schema]) => ({
+      if: { properties: { type: { const: t } }, required: ['type'] },
+      then: schema,
+    })),
+  ],
+};
+
+const pluginDefaultSchema: Schema = {
+  type: 'object',
+  required: ['type', 'values'],
+  properties: { type: STRING, values: OBJECT, forced: BOOL },
+  additionalProperties: false,
+};
+
+const concurrencySchema: Schema = {
+  type: 'object',
+  required: ['limit'],
+  properties: {
+    limit: { type: 'integer', minimum: 1 },
+    behavior: { type: 'string', enum: ['QUEUE', 'CANCEL', 'FAIL'] },
+  },
+  additionalProperties: false,
+};
+
+/** The whole JSON Schema of a flow document. */
+export const flowJsonSchema: Schema = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://ai.service/schemas/flow.json',
+  title: 'Flow',
+  type: 'object',
+  required: ['id', 'namespace', 'tasks'],
+  properties: {
+    id: tag({ type: 'string', pattern: FLOW_ID_PATTERN, maxLength: 100 }, { kind: 'id', dots: true }),
+    namespace: tag({ type: 'string', pattern: NAMESPACE_PATTERN, maxLength: 150 }, { kind: 'namespace' }),
+    revision: { type: 'integer', minimum: 1 },
+    description: STRING,
+    labels: LABELS,
+    inputs: { type: 'array', items: ref('input') },
+    outputs: { type: 'array', items: ref('output') },
+    variables: OBJECT,
+    tasks: TASKS_REQUIRED,
+    errors: TASKS,
+    finally: TASKS,
+    triggers: { type: 'array', items: ref('trigger') },
+    pluginDefaults: { type: 'array', items: ref('pluginDefault') },
+    retry: ref('flowRetry'),
+    concurrency: ref('concurrency'),
+    disabled: BOOL,
+  },
+  additionalProperties: false,
+  definitions: {
+    task: taskDispatchSchema(),
+    tasks: { type: 'array', items: ref('task') },
+    taskRetry: taskRetrySchema,
+    flowRetry: flowRetrySchema,
+    taskRunner: taskRunnerSchema,
+    label: labelSchema,
+    input: inputSchema,
+    output: outputSchema,
+    trigger: triggerSchema,
+    condition: conditionSchema,
+    pluginDefault: pluginDefaultSchema,
+    concurrency: concurrencySchema,
+    ...TASK_TYPE_SCHEMAS,
+  },
+};

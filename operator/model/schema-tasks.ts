@@ -1,0 +1,187 @@
+// JSON Schemas of every known task type (keyed by canonical type) and of script task runners.
+// Required properties are enforced; properties not listed here are rejected as unknown.
+import {
+  ANY, BOOL, DURATION, LABELS, LOG_LEVEL, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
+  TASKS, TASKS_REQUIRED, TPL_BOOL, TPL_NUMBER, ref, taskSchema, tplInt, type Schema,
+} from './schema-common.js';
+import { tag } from './schema-roles.js';
+import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
+
+/** errors/finally lists accepted by every flowable task that has children. */
+const HANDLERS = { errors: TASKS, finally: TASKS };
+const HTTP_METHOD: Schema = { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] };
+const FILES_MAP_OR_STRING: Schema = { type: ['object', 'string'], additionalProperties: STRING };
+
+const subflowCall: Record<string, Schema> = {
+  namespace: STRING,
+  flowId: STRING,
+  revision: tplInt(1),
+  inputs: OBJECT,
+  labels: LABELS,
+  inheritLabels: BOOL,
+  wait: BOOL,
+  transmitFailed: BOOL,
+  scheduleDate: STRING,
+};
+
+const FLOWABLE: Record<string, Schema> = {
+  'core.flow.Sequential': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
+  'core.flow.Parallel': taskSchema({ tasks: TASKS_REQUIRED, concurrent: tplInt(0), ...HANDLERS }, ['tasks']),
+  'core.flow.Switch': taskSchema({
+    value: SCALAR,
+    cases: { type: 'object', additionalProperties: TASKS },
+    defaults: TASKS,
+    ...HANDLERS,
+  }, ['value']),
+  'core.flow.If': taskSchema({ condition: SCALAR, then: TASKS_REQUIRED, else: TASKS, ...HANDLERS }, ['condition', 'then']),
+  'core.flow.EachSequential': taskSchema({ value: { type: ['array', 'string'] }, tasks: TASKS_REQUIRED, ...HANDLERS },
+    ['value', 'tasks']),
+  'core.flow.EachParallel': taskSchema({
+    value: { type: ['array', 'string'] }, tasks: TASKS_REQUIRED, concurrent: tplInt(0), ...HANDLERS,
+  }, ['value', 'tasks']),
+  'core.flow.ForEachItem': taskSchema({
+    items: STRING,
+    batch: {
+      type: 'object',
+      properties: { rows: tplInt(1), bytes: { type: ['string', 'integer'] }, partitions: tplInt(1) },
+      additionalProperties: false,
+    },
+    ...subflowCall,
+  }, ['items', 'namespace', 'flowId']),
+  'core.flow.Subflow': taskSchema(subflowCall, ['namespace', 'flowId']),
+  'core.flow.AllowFailure': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
+  'core.execution.Fail': taskSchema({ condition: SCALAR, errorMessage: STRING }),
+  'core.flow.WorkingDirectory': taskSchema({
+    tasks: TASKS_REQUIRED,
+    inputFiles: FILES_MAP_OR_STRING,
+    outputFiles: STRING_LIST,
+    namespaceFiles: OBJECT,
+    ...HANDLERS,
+  }, ['tasks']),
+  'core.flow.Pause': taskSchema({
+    delay: DURATION,
+    pauseDuration: DURATION,
+    behavior: { type: 'string', enum: ['RESUME', 'WARN', 'FAIL', 'CANCEL'] },
+    onResume: { type: 'array', items: ref('input') },
+  }),
+  'core.flow.DAG': taskSchema({
+    tasks: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['task'],
+        properties: { task: ref('task'), dependsOn: { type: 'array', items: STRING } },
+        additionalProperties: false,
+      },
+    },
+    concurrent: tplInt(0),
+    ...HANDLERS,
+  }, ['tasks']),
+};
+
+const scriptCommon: Record<string, Schema> = {
+  taskRunner: ref('taskRunner'),
+  containerImage: STRING,
+  env: SCALAR_MAP,
+  inputFiles: FILES_MAP_OR_STRING,
+  outputFiles: STRING_LIST_OR_EXPR,
+  namespaceFiles: OBJECT,
+  beforeCommands: STRING_LIST_OR_EXPR,
+  warningOnStdErr: TPL_BOOL,
+  interpreter: STRING_LIST_OR_EXPR,
+  docker: OBJECT,
+  failFast: TPL_BOOL,
+};
+
+const httpCommon: Record<string, Schema> = {
+  uri: STRING,
+  method: HTTP_METHOD,
+  headers: SCALAR_MAP,
+  contentType: STRING,
+  body: ANY,
+  options: OBJECT,
+};
+
+const RUNNABLE: Record<string, Schema> = {
+  'core.http.Request': taskSchema({ ...httpCommon, formData: OBJECT, allowFailed: TPL_BOOL }, ['uri']),
+  'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
+  'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
+  'core.debug.Return': taskSchema({ format: SCALAR }),
+  'core.execution.Labels': taskSchema({ labels: LABELS }, ['labels']),
+  'core.kv.Set': taskSchema({
+    key: STRING,
+    value: ANY,
+    namespace: STRING,
+    overwrite: TPL_BOOL,
+    ttl: DURATION,
+    kvType: { type: 'string', enum: ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'] },
+  }, ['key', 'value']),
+  'core.kv.Get': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
+  'core.kv.Delete': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
+  'core.templating.TemplatedTask': taskSchema({ spec: STRING }, ['spec']),
+  'scripts.shell.Script': taskSchema({ ...scriptCommon, script: STRING }, ['script']),
+  'scripts.shell.Commands': taskSchema({ ...scriptCommon, commands: STRING_LIST_OR_EXPR }, ['commands']),
+  'scripts.python.Script': taskSchema({ ...scriptCommon, script: STRING }, ['script']),
+  'scripts.python.Commands': taskSchema({ ...scriptCommon, commands: STRING_LIST_OR_EXPR }, ['commands']),
+};
+
+const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
+  Object.fromEntries(Object.entries(table).map(([k, v]) => [PREFIX + k, v]));
+
+/** Schema per canonical task type. */
+export const TASK_TYPE_SCHEMAS: Record<string, Schema> = Object.fromEntries(
+  Object.entries({ ...prefixed(FLOWABLE), ...prefixed(RUNNABLE) })
+    .map(([t, schema]) => [t, tag(schema, { kind: 'task-schema', type: shortType(t) })]),
+);
+
+const [PROCESS, DOCKER] = TASK_RUNNER_TYPES;
+
+/** Docker options we accept (most are passed through to the container runtime or ignored). */
+const dockerRunner: Record<string, Schema> = {
+  containerImage: STRING,
+  pullPolicy: { type: 'string', enum: ['ALWAYS', 'NEVER', 'IF_NOT_PRESENT'] },
+  entryPoint: STRING_LIST_OR_EXPR,
+  user: STRING,
+  volumes: STRING_LIST,
+  networkMode: STRING,
+  memory: OBJECT,
+  cpu: OBJECT,
+  credentials: OBJECT,
+  config: ANY,
+  delete: TPL_BOOL,
+  wait: TPL_BOOL,
+  privileged: TPL_BOOL,
+  shmSize: STRING,
+  extraHosts: STRING_LIST,
+  fileHandlingStrategy: { type: 'string', enum: ['MOUNT', 'VOLUME'] },
+  deviceRequests: { type: 'array' },
+  resume: TPL_BOOL,
+  killTimeout: DURATION,
+};
+
+export const taskRunnerSchema: Schema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: tag({ type: 'string', enum: [...TASK_RUNNER_TYPES] }, { kind: 'runner-type' }) },
+  allOf: [
+    { if: { properties: { type: { const: PROCESS } }, required: ['type'] },
+      then: { properties: { type: STRING, version: STRING }, additionalProperties: false } },
+    { if: { properties: { type: { const: DOCKER } }, required: ['type'] },
+      then: { properties: { type: STRING, version: STRING, ...dockerRunner }, additionalProperties: false } },
+  ],
+};
+
+/** `{ if type is X then <schema of X> }` for every known task type, plus the base task shape. */
+export function taskDispatchSchema(): Schema {
+  return {
+    type: 'object',
+    required: ['id', 'type'],
+    properties: { type: tag({ type: 'string', enum: Object.keys(TASK_TYPE_SCHEMAS) }, { kind: 'task-type' }) },
+    allOf: Object.keys(TASK_TYPE_SCHEMAS).map((t) => ({
+      if: { properties: { type: { const: t } }, required: ['type'] },
+      then: ref(t),
+    })),
+  };
+}
+

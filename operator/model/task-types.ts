@@ -1,0 +1,117 @@
+// Canonical plugin type names (prefix `ai.service.plugin.`) and the aliases accepted for them:
+// `io.kestra.plugin.*`, the older `io.kestra.core.tasks.*` / `io.kestra.core.models.*` names, and case variants (Dag).
+
+export const PREFIX = 'ai.service.plugin.';
+
+const FLOWABLE = [
+  'core.flow.Sequential', 'core.flow.Parallel', 'core.flow.Switch', 'core.flow.If',
+  'core.flow.EachSequential', 'core.flow.EachParallel', 'core.flow.ForEachItem', 'core.flow.Subflow',
+  'core.flow.AllowFailure', 'core.execution.Fail', 'core.flow.WorkingDirectory', 'core.flow.Pause', 'core.flow.DAG',
+] as const;
+
+const RUNNABLE = [
+  'core.http.Request', 'core.http.Download', 'core.log.Log', 'core.debug.Return', 'core.execution.Labels',
+  'core.kv.Set', 'core.kv.Get', 'core.kv.Delete', 'core.templating.TemplatedTask',
+  'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
+] as const;
+
+export const TASK_RUNNER_TYPES = [`${PREFIX}core.runner.Process`, `${PREFIX}scripts.runner.docker.Docker`] as const;
+
+export const TRIGGER_TYPES = {
+  schedule: `${PREFIX}core.trigger.Schedule`,
+  flow: `${PREFIX}core.trigger.Flow`,
+  webhook: `${PREFIX}core.trigger.Webhook`,
+} as const;
+
+export const CONDITION_NAMES = [
+  'DateTimeBetweenCondition', 'DayWeekCondition', 'DayWeekInMonthCondition', 'NotCondition', 'OrCondition',
+  'WeekendCondition', 'PublicHolidayCondition', 'TimeBetweenCondition', 'ExecutionFlowCondition',
+  'ExecutionNamespaceCondition', 'ExecutionLabelsCondition', 'ExecutionOutputsCondition', 'ExpressionCondition',
+  'ExecutionStatusCondition', 'MultipleCondition',
+] as const;
+export const CONDITION_TYPES: readonly string[] = CONDITION_NAMES.map((n) => `${PREFIX}core.condition.${n}`);
+
+/** Types the engine creates itself (ForEachItem internals); never valid in a user flow. */
+export function isInternalType(type: string): boolean {
+  return type.includes('$');
+}
+
+export type TaskKind = 'flowable' | 'runnable';
+
+const KINDS = new Map<string, TaskKind>([
+  ...FLOWABLE.map((t) => [PREFIX + t, 'flowable'] as const),
+  ...RUNNABLE.map((t) => [PREFIX + t, 'runnable'] as const),
+]);
+
+export const FLOWABLE_TYPES: readonly string[] = FLOWABLE.map((t) => PREFIX + t);
+export const RUNNABLE_TYPES: readonly string[] = RUNNABLE.map((t) => PREFIX + t);
+export const TASK_TYPES: readonly string[] = [...FLOWABLE_TYPES, ...RUNNABLE_TYPES];
+
+/** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
+const KNOWN: readonly string[] = [...TASK_TYPES, ...TASK_RUNNER_TYPES, ...Object.values(TRIGGER_TYPES), ...CONDITION_TYPES];
+const BY_LOWER = new Map(KNOWN.map((t) => [t.toLowerCase(), t]));
+
+/** Whole-name aliases of old Kestra class names (after the `io.kestra.` part). */
+const EXACT_ALIASES: Record<string, string> = {
+  'core.tasks.flows.Flow': 'core.flow.Subflow',
+  'core.tasks.flows.Worker': 'core.flow.WorkingDirectory',
+  'core.tasks.flows.Dag': 'core.flow.DAG',
+  'core.tasks.log.Log': 'core.log.Log',
+  'plugin.fs.http.Request': 'core.http.Request',
+  'plugin.fs.http.Download': 'core.http.Download',
+  'core.models.tasks.runners.types.ProcessTaskRunner': 'core.runner.Process',
+  'plugin.scripts.runner.docker.DockerTaskRunner': 'scripts.runner.docker.Docker',
+  'core.models.triggers.types.Schedule': 'core.trigger.Schedule',
+  'core.models.triggers.types.Flow': 'core.trigger.Flow',
+  'core.models.triggers.types.Webhook': 'core.trigger.Webhook',
+};
+
+/** Package aliases of old Kestra names: `io.kestra.<from><Name>` → `<to><Name>`. */
+const PACKAGE_ALIASES: [string, string][] = [
+  ['core.tasks.flows.', 'core.flow.'],
+  ['core.tasks.executions.', 'core.execution.'],
+  ['core.tasks.debugs.', 'core.debug.'],
+  ['core.tasks.log.', 'core.log.'],
+  ['core.tasks.templating.', 'core.templating.'],
+  ['core.tasks.kv.', 'core.kv.'],
+  ['core.tasks.', 'core.'],
+  ['core.models.conditions.types.', 'core.condition.'],
+  ['core.models.triggers.types.', 'core.trigger.'],
+  ['plugin.', ''],
+];
+
+function fromKestra(rest: string): string {
+  const exact = EXACT_ALIASES[rest];
+  if (exact) return PREFIX + exact;
+  for (const [from, to] of PACKAGE_ALIASES) {
+    if (rest.startsWith(from)) return PREFIX + to + rest.slice(from.length);
+  }
+  return 'io.kestra.' + rest;
+}
+
+/**
+ * Canonical name of a plugin type: Kestra aliases map to the `ai.service.plugin.` prefix and known names are
+ * matched case-insensitively. Unknown names come back with only the prefix rewritten (or unchanged).
+ */
+export function normalizeType(type: string): string {
+  if (typeof type !== 'string') return type;
+  let t = type.trim();
+  if (t.startsWith('io.kestra.')) t = fromKestra(t.slice('io.kestra.'.length));
+  const known = BY_LOWER.get(t.toLowerCase());
+  if (known) return known;
+  // Condition names without the `Condition` suffix (newer Kestra spelling).
+  if (t.startsWith(`${PREFIX}core.condition.`)) return BY_LOWER.get(`${t}Condition`.toLowerCase()) ?? t;
+  return t;
+}
+
+/** Canonical name and kind of a task type, or undefined when the type is not a task we know. */
+export function taskTypeInfo(type: string): { type: string; kind: TaskKind } | undefined {
+  const canonical = normalizeType(type);
+  const kind = KINDS.get(canonical);
+  return kind ? { type: canonical, kind } : undefined;
+}
+
+/** Short name after the prefix ("core.log.Log"), for messages. */
+export function shortType(type: string): string {
+  return type.startsWith(PREFIX) ? type.slice(PREFIX.length) : type;
+}
