@@ -97,7 +97,7 @@ export async function waitForTerminal(stores: Stores, id: string, timeoutMs: num
     });
     const current = await stores.executions.get(id);
     if (!current || isTerminal(current.execution.state.current)) return current?.execution;
-    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), timeoutMs); });
     return (await Promise.race([done, timeout])) ?? (await stores.executions.get(id))?.execution;
   } finally {
     unsubscribe();

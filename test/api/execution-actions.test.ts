@@ -1,0 +1,162 @@
+// API tests of kill/restart/resume/replay/delete, `?wait=true` and `/follow`, without a controller: commands are
+// checked in the real store's queue, and state changes are written through the store by a controller test double.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transition } from '../../operator/core/state.js';
+import type { Execution, ExecutionState } from '../../operator/core/types.js';
+import { call, createFlow, jsonInit, simpleFlow, startTestApi, type TestApi } from './helpers.js';
+
+let api: TestApi;
+const NS = 'actions.team';
+
+beforeAll(async () => {
+  api = await startTestApi({ waitTimeoutMs: 20_000 });
+  await createFlow(api, simpleFlow(NS, 'f'));
+});
+afterAll(async () => { await api.close(); });
+
+const base = (): string => `${api.url}/api/v1/executions`;
+const create = async (): Promise<Execution> => (await call(`${base()}/${NS}/f`, { method: 'POST' })).body;
+
+/** Test double of the controller: moves an execution to `state` through the real store. */
+async function setStateLikeController(id: string, state: ExecutionState): Promise<Execution> {
+  const stored = (await api.stores.executions.get(id))!;
+  transition(stored.execution.state, state, new Date());
+  return (await api.stores.executions.update(stored.execution, stored.resourceVersion)).execution;
+}
+
+const commandsOf = async (id: string): Promise<unknown[]> =>
+  (await api.stores.executions.pendingCommands(id)).map((c) => c.command);
+
+describe('kill', () => {
+  it('queues a kill command (202) for a running execution', async () => {
+    const e = await create();
+    await setStateLikeController(e.id, 'RUNNING');
+    const res = await call(`${base()}/${e.id}/kill`, { method: 'DELETE' });
+    expect(res.status).toBe(202);
+    expect(await commandsOf(e.id)).toEqual([{ type: 'kill' }]);
+  });
+
+  it('answers 409 for a terminated execution and 404 for an unknown one', async () => {
+    const e = await create();
+    await setStateLikeController(e.id, 'SUCCESS');
+    expect((await call(`${base()}/${e.id}/kill`, { method: 'DELETE' })).status).toBe(409);
+    expect(await commandsOf(e.id)).toEqual([]);
+    expect((await call(`${base()}/nope/kill`, { method: 'DELETE' })).status).toBe(404);
+  });
+});
+
+describe('restart', () => {
+  it('queues a restart for a FAILED execution', async () => {
+    const e = await create();
+    await setStateLikeController(e.id, 'FAILED');
+    const res = await call(`${base()}/${e.id}/restart`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    expect(res.body.id).toBe(e.id);
+    expect(await commandsOf(e.id)).toEqual([{ type: 'restart' }]);
+  });
+
+  it('answers 409 for an execution that did not fail', async () => {
+    const e = await create();
+    const res = await call(`${base()}/${e.id}/restart`, { method: 'POST' });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toMatch(/CREATED/);
+  });
+});
+
+describe('resume', () => {
+  it('queues a resume with its inputs for a PAUSED execution (204)', async () => {
+    const e = await create();
+    await setStateLikeController(e.id, 'RUNNING');
+    await setStateLikeController(e.id, 'PAUSED');
+    const res = await call(`${base()}/${e.id}/resume`, jsonInit('POST', { approved: true }));
+    expect(res.status).toBe(204);
+    expect(await commandsOf(e.id)).toEqual([{ type: 'resume', inputs: { approved: true } }]);
+  });
+
+  it('answers 409 when the execution is not paused', async () => {
+    const e = await create();
+    expect((await call(`${base()}/${e.id}/resume`, { method: 'POST' })).status).toBe(409);
+  });
+});
+
+describe('replay', () => {
+  it('creates a new execution with the same originalId and inputs', async () => {
+    const e = await create();
+    await setStateLikeController(e.id, 'FAILED');
+    const res = await call(`${base()}/${e.id}/replay`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(res.body.id).not.toBe(e.id);
+    expect(res.body).toMatchObject({ originalId: e.id, flowId: 'f', state: { current: 'CREATED' } });
+    expect((await call(`${base()}/${e.id}`)).body.state.current).toBe('FAILED');
+  });
+
+  it('answers 409 for a running execution and 422 for an unknown task run', async () => {
+    const running = await create();
+    expect((await call(`${base()}/${running.id}/replay`, { method: 'POST' })).status).toBe(409);
+    await setStateLikeController(running.id, 'SUCCESS');
+    const res = await call(`${base()}/${running.id}/replay?taskRunId=zzz`, { method: 'POST' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].path).toBe('taskRunId');
+  });
+});
+
+describe('delete', () => {
+  it('refuses a running execution (409) and deletes a terminated one', async () => {
+    const e = await create();
+    expect((await call(`${base()}/${e.id}`, { method: 'DELETE' })).status).toBe(409);
+    await setStateLikeController(e.id, 'SUCCESS');
+    const res = await call(`${base()}/${e.id}`, { method: 'DELETE' });
+    const deletable = typeof (api.stores.executions as unknown as { delete?: unknown }).delete === 'function';
+    expect(res.status).toBe(deletable ? 204 : 501);
+    if (deletable) expect((await call(`${base()}/${e.id}`)).status).toBe(404);
+  });
+});
+
+describe('wait=true', () => {
+  it('answers once the execution is terminal', async () => {
+    const added = new Promise<string>((resolve) => {
+      const stop = api.stores.executions.watch((ev) => {
+        if (ev.type === 'ADDED' && ev.execution.flowId === 'f') { stop(); resolve(ev.execution.id); }
+      });
+    });
+    const pending = call(`${base()}/${NS}/f?wait=true`, { method: 'POST' });
+    const id = await added;
+    await setStateLikeController(id, 'RUNNING');
+    await setStateLikeController(id, 'SUCCESS');
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id, state: { current: 'SUCCESS' } });
+  });
+});
+
+describe('follow', () => {
+  it('streams every change as server-sent events and ends at the terminal state', async () => {
+    const e = await create();
+    const res = await fetch(`${base()}/${e.id}/follow`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readEvent = async (): Promise<Execution> => {
+      while (!text.includes('\n\n')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('stream ended early');
+        text += decoder.decode(value);
+      }
+      const [event, rest] = [text.slice(0, text.indexOf('\n\n')), text.slice(text.indexOf('\n\n') + 2)];
+      text = rest;
+      return JSON.parse(event.replace(/^data: /, '')) as Execution;
+    };
+    expect((await readEvent()).state.current).toBe('CREATED');
+    await setStateLikeController(e.id, 'RUNNING');
+    expect((await readEvent()).state.current).toBe('RUNNING');
+    await setStateLikeController(e.id, 'SUCCESS');
+    expect((await readEvent()).state.current).toBe('SUCCESS');
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it('404s for an unknown execution', async () => {
+    expect((await call(`${base()}/unknown/follow`)).status).toBe(404);
+  });
+});
