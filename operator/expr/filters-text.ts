@@ -1,0 +1,123 @@
+// String filters (case, trimming, substrings, replace/split, escaping, encodings, hashes) in Pebble
+// and Kestra semantics.
+import { createHash } from 'node:crypto';
+import { arg, int, requireString, str } from './args.js';
+import { ExpressionError } from './errors.js';
+import type { FilterImpl } from './evaluate.js';
+import { isPlainObject, stringify } from './values.js';
+
+const one = (fn: (s: string) => string, what: string): FilterImpl => (input) => fn(str(input, what));
+
+function replaceFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string {
+  let out = str(input, 'replace');
+  const first = arg(args, kwargs, 0, 'target');
+  if (isPlainObject(first)) {
+    for (const [from, to] of Object.entries(first)) out = out.split(from).join(stringify(to));
+    return out;
+  }
+  const from = requireString(first, 'replace');
+  const to = stringify(arg(args, kwargs, 1, 'replacement'));
+  if (arg(args, kwargs, 2, 'regexp') === true) return out.replace(new RegExp(from, 'g'), to);
+  return out.split(from).join(to);
+}
+
+function splitFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string[] {
+  const s = str(input, 'split');
+  const delimiter = requireString(arg(args, kwargs, 0, 'delimiter'), 'split');
+  const limit = arg(args, kwargs, 1, 'limit');
+  const parts = s.split(delimiter);
+  if (typeof limit !== 'number' || limit <= 0 || parts.length <= limit) return parts;
+  return [...parts.slice(0, limit - 1), parts.slice(limit - 1).join(delimiter)];
+}
+
+function abbreviate(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string {
+  const s = str(input, 'abbreviate');
+  const length = int(arg(args, kwargs, 0, 'length'), 'abbreviate');
+  if (s.length <= length) return s;
+  if (length < 3) return s.slice(0, Math.max(length, 0));
+  return `${s.slice(0, length - 3)}...`;
+}
+
+function titleCase(s: string): string {
+  return s.replace(/(^|\s)(\S)/g, (_m, space: string, ch: string) => space + ch.toUpperCase());
+}
+
+function cut(which: 'before' | 'after', last: boolean): FilterImpl {
+  return (input, args, kwargs) => {
+    const s = str(input, 'substring');
+    const sep = str(arg(args, kwargs, 0, 'separator'), 'substring');
+    const at = last ? s.lastIndexOf(sep) : s.indexOf(sep);
+    if (at < 0) return which === 'before' ? s : '';
+    return which === 'before' ? s.slice(0, at) : s.slice(at + sep.length);
+  };
+}
+
+function escapeChar(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string {
+  const s = str(input, 'escapeChar');
+  const type = String(arg(args, kwargs, 0, 'type') ?? '').toLowerCase();
+  if (type === 'single') return s.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+  if (type === 'double') return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  if (type === 'shell') return s.replace(/'/g, "'\\''");
+  throw new ExpressionError(`escapeChar: unknown type \`${type}\` (single, double or shell)`);
+}
+
+function slugify(s: string): string {
+  return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+function indent(newlineFirst: boolean): FilterImpl {
+  return (input, args, kwargs) => {
+    const s = stringify(input);
+    const amount = int(arg(args, kwargs, 0, 'amount'), 'indent');
+    const prefix = stringify(arg(args, kwargs, 1, 'prefix') ?? ' ').repeat(Math.max(amount, 0));
+    const lines = s.split('\n');
+    const body = lines.map((line, i) => (i === 0 && !newlineFirst ? line : line === '' ? line : prefix + line));
+    return (newlineFirst ? '\n' : '') + body.join('\n');
+  };
+}
+
+function urlencode(s: string): string {
+  return encodeURIComponent(s)
+    .replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
+}
+
+function hash(algorithm: string): FilterImpl {
+  return (input) => createHash(algorithm).update(stringify(input), 'utf8').digest('hex');
+}
+
+function base64decode(s: string): string {
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(s.replace(/\s+/g, ''))) throw new ExpressionError('base64decode: invalid base64');
+  return Buffer.from(s, 'base64').toString('utf8');
+}
+
+export const TEXT_FILTERS: Record<string, FilterImpl> = {
+  upper: one((s) => s.toUpperCase(), 'upper'),
+  lower: one((s) => s.toLowerCase(), 'lower'),
+  capitalize: one((s) => s.charAt(0).toUpperCase() + s.slice(1), 'capitalize'),
+  title: one(titleCase, 'title'),
+  trim: one((s) => s.trim(), 'trim'),
+  replace: replaceFilter,
+  split: splitFilter,
+  abbreviate,
+  startsWith: (input, args, kwargs) => str(input, 'startsWith').startsWith(str(arg(args, kwargs, 0, 'prefix'), 'startsWith')),
+  endsWith: (input, args, kwargs) => str(input, 'endsWith').endsWith(str(arg(args, kwargs, 0, 'suffix'), 'endsWith')),
+  substringBefore: cut('before', false),
+  substringAfter: cut('after', false),
+  substringBeforeLast: cut('before', true),
+  substringAfterLast: cut('after', true),
+  escapeChar,
+  slugify: one(slugify, 'slugify'),
+  indent: indent(false),
+  nindent: indent(true),
+  string: (input) => stringify(input),
+  base64encode: (input) => Buffer.from(stringify(input), 'utf8').toString('base64'),
+  base64decode: one(base64decode, 'base64decode'),
+  urlencode: one(urlencode, 'urlencode'),
+  urldecode: one((s) => decodeURIComponent(s.replace(/\+/g, ' ')), 'urldecode'),
+  sha1: hash('sha1'),
+  sha256: hash('sha256'),
+  sha512: hash('sha512'),
+  md5: hash('md5'),
+};

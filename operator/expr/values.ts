@@ -1,0 +1,131 @@
+// Value helpers of the expression sandbox: safe member lookup (own data properties of plain
+// objects and arrays only), Pebble truthiness, equality, emptiness and output stringification.
+import { ExpressionError } from './errors.js';
+
+/** Marker for "no such variable/attribute", only produced in tolerant contexts (`??`, `is defined`...). */
+export const UNDEF: unique symbol = Symbol('undefined');
+export type Value = unknown;
+
+const FORBIDDEN_KEYS = new Set(['constructor', '__proto__', 'prototype', '__defineGetter__', '__defineSetter__',
+  '__lookupGetter__', '__lookupSetter__']);
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+export function assertSafeKey(key: string): void {
+  if (FORBIDDEN_KEYS.has(key)) throw new ExpressionError(`Access to \`${key}\` is not allowed`);
+}
+
+/** Formats a path segment the way a flow author would write it: `.name` or `['odd key']` / `[0]`. */
+export function pathSegment(key: string | number): string {
+  if (typeof key === 'number') return `[${key}]`;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `['${key.replace(/'/g, "\\'")}']`;
+}
+
+function ownData(obj: object, key: string): { found: boolean; value?: unknown } {
+  const desc = Object.getOwnPropertyDescriptor(obj, key);
+  if (!desc || !desc.enumerable || !('value' in desc)) return { found: false };
+  if (typeof desc.value === 'function' || typeof desc.value === 'symbol') return { found: false };
+  return { found: true, value: desc.value };
+}
+
+/**
+ * Looks `key` up in `target`. Returns UNDEF when absent; throws ExpressionError when the target is
+ * not traversable (class instances, functions...) or the key is a forbidden name.
+ */
+export function memberLookup(target: unknown, key: unknown, path: string): unknown {
+  if (typeof key === 'string') assertSafeKey(key);
+  if (Array.isArray(target)) {
+    if (key === 'length') return target.length;
+    const index = typeof key === 'number' ? key : typeof key === 'string' && /^\d+$/.test(key) ? Number(key) : NaN;
+    if (!Number.isInteger(index) || index < 0) return UNDEF;
+    return index < target.length ? toValue(target[index]) : UNDEF;
+  }
+  if (typeof target === 'string') {
+    if (key === 'length') return target.length;
+    throw new ExpressionError(`Cannot read \`${String(key)}\` of a string at \`${path}\``);
+  }
+  if (isPlainObject(target)) {
+    if (typeof key !== 'string' && typeof key !== 'number') return UNDEF;
+    const hit = ownData(target, String(key));
+    return hit.found ? toValue(hit.value) : UNDEF;
+  }
+  if (target === null || target === undefined) return UNDEF;
+  throw new ExpressionError(`Cannot read \`${String(key)}\` of a ${typeName(target)} at \`${path}\``);
+}
+
+/** Host values other than data never enter the template's value space. */
+function toValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  return value;
+}
+
+export function typeName(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return 'list';
+  if (isPlainObject(value)) return 'map';
+  if (value instanceof Date) return 'date';
+  return typeof value;
+}
+
+/** Pebble-like truthiness: booleans as is, "true" strings, non-zero numbers, non-empty collections. */
+export function truthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === UNDEF) return false;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') return value.trim().toLowerCase() === 'true';
+  if (typeof value === 'number') return value !== 0 && !Number.isNaN(value);
+  if (Array.isArray(value)) return value.length > 0;
+  if (isPlainObject(value)) return Object.keys(value).length > 0;
+  return true;
+}
+
+export function isEmpty(value: unknown): boolean {
+  if (value === null || value === undefined || value === UNDEF) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.length === 0;
+  if (isPlainObject(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+/** Structural equality used by `==`, `contains`, `distinct`. Numbers compare by value. */
+export function equals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return a == b;
+  if (typeof a !== 'object' || typeof b !== 'object') return false;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Prints a value as `{{ }}` output does: null → '', maps/lists → JSON, dates → ISO. */
+export function stringify(value: unknown): string {
+  if (value === null || value === undefined || value === UNDEF) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  return JSON.stringify(value);
+}
+
+/** Creates a plain object from entries, refusing prototype-polluting keys. */
+export function makeMap(entries: Iterable<[string, unknown]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of entries) {
+    assertSafeKey(key);
+    out[key] = value;
+  }
+  return out;
+}
+
+export function toNumber(value: unknown, what: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (Number.isNaN(n)) throw new ExpressionError(`${what}: expected a number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Lists iterated by `for`, `join`, `sort`...: arrays as is, maps as values is NOT implied. */
+export function asList(value: unknown, what: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (value === null || value === undefined) return [];
+  throw new ExpressionError(`${what}: expected a list, got ${typeName(value)}`);
+}
