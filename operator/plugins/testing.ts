@@ -1,9 +1,10 @@
 // Test helper: a real RunContext for plugin tests (temporary working dir, the real embedded SQLite KV store and
-// local internal storage), with a log recorder and an AbortController standing for kill/timeout.
+// local internal storage, the real expression renderer), with a log recorder and an AbortController for kill/timeout.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
+import { createRenderer } from '../expr/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import type { RunContext, TaskLogger } from './types.js';
 
@@ -25,54 +26,10 @@ export interface TestContextOptions {
   namespace?: string;
   flowId?: string;
   variables?: Record<string, unknown>;
+  /** Values to mask in logs (as if secrets had been read while rendering). */
   secrets?: string[];
-}
-
-const ABSENT = Symbol('absent');
-
-function lookup(vars: Record<string, unknown>, path: string): unknown {
-  let cur: unknown = vars;
-  for (const part of path.split('.')) {
-    if (cur === null || typeof cur !== 'object' || !(part in cur)) return ABSENT;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
-}
-
-function resolvePath(vars: Record<string, unknown>, path: string): unknown {
-  const v = lookup(vars, path.trim());
-  if (v === ABSENT) throw new Error(`Unable to render: '${path.trim()}' is not defined`);
-  return v;
-}
-
-const EXPR = /\{\{\s*([\w.]+)\s*\}\}/g;
-const SINGLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
-
-/** A deliberately tiny stand-in for the expression renderer: `{{ a.b.c }}` paths only (test double). */
-export function createPathRendererForTests(base: Record<string, unknown>) {
-  const render = (template: string, extra?: Record<string, unknown>): string => {
-    const vars = { ...base, ...extra };
-    return template.replace(EXPR, (_m, path: string) => {
-      const v = resolvePath(vars, path);
-      return typeof v === 'string' ? v : JSON.stringify(v);
-    });
-  };
-  const renderValue = <T>(value: T, extra?: Record<string, unknown>): T => {
-    if (typeof value === 'string') return render(value, extra) as T;
-    if (Array.isArray(value)) return value.map((v: unknown) => renderValue(v, extra)) as T;
-    if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderValue(v, extra)])) as T;
-    }
-    return value;
-  };
-  const renderTyped = (value: unknown, extra?: Record<string, unknown>): unknown => {
-    if (typeof value === 'string') {
-      const m = SINGLE.exec(value.trim());
-      if (m) return resolvePath({ ...base, ...extra }, m[1]!);
-    }
-    return renderValue(value, extra);
-  };
-  return { render, renderValue, renderTyped };
+  /** Secrets available to `secret('NAME')`. */
+  secretValues?: Record<string, string>;
 }
 
 function recorder(logs: RecordedLog[]): TaskLogger {
@@ -109,15 +66,27 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     flow: { id: flow.id, namespace }, execution: { id: execution.id }, task: { id: opts.task.id },
     taskrun: { id: taskRun.id }, outputs: {}, inputs: {}, vars: {}, ...opts.variables,
   };
-  const renderer = createPathRendererForTests(variables);
+  const secrets = new Set(opts.secrets ?? []);
+  const renderer = createRenderer({
+    secret: (name) => opts.secretValues?.[name],
+    onSecret: (value) => void secrets.add(value),
+    kv: (ns, key) => {
+      const entry = stores.kv.getSync(ns, key);
+      return entry ? { found: true, value: entry.value } : { found: false };
+    },
+    read: (uri) => stores.storage.getSync(uri).toString('utf8'),
+  });
+  const withExtra = (extra?: Record<string, unknown>): Record<string, unknown> => (extra ? { ...variables, ...extra } : variables);
   const logs: RecordedLog[] = [];
   const controller = new AbortController();
   const ctx: RunContext = {
     flow, execution, taskRun, task: opts.task, attempt: 1, variables,
-    render: renderer.render, renderValue: renderer.renderValue, renderTyped: renderer.renderTyped,
+    render: (template, extra) => renderer.render(template, withExtra(extra)),
+    renderValue: (value, extra) => renderer.renderValue(value, withExtra(extra)),
+    renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
     logger: recorder(logs), storage: stores.storage, kv: stores.kv,
     storagePrefix: `${namespace.replace(/\./g, '/')}/${flow.id}/executions/${execution.id}/tasks/${opts.task.id}/${taskRun.id}`,
-    workingDir, signal: controller.signal, secrets: new Set(opts.secrets ?? []),
+    workingDir, signal: controller.signal, secrets,
   };
   return {
     ctx, logs, controller, stores, dir,

@@ -1,0 +1,64 @@
+// Tests of the script file helpers: glob matching, safe input paths, output collection.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTestContext, type TestContext } from '../testing.js';
+import { collectOutputFiles, globToRegExp, safeJoin } from './files.js';
+import { parseProtocolLine } from './protocol.js';
+
+describe('globToRegExp', () => {
+  it.each([
+    ['*.csv', 'a.csv', true],
+    ['*.csv', 'dir/a.csv', false],
+    ['**/*.csv', 'a.csv', true],
+    ['**/*.csv', 'x/y/a.csv', true],
+    ['out/**', 'out/a/b.txt', true],
+    ['file?.txt', 'file1.txt', true],
+    ['*.{json,csv}', 'a.json', true],
+    ['*.{json,csv}', 'a.txt', false],
+    ['[ab].txt', 'b.txt', true],
+    ['a.b', 'axb', false],
+  ])('%s matches %s: %s', (glob, path, expected) => {
+    expect(globToRegExp(glob).test(path)).toBe(expected);
+  });
+});
+
+describe('safeJoin', () => {
+  it('keeps names inside the root', () => {
+    expect(safeJoin('/w', 'a/b.txt')).toBe('/w/a/b.txt');
+    expect(() => safeJoin('/w', '../x')).toThrow('Invalid input file name');
+    expect(() => safeJoin('/w', '/etc/passwd')).toThrow('Invalid input file name');
+    expect(() => safeJoin('/w', '.')).toThrow('Invalid input file name');
+  });
+});
+
+describe('collectOutputFiles', () => {
+  let t: TestContext | undefined;
+  afterEach(async () => { await t?.cleanup(); t = undefined; });
+
+  it('uploads matching files only, outputDir files under their own names', async () => {
+    t = makeTestContext({ task: { id: 'x', type: 't' } });
+    const wd = t.ctx.workingDir;
+    const out = join(wd, 'output-tr1');
+    mkdirSync(out);
+    writeFileSync(join(wd, 'a.csv'), '1');
+    writeFileSync(join(wd, 'b.txt'), '2');
+    writeFileSync(join(out, 'c.csv'), '3');
+    const files = await collectOutputFiles(t.ctx, wd, ['*.csv'], out);
+    expect(Object.keys(files).sort()).toEqual(['a.csv', 'c.csv']);
+    expect((await t.stores.storage.get(files['c.csv']!)).toString()).toBe('3');
+  });
+});
+
+describe('parseProtocolLine', () => {
+  it('parses outputs, metrics and logs, and ignores ordinary lines', () => {
+    expect(parseProtocolLine('::{"outputs":{"a":1}}::')).toEqual({ outputs: { a: 1 } });
+    expect(parseProtocolLine('  ::{"metrics":[{"name":"m","type":"counter","value":"2"}]}::  ')).toEqual({
+      metrics: [{ name: 'm', type: 'counter', value: 2 }],
+    });
+    expect(parseProtocolLine('::{"logs":[{"level":"warning","message":"w"}]}::')).toEqual({ logs: [{ level: 'WARN', message: 'w' }] });
+    expect(parseProtocolLine('hello')).toBeUndefined();
+    expect(parseProtocolLine('::{not json}::')).toBeUndefined();
+    expect(parseProtocolLine('::{"other":1}::')).toBeUndefined();
+  });
+});
