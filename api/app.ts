@@ -1,4 +1,5 @@
-// The Koa application of the REST API: `/api/v1` routes over the stores (it never runs tasks) and `/healthz`.
+// The Koa application of the REST API: `/api/v1` routes (also under the `/api/v1/main` tenant path) over the
+// stores (it never runs tasks) and `/healthz`.
 // Other routers (for example `/v1/completions`) can be mounted on the returned app with `app.use(router.routes())`.
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -12,10 +13,13 @@ import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 
-/** Builds the `/api/v1` router; the most specific route wins (`/executions/search` over `/executions/:id`). */
-export function createApiRouter(options: ApiOptions): Router {
+/** Kestra ≥ 0.24 puts a tenant in the path (`/api/v1/main/...`); both forms are served. */
+export const API_PREFIXES = ['/api/v1', '/api/v1/main'] as const;
+
+/** Builds the API router; the most specific route wins (`/executions/search` over `/executions/:id`). */
+export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIXES[0]): Router {
   const deps = resolveDeps(options);
-  const r = new Router({ prefix: '/api/v1', exclusive: 'specificity' });
+  const r = new Router({ prefix, exclusive: 'specificity' });
   registerFlowRoutes(r, deps);
   registerExecutionRoutes(r, deps);
   registerExecutionActionRoutes(r, deps);
@@ -33,8 +37,10 @@ export function createApp(deps: ApiOptions): Koa {
   const health = new Router();
   health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });
   app.use(health.routes());
-  const api = createApiRouter(deps);
-  app.use(api.routes());
-  app.use(api.allowedMethods());
+  for (const prefix of API_PREFIXES) {
+    const api = createApiRouter(deps, prefix);
+    app.use(api.routes());
+    app.use(api.allowedMethods());
+  }
   return app;
 }

@@ -75,3 +75,12 @@ describe('malformed bodies', () => {
     expect(res.status).toBe(415);
   });
 });
+
+describe('tenant path', () => {
+  it('serves the same API under /api/v1/main', async () => {
+    const res = await call(`${api.url}/api/v1/main/flows/${NS}/up`);
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBe('up');
+    expect((await call(`${api.url}/api/v1/main/nothing`)).status).toBe(404);
+  });
+});
