@@ -30,14 +30,17 @@ afterAll(async () => {
 
 const base = (): string => `${api.url}/api/v1/executions`;
 
-/** Resolves when the execution reaches one of `states` (the test timeout bounds the wait). */
-async function waitForState(id: string, states: ExecutionState[]): Promise<Execution> {
+/** Resolves when the execution satisfies `done` (the test timeout bounds the wait). */
+async function waitFor(id: string, done: (e: Execution) => boolean): Promise<Execution> {
   return new Promise<Execution>((resolve) => {
-    const check = (e: Execution): void => { if (states.includes(e.state.current)) { stop(); resolve(e); } };
+    const check = (e: Execution): void => { if (done(e)) { stop(); resolve(e); } };
     const stop = api.stores.executions.watch((ev) => { if (ev.execution.id === id) check(ev.execution); });
     void api.stores.executions.get(id).then((s) => s && check(s.execution));
   });
 }
+
+const waitForState = (id: string, states: ExecutionState[]): Promise<Execution> =>
+  waitFor(id, (e) => states.includes(e.state.current));
 
 const messages = async (id: string): Promise<string[]> =>
   (await call(`${api.url}/api/v1/logs/${id}`)).body.map((l: LogLine) => l.message);
@@ -94,8 +97,8 @@ describe('executions run end to end', () => {
     const failed = (await call(`${base()}/${NS}/failing?wait=true`, { method: 'POST' })).body as Execution;
     expect(failed.state.current).toBe('FAILED');
     expect((await call(`${base()}/${failed.id}/restart`, { method: 'POST' })).status).toBe(202);
-    await waitForState(failed.id, ['RESTARTED', 'RUNNING']);
-    const again = await waitForState(failed.id, ['FAILED', 'SUCCESS']);
+    const again = await waitFor(failed.id, (e) =>
+      e.state.histories.some((h) => h.state === 'RESTARTED') && ['FAILED', 'SUCCESS'].includes(e.state.current));
     expect(again.state.current).toBe('FAILED');
     expect(again.state.histories.map((h) => h.state)).toContain('RESTARTED');
   });
