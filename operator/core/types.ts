@@ -145,6 +145,8 @@ export interface TaskRun {
   subflowExecutionId?: string;
   /** Error message of the last failed attempt. */
   error?: string;
+  /** Flowable bookkeeping (loop values, chosen branch, pause status...), internal to the engine. */
+  flowableState?: Record<string, unknown>;
 }
 
 /** Origin of an execution. */

@@ -1,0 +1,3 @@
+// The embedded controller's public surface.
+export { Controller, startController, type ControllerOptions } from './controller.js';
+export { secretFromEnv } from './secrets.js';

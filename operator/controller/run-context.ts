@@ -1,0 +1,100 @@
+// Builds the RunContext a runnable plugin receives in embedded mode: rendering with the task run's variables, a
+// logger writing to the log store with secrets masked, storage, KV, a working directory and an abort signal.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { buildVariables } from '../core/context.js';
+import { FLOWABLE } from '../core/flow-index.js';
+import { taskForRun } from '../core/runs.js';
+import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
+import { LogLevels } from '../core/types.js';
+import type { RunContext, TaskLogger } from '../plugins/types.js';
+import type { Stores } from '../store/types.js';
+import type { SecretRenderer } from './secrets.js';
+
+export function storagePrefix(exec: Execution, run: TaskRun): string {
+  return `${exec.namespace.replace(/\./g, '/')}/${exec.flowId}/executions/${exec.id}/tasks/${run.taskId}/${run.id}`;
+}
+
+export function maskSecrets(text: string, secrets: Set<string>): string {
+  let out = text;
+  for (const s of secrets) if (s.length > 0 && out.includes(s)) out = out.split(s).join('******');
+  return out;
+}
+
+/** Replaces secret values inside any string of an outputs value. */
+export function maskDeep<T>(value: T, secrets: Set<string>): T {
+  if (secrets.size === 0) return value;
+  if (typeof value === 'string') return maskSecrets(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((v) => maskDeep(v, secrets)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, secrets)])) as T;
+  }
+  return value;
+}
+
+const rank = (l: LogLevel) => LogLevels.indexOf(l);
+
+export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attempt: number, minLevel: LogLevel, secrets: Set<string>): TaskLogger {
+  const log = (level: LogLevel, message: string) => {
+    if (rank(level) < rank(minLevel)) return;
+    stores.logs.append([{
+      executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, taskId: run.taskId, taskRunId: run.id,
+      attemptNumber: attempt, level, timestamp: new Date().toISOString(), message: maskSecrets(String(message), secrets),
+    }]);
+  };
+  return {
+    log, trace: (m) => log('TRACE', m), debug: (m) => log('DEBUG', m), info: (m) => log('INFO', m),
+    warn: (m) => log('WARN', m), error: (m) => log('ERROR', m),
+  };
+}
+
+/** The nearest WorkingDirectory ancestor shares its directory with all its children. */
+function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string, render: (v: unknown) => unknown): string {
+  const byId = new Map(exec.taskRunList.map((r) => [r.id, r]));
+  for (let p = run.parentTaskRunId ? byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? byId.get(p.parentTaskRunId) : undefined) {
+    const task = taskForRun(flow, exec, p);
+    if (task.type !== FLOWABLE.WorkingDirectory) continue;
+    const dir = join(workRoot, exec.id, p.id);
+    mkdirSync(dir, { recursive: true });
+    const files = task.inputFiles as Record<string, string> | undefined;
+    if (files && typeof files === 'object') {
+      for (const [name, content] of Object.entries(files)) {
+        const target = resolve(dir, name);
+        if (!target.startsWith(resolve(dir) + '/')) throw new Error(`inputFiles: '${name}' leaves the working directory`);
+        mkdirSync(dirname(target), { recursive: true });
+        try { writeFileSync(target, String(render(content)), { flag: 'wx' }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+      }
+    }
+    return dir;
+  }
+  const dir = join(workRoot, exec.id, `${run.id}-${attempt}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function buildRunContext(a: {
+  flow: Flow; exec: Execution; run: TaskRun; task: Task; attempt: number; stores: Stores; renderer: SecretRenderer;
+  workRoot: string; signal: AbortSignal;
+}): RunContext {
+  const { flow, exec, run, task, attempt, stores, renderer } = a;
+  const secrets = new Set<string>();
+  const base = buildVariables(flow, exec, run, task);
+  const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
+  const r = renderer.forSecrets(secrets);
+  const workingDir = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
+  base.workingDir = workingDir;
+  return {
+    flow, execution: exec, taskRun: run, task, attempt,
+    render: (t, extra) => r.render(t, vars(extra)),
+    renderValue: (v, extra) => r.renderValue(v, vars(extra)),
+    renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
+    variables: base,
+    logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE', secrets),
+    storage: stores.storage,
+    kv: stores.kv,
+    storagePrefix: storagePrefix(exec, run),
+    workingDir,
+    signal: a.signal,
+    secrets,
+  };
+}

@@ -1,0 +1,87 @@
+// Builds the variables templates see (execution, flow, inputs, outputs, vars, trigger, task, taskrun, parents).
+// Pure: derived from the flow and the execution record only.
+import type { Execution, Flow, Task, TaskRun } from './types.js';
+
+/** Dotted input ids (`a.b`) are readable both as `inputs['a.b']` and `inputs.a.b`. */
+export function nestInputs(inputs: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...inputs };
+  for (const [key, value] of Object.entries(inputs)) {
+    if (!key.includes('.')) continue;
+    const parts = key.split('.');
+    let node = out;
+    for (const p of parts.slice(0, -1)) {
+      const next = node[p];
+      if (next === undefined || next === null || typeof next !== 'object' || Array.isArray(next)) node[p] = {};
+      node = node[p] as Record<string, unknown>;
+    }
+    node[parts[parts.length - 1]!] = value;
+  }
+  return out;
+}
+
+/** Loop values from the outermost loop down to this run (runs created by a loop carry `value`). */
+export function valuePath(runsById: Map<string, TaskRun>, run: TaskRun): string[] {
+  const values: string[] = [];
+  for (let r: TaskRun | undefined = run; r; r = r.parentTaskRunId ? runsById.get(r.parentTaskRunId) : undefined) {
+    if (r.value !== undefined) values.unshift(r.value);
+  }
+  return values;
+}
+
+export function runsIndex(execution: Execution): Map<string, TaskRun> {
+  return new Map(execution.taskRunList.map((r) => [r.id, r]));
+}
+
+/** `outputs.<taskId>` (or `outputs.<taskId>[<loop value>]...` inside loops) for every run that has outputs. */
+export function buildOutputs(execution: Execution): Record<string, unknown> {
+  const byId = runsIndex(execution);
+  const outputs: Record<string, unknown> = {};
+  for (const run of execution.taskRunList) {
+    if (!run.outputs) continue;
+    const path = valuePath(byId, run);
+    if (path.length === 0) { outputs[run.taskId] = run.outputs; continue; }
+    let node = (outputs[run.taskId] ??= {}) as Record<string, unknown>;
+    for (const v of path.slice(0, -1)) node = (node[v] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]!] = run.outputs;
+  }
+  return outputs;
+}
+
+function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
+  let value: string | undefined;
+  for (let r: TaskRun | undefined = run; r && value === undefined; r = r.parentTaskRunId ? byId.get(r.parentTaskRunId) : undefined) value = r.value;
+  return {
+    id: run.id,
+    startDate: run.state.startDate,
+    value: value ?? null,
+    items: run.items ?? null,
+    iteration: run.iteration ?? null,
+    parentId: run.parentTaskRunId ?? null,
+    attemptsCount: Math.max(0, run.attempts.length - 1),
+  };
+}
+
+export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, task?: Task): Record<string, unknown> {
+  const vars: Record<string, unknown> = {
+    flow: { id: flow.id, namespace: flow.namespace, revision: flow.revision ?? execution.flowRevision },
+    execution: {
+      id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.state.current,
+    },
+    labels: Object.fromEntries(execution.labels.map((l) => [l.key, l.value])),
+    inputs: nestInputs(execution.inputs ?? {}),
+    outputs: buildOutputs(execution),
+    vars: flow.variables ?? {},
+    trigger: execution.trigger?.variables ?? {},
+  };
+  if (!run) return vars;
+  const byId = runsIndex(execution);
+  vars.task = { id: run.taskId, type: task?.type ?? null };
+  vars.taskrun = taskrunVars(run, byId);
+  const parents: Record<string, unknown>[] = [];
+  for (let p = run.parentTaskRunId ? byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? byId.get(p.parentTaskRunId) : undefined) {
+    parents.push({ taskrun: taskrunVars(p, byId), task: { id: p.taskId } });
+  }
+  vars.parents = parents;
+  vars.parent = parents[0] ?? null;
+  return vars;
+}

@@ -1,0 +1,74 @@
+// Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
+import type { FlowIndex } from './flow-index.js';
+import type { Execution, ExecutionState, Flow, Label, LogLevel, Metric, TaskRun } from './types.js';
+
+export interface TaskOutcome {
+  state: 'SUCCESS' | 'WARNING' | 'FAILED' | 'KILLED';
+  outputs?: Record<string, unknown>;
+  metrics?: Metric[];
+  executionLabels?: Label[];
+  error?: string;
+}
+
+export type TimerKind = 'retry' | 'timeout' | 'pause' | 'flow-retry';
+
+export type EngineEvent =
+  /** Start (or dequeue) a CREATED/QUEUED execution; `runningCount` = executions of the flow holding a concurrency slot. */
+  | { type: 'start'; runningCount: number }
+  | { type: 'task-result'; taskRunId: string; attempt: number; outcome: TaskOutcome }
+  | { type: 'timer'; kind: TimerKind; taskRunId?: string; attempt?: number }
+  | { type: 'kill' }
+  | { type: 'resume'; inputs?: Record<string, unknown> }
+  | { type: 'restart' }
+  /** The controller created (or found) the child execution of a Subflow / ForEachItem batch run. */
+  | { type: 'subflow-created'; taskRunId: string; executionId: string }
+  | { type: 'subflow-error'; taskRunId: string; error: string }
+  | { type: 'subflow-ended'; taskRunId: string; child: { id: string; state: ExecutionState; outputs?: Record<string, unknown> } }
+  /** Re-evaluate (after a restart of the controller, say). */
+  | { type: 'tick' };
+
+export interface SubflowRequest {
+  taskRunId: string;
+  executionId: string;
+  namespace: string;
+  flowId: string;
+  revision?: number;
+  inputs: Record<string, unknown>;
+  labels: Label[];
+  wait: boolean;
+}
+
+export type Action =
+  | { type: 'launch'; taskRunId: string; attempt: number }
+  | { type: 'kill-task'; taskRunId: string; attempt: number }
+  | { type: 'create-subflow'; request: SubflowRequest }
+  | { type: 'kill-execution'; executionId: string }
+  /** Flow-level retry with CREATE_NEW_EXECUTION: the controller creates this execution. */
+  | { type: 'create-execution'; execution: Execution }
+  | { type: 'log'; level: LogLevel; message: string; taskRunId?: string }
+  /** The execution reached a terminal state. */
+  | { type: 'ended'; state: ExecutionState };
+
+export interface Renderer {
+  render(template: string, vars: Record<string, unknown>): string;
+  renderTyped(value: unknown, vars: Record<string, unknown>): unknown;
+  renderValue<T>(value: T, vars: Record<string, unknown>): T;
+}
+
+export interface EngineDeps {
+  now: Date;
+  newId(): string;
+  /** In [0, 1): random retry delays. */
+  random(): number;
+  renderer: Renderer;
+}
+
+/** Mutable working state of one step. */
+export interface StepContext {
+  flow: Flow;
+  exec: Execution;
+  deps: EngineDeps;
+  actions: Action[];
+  byId: Map<string, TaskRun>;
+  index: FlowIndex;
+}

@@ -1,0 +1,224 @@
+// The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
+// injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
+import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
+import { indexFlow, isFlowableType } from './flow-index.js';
+import { finishRoot, resolveRoot } from './finish.js';
+import { RESOLVERS } from './flowables.js';
+import { restartFailed } from './restart.js';
+import { blocks, childrenOf, completeRun, createRun, endAttempt, failAttempt, log, startAttempt, taskOf } from './runs.js';
+import { endSubflowAttempt } from './subflow.js';
+import { transition } from './state.js';
+import { mergeLabels } from './execution.js';
+import type { Execution, Flow, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
+
+export interface StepResult { execution: Execution; actions: Action[] }
+
+type Handler<T extends EngineEvent['type']> = (ctx: StepContext, event: Extract<EngineEvent, { type: T }>) => void;
+
+export function step(flow: Flow, execution: Execution, event: EngineEvent, deps: EngineDeps): StepResult {
+  const exec = structuredClone(execution);
+  const ctx: StepContext = { flow, exec, deps, actions: [], byId: new Map(exec.taskRunList.map((r) => [r.id, r])), index: indexFlow(flow) };
+  if (isTerminal(exec.state.current) && event.type !== 'restart') return { execution, actions: [] };
+  (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
+  advance(ctx);
+  return { execution: exec, actions: ctx.actions };
+}
+
+const ACTIVE = new Set(['RUNNING', 'PAUSED', 'KILLING']);
+
+const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
+  start(ctx, e) {
+    const { exec, flow, deps } = ctx;
+    if (exec.state.current !== 'CREATED' && exec.state.current !== 'QUEUED') return;
+    if (exec.scheduleDate && Date.parse(exec.scheduleDate) > deps.now.getTime()) return;
+    delete exec.scheduleDate;
+    const limit = flow.concurrency?.limit;
+    if (limit !== undefined && e.runningCount >= limit) {
+      const behavior = flow.concurrency?.behavior ?? 'QUEUE';
+      if (behavior === 'QUEUE') { transition(exec.state, 'QUEUED', deps.now); return; }
+      exec.error = `Concurrency limit of ${limit} reached (behavior ${behavior})`;
+      log(ctx, 'WARN', exec.error);
+      transition(exec.state, behavior === 'CANCEL' ? 'CANCELLED' : 'FAILED', deps.now);
+      ctx.actions.push({ type: 'ended', state: exec.state.current });
+      return;
+    }
+    transition(exec.state, 'RUNNING', deps.now);
+  },
+
+  'task-result'(ctx, e) {
+    const run = ctx.byId.get(e.taskRunId);
+    if (!run || isTerminal(run.state.current)) return;
+    const { outcome } = e;
+    const attemptState = outcome.state === 'KILLED' || run.state.current === 'KILLING' ? 'KILLED' : outcome.state;
+    if (!endAttempt(ctx, run, e.attempt, attemptState)) return;
+    const att = run.attempts[e.attempt - 1]!;
+    if (outcome.metrics?.length) att.metrics = outcome.metrics;
+    if (outcome.executionLabels?.length) ctx.exec.labels = mergeLabels(ctx.exec.labels, outcome.executionLabels);
+    if (outcome.outputs) run.outputs = outcome.outputs;
+    if (attemptState === 'KILLED') { completeRun(ctx, run, 'KILLED'); return; }
+    if (attemptState === 'FAILED') { failAttempt(ctx, run, outcome.error ?? 'Task failed'); return; }
+    const task = taskOf(ctx, run);
+    const warn = attemptState === 'WARNING' || (run.attempts.length > 1 && task.retry?.warningOnRetry === true);
+    completeRun(ctx, run, warn ? 'WARNING' : 'SUCCESS');
+  },
+
+  timer(ctx, e) {
+    const { exec, deps } = ctx;
+    if (e.kind === 'flow-retry') { onFlowRetryTimer(ctx); return; }
+    const run = e.taskRunId ? ctx.byId.get(e.taskRunId) : undefined;
+    if (!run || isTerminal(run.state.current)) return;
+    if (e.kind === 'retry') {
+      if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
+      if (exec.state.current === 'KILLING') { completeRun(ctx, run, 'KILLED'); return; }
+      startAttempt(ctx, run);
+    } else if (e.kind === 'timeout') {
+      if (run.state.current !== 'RUNNING' || e.attempt !== run.attempts.length) return;
+      const task = taskOf(ctx, run);
+      if (!endAttempt(ctx, run, e.attempt, 'FAILED')) return;
+      ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: e.attempt });
+      failAttempt(ctx, run, `Task '${run.taskId}' timed out after ${task.timeout}`);
+    } else if (e.kind === 'pause') {
+      const fs = run.flowableState;
+      if (fs?.status !== 'PAUSED' || !run.resumeDate || Date.parse(run.resumeDate) > deps.now.getTime()) return;
+      fs.status = fs.onExpiry ?? 'EXPIRED';
+    }
+  },
+
+  kill(ctx) {
+    const { exec, deps } = ctx;
+    if (exec.state.current === 'CREATED' || exec.state.current === 'QUEUED' || exec.state.current === 'RETRYING') {
+      transition(exec.state, 'KILLED', deps.now);
+      ctx.actions.push({ type: 'ended', state: 'KILLED' });
+      return;
+    }
+    transition(exec.state, 'KILLING', deps.now);
+    for (const run of exec.taskRunList) {
+      if (isTerminal(run.state.current)) continue;
+      const task = taskOf(ctx, run);
+      const att = run.attempts[run.attempts.length - 1];
+      if (run.subflowExecutionId && !isTerminal(run.state.current)) {
+        ctx.actions.push({ type: 'kill-execution', executionId: run.subflowExecutionId });
+        completeRun(ctx, run, 'KILLED');
+        endSubflowAttempt(ctx, run);
+      } else if (!isFlowableType(task.type) && att && att.state.current === 'RUNNING' && run.state.current === 'RUNNING') {
+        transition(run.state, 'KILLING', deps.now);
+        transition(att.state, 'KILLING', deps.now);
+        ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: run.attempts.length });
+      } else if (isFlowableType(task.type) && task.type.endsWith('.Pause') === false) {
+        transition(run.state, 'KILLING', deps.now);
+      } else {
+        completeRun(ctx, run, 'KILLED');
+      }
+    }
+  },
+
+  resume(ctx, e) {
+    const { exec, deps } = ctx;
+    if (exec.state.current !== 'PAUSED') return;
+    for (const run of exec.taskRunList) {
+      if (run.flowableState?.status !== 'PAUSED') continue;
+      run.flowableState.status = 'RESUMED';
+      if (e.inputs && Object.keys(e.inputs).length) run.flowableState.onResume = e.inputs;
+      log(ctx, 'INFO', 'Resumed', run);
+    }
+    transition(exec.state, 'RUNNING', deps.now);
+  },
+
+  restart(ctx) {
+    const { exec, deps } = ctx;
+    if (exec.state.current !== 'FAILED' && exec.state.current !== 'KILLED') return;
+    transition(exec.state, 'RESTARTED', deps.now);
+    restartFailed(ctx);
+    delete exec.error;
+    delete exec.outputs;
+    transition(exec.state, 'RUNNING', deps.now);
+  },
+
+  'subflow-created'(ctx, e) {
+    const run = ctx.byId.get(e.taskRunId);
+    if (run && run.subflowExecutionId === e.executionId && run.flowableState) run.flowableState.created = true;
+  },
+
+  'subflow-error'(ctx, e) {
+    const run = ctx.byId.get(e.taskRunId);
+    if (run && !isTerminal(run.state.current)) (run.flowableState ??= {}).error = e.error;
+  },
+
+  'subflow-ended'(ctx, e) {
+    const run = ctx.byId.get(e.taskRunId);
+    if (!run || isTerminal(run.state.current) || run.subflowExecutionId !== e.child.id) return;
+    const fs = (run.flowableState ??= {});
+    Object.assign(fs, { ended: true, created: true, childState: e.child.state, childOutputs: e.child.outputs ?? {} });
+  },
+
+  tick() { /* advance only */ },
+};
+
+function onFlowRetryTimer(ctx: StepContext): void {
+  const { exec, deps, flow } = ctx;
+  if (exec.state.current !== 'RETRYING' || !exec.scheduleDate || Date.parse(exec.scheduleDate) > deps.now.getTime()) return;
+  delete exec.scheduleDate;
+  if ((flow.retry?.behavior ?? 'RETRY_FAILED_TASK') === 'RETRY_FAILED_TASK') {
+    exec.attemptNumber = (exec.attemptNumber ?? 1) + 1;
+    restartFailed(ctx);
+    transition(exec.state, 'RUNNING', deps.now);
+  }
+}
+
+/** Resolves flowables and the root until nothing changes; keeps PAUSED/RUNNING in line with waiting Pause tasks. */
+export function advance(ctx: StepContext): void {
+  const { exec, deps } = ctx;
+  for (let pass = 0; pass < 10_000; pass++) {
+    if (!ACTIVE.has(exec.state.current)) return;
+    let changed = false;
+    for (let i = exec.taskRunList.length - 1; i >= 0; i--) {
+      const run = exec.taskRunList[i]!;
+      if (isTerminal(run.state.current)) continue;
+      const task = taskOf(ctx, run);
+      if (!isFlowableType(task.type)) continue;
+      if (resolveFlowable(ctx, run, task)) changed = true;
+    }
+    if (exec.state.current === 'KILLING') {
+      if (exec.taskRunList.every((r) => isTerminal(r.state.current))) {
+        transition(exec.state, 'KILLED', deps.now);
+        ctx.actions.push({ type: 'ended', state: 'KILLED' });
+        return;
+      }
+      if (!changed) return;
+      continue;
+    }
+    const root = resolveRoot(ctx);
+    if (root.created) changed = true;
+    if (root.state) { finishRoot(ctx, root.state); return; }
+    if (!changed) break;
+  }
+  const waiting = exec.taskRunList.some((r) => r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current));
+  if (waiting && exec.state.current === 'RUNNING') transition(exec.state, 'PAUSED', deps.now);
+  if (!waiting && exec.state.current === 'PAUSED') transition(exec.state, 'RUNNING', deps.now);
+}
+
+function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof taskOf>): boolean {
+  if (run.state.current === 'KILLING') {
+    if (childrenOf(ctx, run.id).every((c) => isTerminal(c.state.current))) { completeRun(ctx, run, 'KILLED'); return true; }
+    return false;
+  }
+  let res;
+  try {
+    res = RESOLVERS[task.type]!(ctx, run, task);
+  } catch (err) {
+    completeRun(ctx, run, 'FAILED', { error: `${run.taskId}: ${(err as Error).message}` });
+    endSubflowAttempt(ctx, run);
+    return true;
+  }
+  for (const spec of res.create) createRun(ctx, spec, run);
+  if (res.state) {
+    completeRun(ctx, run, res.state, { ...(res.outputs ? { outputs: res.outputs } : {}), ...(res.error ? { error: res.error } : {}) });
+    endSubflowAttempt(ctx, run);
+    return true;
+  }
+  if (res.outputs) run.outputs = res.outputs;
+  return res.create.length > 0;
+}
+
+export { blocks, failAttempt };

@@ -1,0 +1,90 @@
+// Creating executions: a new one for a flow (state CREATED, or FAILED at once for a disabled flow) and replays.
+import { newState, transition } from './state.js';
+import type { Execution, ExecutionTrigger, Flow, Label, ParentLink, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
+
+export const DISABLED_MESSAGE = 'Cannot execute a flow which is disabled';
+
+export function flowLabels(flow: Flow): Label[] {
+  if (!flow.labels) return [];
+  if (Array.isArray(flow.labels)) return flow.labels.map((l) => ({ key: l.key, value: String(l.value) }));
+  return Object.entries(flow.labels).map(([key, value]) => ({ key, value: String(value) }));
+}
+
+/** Labels merged by key, later lists winning. */
+export function mergeLabels(...lists: (Label[] | undefined)[]): Label[] {
+  const map = new Map<string, string>();
+  for (const list of lists) for (const l of list ?? []) map.set(l.key, l.value);
+  return [...map].map(([key, value]) => ({ key, value }));
+}
+
+export function newExecution(a: {
+  id: string; flow: Flow; inputs: Record<string, unknown>; labels?: Label[]; trigger?: ExecutionTrigger;
+  parent?: ParentLink; originalId?: string; attemptNumber?: number; now: Date;
+}): Execution {
+  const exec: Execution = {
+    id: a.id,
+    namespace: a.flow.namespace,
+    flowId: a.flow.id,
+    flowRevision: a.flow.revision ?? 1,
+    state: newState('CREATED', a.now),
+    originalId: a.originalId ?? a.id,
+    labels: mergeLabels(flowLabels(a.flow), a.labels),
+    inputs: a.inputs,
+    taskRunList: [],
+  };
+  if (a.trigger) exec.trigger = a.trigger;
+  if (a.parent) exec.parent = a.parent;
+  if (a.attemptNumber) exec.attemptNumber = a.attemptNumber;
+  if (a.flow.disabled) {
+    transition(exec.state, 'FAILED', a.now);
+    exec.error = DISABLED_MESSAGE;
+  }
+  return exec;
+}
+
+/**
+ * A replay is a new execution of the same flow revision with the same inputs. With `taskRunId`, task runs that
+ * finished before that one are kept (their outputs stay readable) and the execution resumes from it.
+ */
+export function replayExecution(a: { original: Execution; id: string; taskRunId?: string; now: Date }): Execution {
+  const { original } = a;
+  const exec: Execution = {
+    id: a.id,
+    namespace: original.namespace,
+    flowId: original.flowId,
+    flowRevision: original.flowRevision,
+    state: newState('CREATED', a.now),
+    originalId: original.originalId,
+    labels: original.labels.map((l) => ({ ...l })),
+    inputs: structuredClone(original.inputs),
+    taskRunList: [],
+  };
+  if (original.trigger) exec.trigger = structuredClone(original.trigger);
+  if (!a.taskRunId) return exec;
+  const list = original.taskRunList;
+  const target = list.findIndex((r) => r.id === a.taskRunId);
+  if (target < 0) throw new Error(`Task run '${a.taskRunId}' does not exist in execution '${original.id}'`);
+  const byId = new Map(list.map((r) => [r.id, r]));
+  const ancestors = new Set<string>();
+  for (let p = list[target]!.parentTaskRunId; p; p = byId.get(p)?.parentTaskRunId) ancestors.add(p);
+  const idMap = new Map<string, string>();
+  const kept: TaskRun[] = [];
+  list.slice(0, target).forEach((run, i) => {
+    const isAncestor = ancestors.has(run.id);
+    if (!isAncestor && (!isTerminal(run.state.current) || (run.parentTaskRunId && !idMap.has(run.parentTaskRunId)))) return;
+    const copy = structuredClone(run);
+    copy.id = `${a.id.slice(0, 12)}${String(i).padStart(10, '0')}`;
+    idMap.set(run.id, copy.id);
+    copy.executionId = a.id;
+    if (copy.parentTaskRunId) copy.parentTaskRunId = idMap.get(copy.parentTaskRunId);
+    if (isAncestor) {
+      copy.state = newState('RUNNING', a.now);
+      copy.attempts = [];
+      delete copy.outputs;
+    }
+    kept.push(copy);
+  });
+  exec.taskRunList = kept;
+  return exec;
+}

@@ -1,0 +1,65 @@
+// The root of an execution: its task list with `errors` and `finally`, and how the execution ends
+// (flow outputs, flow-level retry with RETRY_FAILED_TASK or CREATE_NEW_EXECUTION, warningOnRetry).
+import type { StepContext } from './engine-types.js';
+import { newExecution } from './execution.js';
+import { enabled } from './flow-index.js';
+import { container, type Final, sequentialGroup } from './groups.js';
+import { nextRetryDelay } from './retry.js';
+import { childrenOf, createRun, log, variablesFor } from './runs.js';
+import { transition } from './state.js';
+
+export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final } {
+  const runs = childrenOf(ctx, undefined);
+  const main = sequentialGroup(enabled(ctx.flow.tasks), runs.filter((r) => !r.branch), { branch: 'tasks' });
+  const res = container(main, runs, enabled(ctx.flow.errors), enabled(ctx.flow.finally));
+  for (const spec of res.create) createRun(ctx, spec, undefined);
+  return { created: res.create.length > 0, ...(res.state ? { state: res.state } : {}) };
+}
+
+export function finishRoot(ctx: StepContext, final: Final): void {
+  const { exec, flow, deps } = ctx;
+  let state: Final = final;
+  if (state === 'FAILED' && flow.retry && scheduleFlowRetry(ctx)) return;
+  if ((state === 'SUCCESS' || state === 'WARNING') && flow.outputs?.length) {
+    try {
+      const vars = variablesFor(ctx, undefined);
+      const outputs: Record<string, unknown> = {};
+      for (const o of flow.outputs) outputs[o.id] = deps.renderer.renderTyped(o.value, vars);
+      exec.outputs = outputs;
+    } catch (err) {
+      exec.error = `Failed to render flow outputs: ${(err as Error).message}`;
+      log(ctx, 'ERROR', exec.error);
+      state = 'FAILED';
+    }
+  }
+  if (state === 'SUCCESS' && (exec.attemptNumber ?? 1) > 1 && flow.retry?.warningOnRetry) state = 'WARNING';
+  transition(exec.state, state, deps.now);
+  ctx.actions.push({ type: 'ended', state });
+}
+
+/** Returns true when a flow-level retry takes over the failed execution. */
+function scheduleFlowRetry(ctx: StepContext): boolean {
+  const { exec, flow, deps } = ctx;
+  const policy = flow.retry!;
+  const attempt = exec.attemptNumber ?? 1;
+  const elapsed = deps.now.getTime() - Date.parse(exec.state.startDate);
+  const delay = nextRetryDelay(policy, attempt, elapsed, deps.random());
+  if (delay === undefined) return false;
+  const at = new Date(deps.now.getTime() + delay).toISOString();
+  if ((policy.behavior ?? 'RETRY_FAILED_TASK') === 'CREATE_NEW_EXECUTION') {
+    const next = newExecution({
+      id: deps.newId(), flow, inputs: exec.inputs, labels: exec.labels, originalId: exec.originalId,
+      attemptNumber: attempt + 1, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
+      ...(exec.parent ? { parent: exec.parent } : {}),
+    });
+    if (delay > 0) next.scheduleDate = at;
+    log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);
+    transition(exec.state, 'RETRIED', deps.now);
+    ctx.actions.push({ type: 'create-execution', execution: next }, { type: 'ended', state: 'RETRIED' });
+    return true;
+  }
+  log(ctx, 'WARN', `Execution failed; retrying failed tasks at ${at} (attempt ${attempt + 1})`);
+  transition(exec.state, 'RETRYING', deps.now);
+  exec.scheduleDate = at;
+  return true;
+}

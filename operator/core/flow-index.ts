@@ -1,0 +1,59 @@
+// Indexes a flow's task tree: task definitions by id and the names of flowable types the engine evaluates itself.
+import type { Flow, Task } from './types.js';
+
+const P = 'ai.service.plugin.';
+export const FLOWABLE = {
+  Sequential: `${P}core.flow.Sequential`,
+  Parallel: `${P}core.flow.Parallel`,
+  Switch: `${P}core.flow.Switch`,
+  If: `${P}core.flow.If`,
+  EachSequential: `${P}core.flow.EachSequential`,
+  EachParallel: `${P}core.flow.EachParallel`,
+  ForEachItem: `${P}core.flow.ForEachItem`,
+  Subflow: `${P}core.flow.Subflow`,
+  AllowFailure: `${P}core.flow.AllowFailure`,
+  Fail: `${P}core.execution.Fail`,
+  WorkingDirectory: `${P}core.flow.WorkingDirectory`,
+  Pause: `${P}core.flow.Pause`,
+  DAG: `${P}core.flow.DAG`,
+} as const;
+
+/** Internal runnable created by ForEachItem to split its items file into batches. */
+export const FOR_EACH_ITEM_SPLIT = `${P}core.flow.ForEachItem$Split`;
+/** Internal child of ForEachItem: one subflow execution per batch. */
+export const FOR_EACH_ITEM_BATCH = `${P}core.flow.ForEachItem$Batch`;
+
+const FLOWABLE_SET: ReadonlySet<string> = new Set([...Object.values(FLOWABLE), FOR_EACH_ITEM_BATCH]);
+export const isFlowableType = (type: string): boolean => FLOWABLE_SET.has(type);
+
+export interface FlowIndex { byId: Map<string, Task> }
+
+const cache = new WeakMap<Flow, FlowIndex>();
+
+/** Every nested task list of a task (tasks, then, else, cases, defaults, errors, finally, DAG tasks). */
+export function nestedLists(task: Task): Task[][] {
+  const lists: Task[][] = [];
+  const push = (v: unknown) => { if (Array.isArray(v)) lists.push(v as Task[]); };
+  if (task.type === FLOWABLE.DAG && Array.isArray(task.tasks)) {
+    lists.push((task.tasks as { task: Task }[]).map((d) => d.task));
+  } else push(task.tasks);
+  push(task.then); push(task.else); push(task.defaults); push(task.errors); push(task.finally);
+  if (task.cases && typeof task.cases === 'object') for (const v of Object.values(task.cases as object)) push(v);
+  return lists;
+}
+
+export function indexFlow(flow: Flow): FlowIndex {
+  let idx = cache.get(flow);
+  if (idx) return idx;
+  const byId = new Map<string, Task>();
+  const visit = (tasks: Task[] | undefined) => {
+    for (const t of tasks ?? []) { byId.set(t.id, t); for (const l of nestedLists(t)) visit(l); }
+  };
+  visit(flow.tasks); visit(flow.errors); visit(flow.finally);
+  idx = { byId };
+  cache.set(flow, idx);
+  return idx;
+}
+
+/** Tasks of a list that are not disabled. */
+export const enabled = (tasks: Task[] | undefined): Task[] => (tasks ?? []).filter((t) => t.disabled !== true);

@@ -1,0 +1,169 @@
+// Flowable task types: each resolves, from its rendered properties and its children runs, which children to create
+// next or its final state. A compiler-checked table maps every flowable type to its resolver.
+import { parseDuration } from '../model/index.js';
+import type { StepContext } from './engine-types.js';
+import { enabled, FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
+import { container, dagGroup, type DagNode, type Final, type GroupResult, parallelGroup, sequentialGroup } from './groups.js';
+import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
+import { forEachItemResolver, subflowResolver } from './subflow.js';
+import type { Task, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
+
+export interface Resolution extends GroupResult { outputs?: Record<string, unknown>; error?: string }
+export type Resolver = (ctx: StepContext, run: TaskRun, task: Task) => Resolution;
+
+const main = (runs: TaskRun[]) => runs.filter((r) => !r.branch);
+const tasksOf = (v: unknown): Task[] => enabled(v as Task[] | undefined);
+
+function withHandlers(ctx: StepContext, run: TaskRun, task: Task, mainResult: (runs: TaskRun[]) => GroupResult, spec: Omit<ChildSpec, 'task' | 'branch'> = {}): Resolution {
+  const runs = childrenOf(ctx, run.id);
+  return container(mainResult(main(runs)), runs, tasksOf(task.errors), tasksOf(task.finally), spec);
+}
+
+/** Renders once and memoizes in the run's bookkeeping so later passes see the same decision. */
+function memo<T>(run: TaskRun, key: string, compute: () => T): T {
+  const state = (run.flowableState ??= {});
+  if (!(key in state)) state[key] = compute() as unknown;
+  return state[key] as T;
+}
+
+function loopValues(ctx: StepContext, run: TaskRun, task: Task): string[] {
+  return memo(run, 'values', () => {
+    let v = ctx.deps.renderer.renderTyped(task.value, variablesFor(ctx, run, task));
+    if (typeof v === 'string') {
+      try { v = JSON.parse(v); } catch { throw new Error(`value: expected a list or a JSON array, got '${String(v).slice(0, 100)}'`); }
+    }
+    if (!Array.isArray(v)) throw new Error(`value: expected a list, got ${typeof v}`);
+    return v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+  });
+}
+
+function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const values = loopValues(ctx, run, task);
+  const tasks = tasksOf(task.tasks);
+  return withHandlers(ctx, run, task, (runs) => {
+    const states: Final[] = [];
+    for (let i = 0; i < values.length; i++) {
+      const r = sequentialGroup(tasks, runs.filter((x) => x.iteration === i), { branch: 'tasks', value: values[i], iteration: i });
+      if (r.state === undefined) return r;
+      states.push(r.state);
+      if (r.state === 'FAILED' || r.state === 'KILLED') break;
+    }
+    return { create: [], state: merge(states) };
+  });
+}
+
+function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const values = loopValues(ctx, run, task);
+  const tasks = tasksOf(task.tasks);
+  const limit = Number(task.concurrent ?? 0);
+  return withHandlers(ctx, run, task, (runs) => {
+    const create: ChildSpec[] = [];
+    const states: Final[] = [];
+    let pending = false;
+    let active = runs.filter((x) => !isTerminal(x.state.current)).length;
+    for (let i = 0; i < values.length; i++) {
+      const r = parallelGroup(tasks, runs.filter((x) => x.iteration === i), { branch: 'tasks', value: values[i], iteration: i }, limit, active - runs.filter((x) => x.iteration === i && !isTerminal(x.state.current)).length);
+      create.push(...r.create);
+      active += r.create.length;
+      if (r.state === undefined) pending = true; else states.push(r.state);
+    }
+    return create.length || pending ? { create } : { create: [], state: merge(states) };
+  });
+}
+
+const merge = (states: Final[]): Final =>
+  states.includes('KILLED') ? 'KILLED' : states.includes('FAILED') ? 'FAILED' : states.includes('WARNING') ? 'WARNING' : 'SUCCESS';
+
+function switchTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const choice = memo(run, 'switch', () => {
+    const value = ctx.deps.renderer.render(String(task.value ?? ''), variablesFor(ctx, run, task));
+    const cases = (task.cases ?? {}) as Record<string, Task[]>;
+    return Object.prototype.hasOwnProperty.call(cases, value) ? { value, defaults: false } : { value, defaults: true };
+  });
+  const tasks = choice.defaults ? tasksOf(task.defaults) : tasksOf((task.cases as Record<string, Task[]>)[choice.value]);
+  const r = withHandlers(ctx, run, task, (runs) => sequentialGroup(tasks, runs, { branch: 'tasks' }));
+  return { ...r, outputs: { value: choice.value, defaults: choice.defaults } };
+}
+
+export function truthy(v: unknown): boolean {
+  if (typeof v === 'string') { const s = v.trim().toLowerCase(); return !(s === '' || s === 'false' || s === '0' || s === 'null'); }
+  return Boolean(v);
+}
+
+function ifTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const result = memo(run, 'condition', () => truthy(ctx.deps.renderer.renderTyped(task.condition, variablesFor(ctx, run, task))));
+  const tasks = tasksOf(result ? task.then : task.else);
+  return withHandlers(ctx, run, task, (runs) => sequentialGroup(tasks, runs, { branch: 'tasks' }));
+}
+
+const sequential: Resolver = (ctx, run, task) => withHandlers(ctx, run, task, (runs) => sequentialGroup(tasksOf(task.tasks), runs, { branch: 'tasks' }));
+
+const parallel: Resolver = (ctx, run, task) =>
+  withHandlers(ctx, run, task, (runs) => parallelGroup(tasksOf(task.tasks), runs, { branch: 'tasks' }, Number(task.concurrent ?? 0)));
+
+function allowFailure(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const r = sequential(ctx, run, task);
+  if (r.state === 'FAILED') return { ...r, state: 'WARNING' };
+  return r;
+}
+
+function dag(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const nodes = ((task.tasks ?? []) as DagNode[]).filter((n) => n.task.disabled !== true);
+  return withHandlers(ctx, run, task, (runs) => dagGroup(nodes, runs, Number(task.concurrent ?? 0)));
+}
+
+function fail(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const vars = variablesFor(ctx, run, task);
+  const hit = task.condition === undefined ? true : truthy(ctx.deps.renderer.renderTyped(task.condition, vars));
+  if (!hit) return { create: [], state: 'SUCCESS' };
+  const message = task.errorMessage !== undefined ? ctx.deps.renderer.render(String(task.errorMessage), vars) : 'Task failure';
+  return { create: [], state: 'FAILED', error: message };
+}
+
+/** Pause: waits for a resume (API) or its delay; the execution is PAUSED meanwhile. */
+function pause(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const fs = (run.flowableState ??= {});
+  if (fs.status === 'RESUMED') return { create: [], state: 'SUCCESS', outputs: (fs.onResume as Record<string, unknown> | undefined) ? { onResume: fs.onResume } : undefined };
+  if (fs.status === 'EXPIRED') {
+    const behavior = String(task.behavior ?? 'RESUME');
+    if (behavior === 'FAIL') return { create: [], state: 'FAILED', error: 'Pause duration elapsed (behavior FAIL)' };
+    if (behavior === 'WARN') return { create: [], state: 'WARNING' };
+    if (behavior === 'CANCEL') return { create: [], state: 'KILLED' };
+    return { create: [], state: 'SUCCESS' };
+  }
+  if (fs.status === 'TIMEOUT') return { create: [], state: 'FAILED', error: `Pause timed out after ${task.timeout}` };
+  if (!fs.status) {
+    fs.status = 'PAUSED';
+    const delay = task.pauseDuration ?? task.delay;
+    const limit = delay ?? task.timeout;
+    if (limit !== undefined) {
+      const spec = ctx.deps.renderer.render(String(limit), variablesFor(ctx, run, task));
+      run.resumeDate = new Date(ctx.deps.now.getTime() + parseDuration(spec)).toISOString();
+      fs.onExpiry = delay !== undefined ? 'EXPIRED' : 'TIMEOUT';
+    }
+    log(ctx, 'INFO', run.resumeDate ? `Paused until ${run.resumeDate}` : 'Paused: waiting for a manual resume', run);
+  }
+  return { create: [] };
+}
+
+function workingDirectory(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  return sequential(ctx, run, task);
+}
+
+export const RESOLVERS: Record<string, Resolver> = {
+  [FLOWABLE.Sequential]: sequential,
+  [FLOWABLE.Parallel]: parallel,
+  [FLOWABLE.Switch]: switchTask,
+  [FLOWABLE.If]: ifTask,
+  [FLOWABLE.EachSequential]: eachSequential,
+  [FLOWABLE.EachParallel]: eachParallel,
+  [FLOWABLE.AllowFailure]: allowFailure,
+  [FLOWABLE.Fail]: fail,
+  [FLOWABLE.WorkingDirectory]: workingDirectory,
+  [FLOWABLE.Pause]: pause,
+  [FLOWABLE.DAG]: dag,
+  [FLOWABLE.Subflow]: subflowResolver,
+  [FLOWABLE.ForEachItem]: forEachItemResolver,
+  [FOR_EACH_ITEM_BATCH]: subflowResolver,
+} satisfies Record<(typeof FLOWABLE)[keyof typeof FLOWABLE] | typeof FOR_EACH_ITEM_BATCH, Resolver>;

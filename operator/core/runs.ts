@@ -1,0 +1,122 @@
+// Task-run primitives used by the engine: find a run's task, create/start runs, record attempts and outcomes.
+import { buildVariables } from './context.js';
+import type { StepContext } from './engine-types.js';
+import { FLOWABLE, FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT, indexFlow, isFlowableType } from './flow-index.js';
+import { nextRetryDelay } from './retry.js';
+import { isFailure, newState, transition } from './state.js';
+import type { Task, TaskRun, TaskRunState } from './types.js';
+import { isTerminal } from './types.js';
+
+/** The task definition behind a run, including the synthetic children of ForEachItem. */
+export function taskOf(ctx: StepContext, run: TaskRun): Task {
+  const task = ctx.index.byId.get(run.taskId);
+  if (task) return task;
+  const parent = run.parentTaskRunId ? ctx.byId.get(run.parentTaskRunId) : undefined;
+  const parentTask = parent ? ctx.index.byId.get(parent.taskId) : undefined;
+  if (parentTask?.type === FLOWABLE.ForEachItem) {
+    if (run.taskId === `${parentTask.id}_split`) return { ...parentTask, id: run.taskId, type: FOR_EACH_ITEM_SPLIT, retry: undefined, timeout: undefined };
+    if (run.taskId === `${parentTask.id}_items`) return { ...parentTask, id: run.taskId, type: FOR_EACH_ITEM_BATCH, retry: undefined };
+  }
+  throw new Error(`Task '${run.taskId}' of task run '${run.id}' is not in flow revision ${ctx.flow.revision ?? '?'}`);
+}
+
+export const isRunnable = (task: Task): boolean => !isFlowableType(task.type);
+
+export function childrenOf(ctx: StepContext, parentId: string | undefined): TaskRun[] {
+  return ctx.exec.taskRunList.filter((r) => r.parentTaskRunId === parentId);
+}
+
+export function variablesFor(ctx: StepContext, run: TaskRun | undefined, task?: Task): Record<string, unknown> {
+  return buildVariables(ctx.flow, ctx.exec, run, task);
+}
+
+export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message: string, run?: TaskRun): void {
+  ctx.actions.push({ type: 'log', level, message, ...(run ? { taskRunId: run.id } : {}) });
+}
+
+export interface ChildSpec {
+  task: Task;
+  branch: 'tasks' | 'errors' | 'finally';
+  value?: string;
+  iteration?: number;
+  items?: string;
+}
+
+/** Creates a run for `spec` under `parent` and starts it (RUNNING; runnables get their first attempt and a launch). */
+export function createRun(ctx: StepContext, spec: ChildSpec, parent: TaskRun | undefined): TaskRun {
+  const { now } = ctx.deps;
+  const run: TaskRun = {
+    id: ctx.deps.newId(),
+    executionId: ctx.exec.id,
+    namespace: ctx.exec.namespace,
+    flowId: ctx.exec.flowId,
+    taskId: spec.task.id,
+    state: newState<TaskRunState>('CREATED', now),
+    attempts: [],
+  };
+  if (parent) run.parentTaskRunId = parent.id;
+  if (spec.value !== undefined) run.value = spec.value;
+  if (spec.iteration !== undefined) run.iteration = spec.iteration;
+  if (spec.items !== undefined) run.items = spec.items;
+  if (spec.branch !== 'tasks') run.branch = spec.branch;
+  ctx.exec.taskRunList.push(run);
+  ctx.byId.set(run.id, run);
+  transition(run.state, 'RUNNING', now);
+  if (isRunnable(spec.task)) startAttempt(ctx, run);
+  return run;
+}
+
+export function startAttempt(ctx: StepContext, run: TaskRun): void {
+  run.attempts.push({ state: newState<TaskRunState>('RUNNING', ctx.deps.now) });
+  transition(run.state, 'RUNNING', ctx.deps.now);
+  delete run.nextAttemptDate;
+  ctx.actions.push({ type: 'launch', taskRunId: run.id, attempt: run.attempts.length });
+}
+
+/** Ends a run. A failure of a task with `allowFailure` ends it in WARNING so that its siblings continue. */
+export function completeRun(
+  ctx: StepContext, run: TaskRun, state: 'SUCCESS' | 'WARNING' | 'FAILED' | 'KILLED',
+  extra: { outputs?: Record<string, unknown>; error?: string } = {},
+): void {
+  if (isTerminal(run.state.current)) return;
+  if (extra.outputs !== undefined) run.outputs = extra.outputs;
+  let final: TaskRunState = state;
+  if (extra.error) { run.error = extra.error; log(ctx, 'ERROR', extra.error, run); }
+  if (state === 'FAILED' && taskOf(ctx, run).allowFailure === true) {
+    final = 'WARNING';
+    log(ctx, 'WARN', `Task '${run.taskId}' failed and is allowed to fail: continuing`, run);
+  }
+  transition(run.state, final, ctx.deps.now);
+  delete run.nextAttemptDate;
+}
+
+/** A failed attempt: retry if the task's policy allows it, else fail the run. */
+export function failAttempt(ctx: StepContext, run: TaskRun, error: string): void {
+  const task = taskOf(ctx, run);
+  const attempts = run.attempts.length;
+  const firstStart = Date.parse(run.attempts[0]?.state.startDate ?? run.state.startDate);
+  const delay = nextRetryDelay(task.retry, attempts, ctx.deps.now.getTime() - firstStart, ctx.deps.random());
+  if (delay === undefined) { completeRun(ctx, run, 'FAILED', { error }); return; }
+  run.error = error;
+  log(ctx, 'WARN', `${error}; retrying (attempt ${attempts + 1}) in ${delay} ms`, run);
+  transition(run.state, 'RETRYING', ctx.deps.now);
+  run.nextAttemptDate = new Date(ctx.deps.now.getTime() + delay).toISOString();
+  if (delay === 0) startAttempt(ctx, run);
+}
+
+/** Marks the current attempt ended; returns false when the attempt is not the live one (stale report). */
+export function endAttempt(ctx: StepContext, run: TaskRun, attempt: number, state: TaskRunState): boolean {
+  const att = run.attempts[attempt - 1];
+  if (!att || attempt !== run.attempts.length || isTerminal(att.state.current)) return false;
+  transition(att.state, state, ctx.deps.now);
+  return true;
+}
+
+/** A run's final state that stops its siblings. */
+export const blocks = (run: TaskRun): boolean => isFailure(run.state.current);
+
+/** The task definition behind a run, outside of a step (for launchers). */
+export function taskForRun(flow: import('./types.js').Flow, exec: import('./types.js').Execution, run: TaskRun): Task {
+  const ctx = { flow, exec, byId: new Map(exec.taskRunList.map((r) => [r.id, r])), index: indexFlow(flow) } as unknown as StepContext;
+  return taskOf(ctx, run);
+}

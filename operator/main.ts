@@ -1,0 +1,59 @@
+// Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, and the REST API.
+// Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml).
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createApp } from '../api/app.js';
+import { startServer } from '../api/server.js';
+import { newExecution } from './core/execution.js';
+import { newId } from './core/ids.js';
+import { isTerminal } from './core/types.js';
+import { startController } from './controller/index.js';
+import { initExpressions } from './expr/index.js';
+import { parseFlow, resolveInputs } from './model/index.js';
+import { openEmbeddedStores } from './store/sqlite/index.js';
+import type { Stores } from './store/types.js';
+
+const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
+
+async function runSample(stores: Stores): Promise<void> {
+  const source = readFileSync(resolve(ROOT, 'examples/flows/hello-world.yaml'), 'utf8');
+  const { record } = await stores.flows.save(parseFlow(source), source);
+  const exec = newExecution({ id: newId(), flow: record.flow, inputs: resolveInputs(record.flow.inputs, {}), now: new Date() });
+  await stores.executions.create(exec);
+  console.log(`[sample] started ${record.namespace}.${record.id} execution ${exec.id}`);
+  const off = stores.executions.watch((e) => {
+    if (e.execution.id !== exec.id || !isTerminal(e.execution.state.current)) return;
+    off();
+    console.log(`[sample] execution ${exec.id} ended ${e.execution.state.current}; outputs: ${JSON.stringify(e.execution.outputs ?? {})}`);
+  });
+}
+
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const port = Number(env.PORT ?? 8080);
+  const host = env.HOST ?? '0.0.0.0';
+  const dataDir = resolve(env.DATA_DIR ?? './data');
+  await initExpressions();
+  const stores = openEmbeddedStores(dataDir);
+  const controller = await startController(stores, { dataDir, env });
+  const app = createApp({ stores });
+  const server = await startServer(app, port, host);
+  console.log(`[server] embedded mode listening on http://${host}:${server.port} (data in ${dataDir})`);
+  if ((env.SAMPLE_FLOW ?? 'true') !== 'false') await runSample(stores);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[server] ${signal}: shutting down`);
+    await server.close();
+    await controller.stop();
+    await stores.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => { console.error('[server] failed to start:', err); process.exit(1); });
+}
