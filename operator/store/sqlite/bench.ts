@@ -6,7 +6,7 @@ import path from 'node:path';
 import { openEmbeddedStores } from './index.js';
 import { logLine, sampleExecution } from './test-fixtures.js';
 
-const EXECUTIONS = 2000;
+const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 2000);
 const UPDATES_PER_EXECUTION = 4;
 const LOG_LINES = 100_000;
 
@@ -43,6 +43,10 @@ async function main(): Promise<void> {
     }
     await stores.logs.flush();
     console.log(`log lines: ${rate(LOG_LINES, start)}`);
+
+    start = process.hrtime.bigint();
+    const found = await stores.executions.search({ namespace: 'company', state: ['SUCCESS'], limit: 25 });
+    console.log(`execution search (${found.total} matches, first 25): ${(Number(process.hrtime.bigint() - start) / 1e6).toFixed(1)} ms`);
 
     start = process.hrtime.bigint();
     const page = await stores.logs.search({ q: 'item', limit: 50 });

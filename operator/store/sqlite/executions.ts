@@ -16,7 +16,7 @@ function toCommand(row: CommandRow): PendingCommand {
   return { seq: row.seq, executionId: row.execution_id, command: JSON.parse(row.json) as ExecutionCommand, created: row.created };
 }
 
-/** Column values derived from an execution; the whole record is kept as JSON in `body`. */
+/** Summary columns derived from an execution; the whole record is kept as JSON in `body` (execution_bodies). */
 function columns(execution: Execution) {
   return {
     id: execution.id,
@@ -39,17 +39,20 @@ export class SqliteExecutionStore implements ExecutionStore {
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
     this.stmts = {
-      insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, body, resource_version)
-        VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, @body, 1) ON CONFLICT (id) DO NOTHING`),
-      get: db.prepare('SELECT body, resource_version FROM executions WHERE id = ?'),
-      current: db.prepare('SELECT resource_version, labels FROM executions WHERE id = ?'),
+      insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, resource_version)
+        VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, 1) ON CONFLICT (id) DO NOTHING RETURNING seq`),
+      insertBody: db.prepare('INSERT INTO execution_bodies (seq, body) VALUES (?, ?)'),
+      get: db.prepare(`SELECT b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+        WHERE e.id = ?`),
+      current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
-        start_date = @start_date, end_date = @end_date, labels = @labels, body = @body, resource_version = @rv WHERE id = @id`),
-      deleteLabels: db.prepare('DELETE FROM execution_labels WHERE execution_id = ?'),
-      insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (execution_id, key, value) VALUES (?, ?, ?)'),
+        start_date = @start_date, end_date = @end_date, labels = @labels, resource_version = @rv WHERE seq = @seq`),
+      updateBody: db.prepare('UPDATE execution_bodies SET body = ? WHERE seq = ?'),
+      deleteLabels: db.prepare('DELETE FROM execution_labels WHERE seq = ?'),
+      insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (seq, key, value) VALUES (?, ?, ?)'),
       ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
-      active: db.prepare(`SELECT body, resource_version FROM executions
-        WHERE state IN (SELECT value FROM json_each(?)) ORDER BY start_date, rowid`),
+      active: db.prepare(`SELECT b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+        WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
       count: db.prepare(`SELECT count(*) AS n FROM executions
         WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
       addCommand: db.prepare('INSERT INTO commands (execution_id, json, created) VALUES (?, ?, ?) RETURNING seq'),
@@ -61,8 +64,10 @@ export class SqliteExecutionStore implements ExecutionStore {
   async create(execution: Execution): Promise<StoredExecution> {
     const row = columns(execution);
     const inserted = this.db.transaction(() => {
-      if (this.stmts.insert.run(row).changes === 0) return false;
-      this.writeLabels(execution.id, execution.labels);
+      const created = this.stmts.insert.get(row) as { seq: number } | undefined;
+      if (!created) return false;
+      this.stmts.insertBody.run(created.seq, row.body);
+      this.writeLabels(created.seq, execution.labels);
       return true;
     }).immediate();
     if (!inserted) return this.getSync(execution.id)!;
@@ -83,16 +88,17 @@ export class SqliteExecutionStore implements ExecutionStore {
     const row = columns(execution);
     const resourceVersion = expected + 1;
     this.db.transaction(() => {
-      const current = this.stmts.current.get(execution.id) as { resource_version: number; labels: string } | undefined;
+      const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);
       if (current.resource_version !== expected) {
         throw new ConflictError(
           `Execution '${execution.id}' was modified: resourceVersion is ${current.resource_version}, expected ${expected}`);
       }
-      this.stmts.update.run({ ...row, rv: resourceVersion });
+      this.stmts.update.run({ ...row, rv: resourceVersion, seq: current.seq });
+      this.stmts.updateBody.run(row.body, current.seq);
       if (current.labels !== row.labels) {
-        this.stmts.deleteLabels.run(execution.id);
-        this.writeLabels(execution.id, execution.labels);
+        this.stmts.deleteLabels.run(current.seq);
+        this.writeLabels(current.seq, execution.labels);
       }
       for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
     }).immediate();
@@ -100,6 +106,7 @@ export class SqliteExecutionStore implements ExecutionStore {
     return { execution, resourceVersion };
   }
 
+  /** Filters and sorts the compact summary rows, then reads the bodies of the returned page only. */
   async search(query: ExecutionQuery): Promise<Page<Execution>> {
     const params: unknown[] = [];
     const where: string[] = [];
@@ -107,7 +114,7 @@ export class SqliteExecutionStore implements ExecutionStore {
     if (query.flowId) { where.push('flow_id = ?'); params.push(query.flowId); }
     if (query.state?.length) { where.push('state IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(query.state)); }
     for (const [key, value] of Object.entries(query.labels ?? {})) {
-      where.push('id IN (SELECT execution_id FROM execution_labels WHERE key = ? AND value = ?)');
+      where.push('seq IN (SELECT seq FROM execution_labels WHERE key = ? AND value = ?)');
       params.push(key, value);
     }
     if (query.startDate) { where.push('start_date >= ?'); params.push(normalizeDate(query.startDate)); }
@@ -115,7 +122,8 @@ export class SqliteExecutionStore implements ExecutionStore {
     const filter = `FROM executions${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];
-    const sql = `SELECT body ${filter} ORDER BY start_date DESC, rowid DESC ${pageClause(query, pageParams)}`;
+    const sql = `SELECT b.body FROM (SELECT seq, start_date ${filter} ORDER BY start_date DESC, seq DESC
+      ${pageClause(query, pageParams)}) p JOIN execution_bodies b ON b.seq = p.seq ORDER BY p.start_date DESC, p.seq DESC`;
     const rows = this.dynamic.get(sql).all(...pageParams) as { body: string }[];
     return { results: rows.map((r) => JSON.parse(r.body) as Execution), total };
   }
@@ -150,8 +158,8 @@ export class SqliteExecutionStore implements ExecutionStore {
     return this.commands.subscribe(listener);
   }
 
-  private writeLabels(executionId: string, labels: Label[] | undefined): void {
-    for (const label of labels ?? []) this.stmts.insertLabel.run(executionId, label.key, String(label.value));
+  private writeLabels(seq: number, labels: Label[] | undefined): void {
+    for (const label of labels ?? []) this.stmts.insertLabel.run(seq, label.key, String(label.value));
   }
 
   /** Listeners get their own copy of the committed record, parsed once, only when someone listens. */

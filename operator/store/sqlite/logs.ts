@@ -2,7 +2,7 @@
 // Every read flushes the buffer first, so a reader always sees each line appended before it.
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
 import type { LogQuery, LogStore, Page } from '../types.js';
-import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
+import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 
 interface LogRow {
   execution_id: string; namespace: string; flow_id: string; task_id: string | null; task_run_id: string | null;
@@ -19,7 +19,7 @@ function toRow(line: LogLine): LogRow {
   return {
     execution_id: line.executionId, namespace: line.namespace, flow_id: line.flowId,
     task_id: line.taskId ?? null, task_run_id: line.taskRunId ?? null, attempt: line.attemptNumber ?? null,
-    level: levelRank(line.level), ts: line.timestamp, message: line.message,
+    level: levelRank(line.level), ts: normalizeDate(line.timestamp), message: line.message,
   };
 }
 
@@ -39,6 +39,7 @@ const quotedPhrase = (q: string): string => `"${q.replace(/"/g, '""')}"`;
 
 export class SqliteLogStore implements LogStore {
   private buffer: LogRow[] = [];
+  private closed = false;
   private timer: { cancel(): void } | undefined;
   private readonly dynamic: StatementCache;
   private readonly insertBatch: (rows: LogRow[]) => void;
@@ -53,6 +54,10 @@ export class SqliteLogStore implements LogStore {
   }
 
   append(lines: LogLine[]): void {
+    if (this.closed) {
+      console.warn(`log store closed: ${lines.length} line(s) dropped`);
+      return;
+    }
     for (const line of lines) this.buffer.push(toRow(line));
     if (this.buffer.length >= MAX_BUFFER) this.flushSync();
     else if (this.buffer.length > 0) this.schedule();
@@ -103,6 +108,7 @@ export class SqliteLogStore implements LogStore {
   /** Stops the flush timer and writes what is buffered (called by the stores' close). */
   close(): void {
     this.flushSync();
+    this.closed = true;
   }
 
   private runSearch(query: LogQuery, match: string | undefined): Page<LogLine> {

@@ -18,28 +18,35 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX flows_latest ON flows (is_latest, deleted, namespace, id);
 
+  -- Executions: a small summary row for filtering and sorting, and the JSON body in its own table, so that
+  -- searches scan and sort compact rows and read only the bodies of the page they return.
   CREATE TABLE executions (
-    id               TEXT PRIMARY KEY,
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
     namespace        TEXT NOT NULL,
     flow_id          TEXT NOT NULL,
     state            TEXT NOT NULL,
     start_date       TEXT NOT NULL,
     end_date         TEXT,
     labels           TEXT NOT NULL,
-    body             TEXT NOT NULL,
     resource_version INTEGER NOT NULL
   );
-  CREATE INDEX executions_flow ON executions (namespace, flow_id, state);
+  CREATE INDEX executions_flow ON executions (namespace, flow_id, state, start_date);
   CREATE INDEX executions_state ON executions (state, start_date);
   CREATE INDEX executions_start ON executions (start_date);
 
+  CREATE TABLE execution_bodies (
+    seq  INTEGER PRIMARY KEY REFERENCES executions (seq) ON DELETE CASCADE,
+    body TEXT NOT NULL
+  );
+
   CREATE TABLE execution_labels (
-    execution_id TEXT NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
-    key          TEXT NOT NULL,
-    value        TEXT NOT NULL,
-    PRIMARY KEY (execution_id, key, value)
+    seq   INTEGER NOT NULL REFERENCES executions (seq) ON DELETE CASCADE,
+    key   TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (seq, key, value)
   ) WITHOUT ROWID;
-  CREATE INDEX execution_labels_kv ON execution_labels (key, value, execution_id);
+  CREATE INDEX execution_labels_kv ON execution_labels (key, value, seq);
 
   CREATE TABLE commands (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
