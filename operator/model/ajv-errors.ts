@@ -40,18 +40,23 @@ function typeNames(types: unknown): string[] {
   return (Array.isArray(types) ? types : [types]).map((t) => TYPE_NAMES[String(t)] ?? String(t));
 }
 
+/** "a, b or c" */
+const orList = (items: string[]): string =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+
 function typeMessage(e: ErrorObject): string {
   const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
   const names = typeNames(e.params.type === undefined ? parent.type : String(e.params.type).split(','));
   if (parent.format === 'template') {
     const native = typeNames(parent.type).filter((n) => n !== 'a string');
-    return `must be ${native.join(' or ')} or a template expression ({{ ... }}), got ${show(e.data)}`;
+    return `must be ${orList([...native, 'a template expression ({{ ... }})'])}, got ${show(e.data)}`;
   }
-  return `must be ${names.join(' or ')}`;
+  if (parent.format === 'iso-duration') return `must be an ISO 8601 duration (e.g. PT5S), got ${show(e.data)}`;
+  return `must be ${orList(names)}`;
 }
 
-function enumMessage(e: ErrorObject): string {
-  const value = e.data;
+function enumMessage(e: ErrorObject, written: unknown): string {
+  const value = written ?? e.data;
   switch (roleOf(e.parentSchema)?.kind) {
     case 'task-type':
       return typeof value === 'string' && isInternalType(value)
@@ -90,7 +95,7 @@ function ownerType(parentSchema: unknown): string | undefined {
   return role?.kind === 'task-schema' ? role.type : undefined;
 }
 
-const MESSAGES: Record<string, (e: ErrorObject) => string> = {
+const MESSAGES: Record<string, (e: ErrorObject, written: unknown) => string> = {
   type: typeMessage,
   enum: enumMessage,
   pattern: patternMessage,
@@ -105,12 +110,16 @@ const MESSAGES: Record<string, (e: ErrorObject) => string> = {
 /** Keywords whose error only repeats the errors of a sub-schema. */
 const NOISE = new Set(['if', 'then', 'allOf', '$ref']);
 
-export function convertAjvErrors(errors: ErrorObject[] | null | undefined, doc: unknown): LocatedIssue[] {
+/**
+ * Issues of ajv errors on `doc`; `original` (the document as written, before type names were normalized)
+ * is used to quote unknown type names the way the user wrote them.
+ */
+export function convertAjvErrors(errors: ErrorObject[] | null | undefined, doc: unknown, original?: unknown): LocatedIssue[] {
   const out: LocatedIssue[] = [];
   const seen = new Set<string>();
   for (const e of errors ?? []) {
     if (NOISE.has(e.keyword)) continue;
-    const issue = convertOne(e, doc);
+    const issue = convertOne(e, doc, original);
     const key = `${issue.path}\u0000${issue.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -119,7 +128,13 @@ export function convertAjvErrors(errors: ErrorObject[] | null | undefined, doc: 
   return out;
 }
 
-function convertOne(e: ErrorObject, doc: unknown): LocatedIssue {
+function valueAt(doc: unknown, segments: string[]): unknown {
+  let node: unknown = doc;
+  for (const seg of segments) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[seg] : undefined;
+  return node;
+}
+
+function convertOne(e: ErrorObject, doc: unknown, original: unknown): LocatedIssue {
   const segments = pointerSegments(e.instancePath);
   const base = { keyword: e.keyword };
   if (e.keyword === 'required') {
@@ -134,6 +149,7 @@ function convertOne(e: ErrorObject, doc: unknown): LocatedIssue {
     const message = `unknown property \`${prop}\`${owner ? ` for task type ${owner}` : ''}`;
     return { ...base, pointer, path: readablePath([...segments, prop], doc), message };
   }
-  const message = (MESSAGES[e.keyword] ?? ((x: ErrorObject) => x.message ?? 'is invalid'))(e);
+  const written = e.keyword === 'enum' && original !== undefined ? valueAt(original, segments) : undefined;
+  const message = (MESSAGES[e.keyword] ?? ((x: ErrorObject) => x.message ?? 'is invalid'))(e, written);
   return { ...base, pointer: e.instancePath, path: readablePath(segments, doc), message };
 }

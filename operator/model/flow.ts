@@ -51,10 +51,10 @@ function fromDefaultsOnly(issue: LocatedIssue, written: Obj): boolean {
   return issue.keyword === 'additionalProperties' && valueAt(written, issue.pointer) === undefined;
 }
 
-function schemaIssues(written: Obj, checked: Obj): ValidationIssue[] {
+function schemaIssues(original: Obj, written: Obj, checked: Obj): ValidationIssue[] {
   const validate = validator();
   if (validate(checked)) return [];
-  return convertAjvErrors(validate.errors, checked)
+  return convertAjvErrors(validate.errors, checked, original)
     .filter((i) => !fromDefaultsOnly(i, written))
     .map(({ path, message }) => ({ path, message }));
 }
@@ -67,7 +67,7 @@ export function validateFlow(doc: unknown): Flow {
   const flow = normalizeFlowDocument(doc);
   const checked = withDefaults(flow);
   const seen = new Set<string>();
-  const errors = [...schemaIssues(flow, checked), ...semanticIssues(checked)].filter((i) => {
+  const errors = [...schemaIssues(doc, flow, checked), ...semanticIssues(checked)].filter((i) => {
     const key = `${i.path}\u0000${i.message}`;
     return seen.has(key) ? false : (seen.add(key), true);
   });

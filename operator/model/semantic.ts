@@ -109,7 +109,7 @@ function checkInput(input: Input, path: string, out: ValidationIssue[]): void {
     out.push({ path: `${path}.defaults`, message: 'FILE inputs do not support defaults' });
   } else if (!isTemplate(input.defaults)) {
     const r = coerceInputValue(input, input.defaults);
-    if (!r.ok) out.push({ path: `${path}.defaults`, message: `invalid default for a ${input.type} input: ${r.message}` });
+    if (!r.ok) out.push({ path: `${path}.defaults`, message: `invalid default value for type ${input.type}: ${r.message}` });
   }
 }
 

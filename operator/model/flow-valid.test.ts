@@ -1,0 +1,328 @@
+// Valid flows: every task type, triggers, inputs/outputs, Kestra aliases, normalization and defaults.
+import { describe, expect, it } from 'vitest';
+import type { Task } from '../core/types.js';
+import { FlowValidationError } from './errors.js';
+import { parseFlow, validateFlow } from './flow.js';
+import { allTasks } from './traverse.js';
+
+/** Parse a flow made of the given task YAML (indented as list items under `tasks:`), failing with all issues. */
+function flowOf(tasksYaml: string): ReturnType<typeof parseFlow> {
+  const source = `id: f\nnamespace: company.team\ntasks:\n${tasksYaml}`;
+  try {
+    return parseFlow(source);
+  } catch (err) {
+    if (err instanceof FlowValidationError) throw new Error(JSON.stringify(err.errors, null, 1));
+    throw err;
+  }
+}
+
+const TASKS: [string, string][] = [
+  ['Sequential', `
+  - id: seq
+    type: ai.service.plugin.core.flow.Sequential
+    tasks:
+      - { id: a, type: ai.service.plugin.core.log.Log, message: a }
+    errors:
+      - { id: e, type: ai.service.plugin.core.log.Log, message: e }
+    finally:
+      - { id: fin, type: ai.service.plugin.core.log.Log, message: f }`],
+  ['Parallel', `
+  - id: par
+    type: ai.service.plugin.core.flow.Parallel
+    concurrent: 2
+    tasks:
+      - { id: a, type: ai.service.plugin.core.log.Log, message: a }
+      - { id: b, type: ai.service.plugin.core.log.Log, message: b }`],
+  ['Switch', `
+  - id: sw
+    type: ai.service.plugin.core.flow.Switch
+    value: "{{ inputs.kind }}"
+    cases:
+      A:
+        - { id: a, type: ai.service.plugin.core.log.Log, message: a }
+      "1": []
+    defaults:
+      - { id: d, type: ai.service.plugin.core.log.Log, message: d }`],
+  ['If', `
+  - id: if
+    type: ai.service.plugin.core.flow.If
+    condition: "{{ inputs.ok }}"
+    then:
+      - { id: t, type: ai.service.plugin.core.log.Log, message: t }
+    else:
+      - { id: e, type: ai.service.plugin.core.log.Log, message: e }`],
+  ['EachSequential', `
+  - id: each
+    type: ai.service.plugin.core.flow.EachSequential
+    value: ["a", "b", 3]
+    tasks:
+      - { id: a, type: ai.service.plugin.core.log.Log, message: "{{ taskrun.value }}" }`],
+  ['EachParallel', `
+  - id: each
+    type: ai.service.plugin.core.flow.EachParallel
+    value: '["a", "b"]'
+    concurrent: "{{ vars.n }}"
+    tasks:
+      - { id: a, type: ai.service.plugin.core.log.Log, message: "{{ taskrun.value }}" }`],
+  ['ForEachItem', `
+  - id: fe
+    type: ai.service.plugin.core.flow.ForEachItem
+    items: "{{ inputs.file }}"
+    batch: { rows: 4 }
+    namespace: company.team
+    flowId: child
+    revision: 2
+    inputs: { json: "{{ taskrun.items }}" }
+    labels: { a: b }
+    wait: true
+    transmitFailed: true
+    inheritLabels: true`],
+  ['Subflow', `
+  - id: sub
+    type: ai.service.plugin.core.flow.Subflow
+    namespace: company.team
+    flowId: child
+    inputs: { x: 1 }
+    labels: [{ key: a, value: b }]
+    wait: true
+    transmitFailed: true`],
+  ['AllowFailure', `
+  - id: af
+    type: ai.service.plugin.core.flow.AllowFailure
+    tasks:
+      - { id: fail, type: ai.service.plugin.core.execution.Fail }`],
+  ['Fail', `
+  - id: fail
+    type: ai.service.plugin.core.execution.Fail
+    condition: "{{ inputs.x == 1 }}"
+    errorMessage: bad`],
+  ['WorkingDirectory', `
+  - id: wd
+    type: ai.service.plugin.core.flow.WorkingDirectory
+    inputFiles: { a.txt: hello }
+    outputFiles: [a.txt]
+    tasks:
+      - { id: sh, type: ai.service.plugin.scripts.shell.Commands, commands: [cat a.txt] }`],
+  ['Pause', `
+  - id: pause
+    type: ai.service.plugin.core.flow.Pause
+    pauseDuration: PT0.5S
+    behavior: RESUME
+    onResume:
+      - { id: approved, type: BOOLEAN, defaults: true }`],
+  ['DAG', `
+  - id: dag
+    type: ai.service.plugin.core.flow.DAG
+    concurrent: 2
+    tasks:
+      - task: { id: a, type: ai.service.plugin.core.log.Log, message: a }
+      - task: { id: b, type: ai.service.plugin.core.log.Log, message: b }
+        dependsOn: [a]
+      - task: { id: c, type: ai.service.plugin.core.log.Log, message: c }
+        dependsOn: [a, b]`],
+  ['Request', `
+  - id: req
+    type: ai.service.plugin.core.http.Request
+    uri: https://example.com/api
+    method: POST
+    headers: { X-A: b, X-N: 1 }
+    contentType: application/json
+    body: '{"a": 1}'
+    options: { allowFailed: true }
+    allowFailed: "{{ inputs.lenient }}"`],
+  ['Download', `
+  - id: dl
+    type: ai.service.plugin.core.http.Download
+    uri: https://example.com/file.csv`],
+  ['Log', `
+  - id: log
+    type: ai.service.plugin.core.log.Log
+    message: [one, two]
+    level: WARN
+    logLevel: DEBUG
+    timeout: PT1M
+    retry: { type: constant, interval: PT0.25S, maxAttempt: 3, warningOnRetry: true }`],
+  ['Return', `
+  - id: ret
+    type: ai.service.plugin.core.debug.Return
+    format: "{{ execution.id }}"`],
+  ['Labels', `
+  - id: lab
+    type: ai.service.plugin.core.execution.Labels
+    labels: { env: prod }`],
+  ['KV Set/Get/Delete', `
+  - id: set
+    type: ai.service.plugin.core.kv.Set
+    key: k
+    value: { a: 1 }
+    namespace: company
+    overwrite: false
+    ttl: P1D
+    kvType: JSON
+  - id: get
+    type: ai.service.plugin.core.kv.Get
+    key: k
+    errorOnMissing: true
+  - id: del
+    type: ai.service.plugin.core.kv.Delete
+    key: k
+    errorOnMissing: "{{ false }}"`],
+  ['TemplatedTask', `
+  - id: tpl
+    type: ai.service.plugin.core.templating.TemplatedTask
+    spec: |
+      type: ai.service.plugin.core.log.Log
+      message: "{{ inputs.x }}"`],
+  ['shell Script (Process runner)', `
+  - id: sh
+    type: ai.service.plugin.scripts.shell.Script
+    taskRunner: { type: ai.service.plugin.core.runner.Process }
+    env: { A: "1", B: 2 }
+    beforeCommands: [echo hi]
+    warningOnStdErr: false
+    script: echo hello`],
+  ['python Script (Docker runner)', `
+  - id: py
+    type: ai.service.plugin.scripts.python.Script
+    containerImage: python:3.12-slim
+    taskRunner:
+      type: ai.service.plugin.scripts.runner.docker.Docker
+      pullPolicy: IF_NOT_PRESENT
+    inputFiles: { main.py: "print(1)" }
+    outputFiles: ["*.csv"]
+    script: print("hi")`],
+  ['python Commands', `
+  - id: py
+    type: ai.service.plugin.scripts.python.Commands
+    interpreter: [/bin/sh, -c]
+    namespaceFiles: { enabled: true }
+    commands: [python main.py]
+    failFast: true`],
+];
+
+describe('valid flows', () => {
+  it.each(TASKS)('%s', (_name, yaml) => {
+    const flow = flowOf(yaml);
+    expect(flow.tasks.length).toBeGreaterThan(0);
+  });
+
+  it('accepts the whole flow feature set and keeps it as written', () => {
+    const flow = parseFlow(`
+id: full-flow_1.x
+namespace: company.team.sub
+description: "# Title"
+labels: { env: prod, version: 2 }
+revision: 3
+disabled: false
+variables: { greeting: hello, nested: { a: [1, 2] } }
+inputs:
+  - { id: name, type: STRING, defaults: world, validator: "[a-z]+" }
+  - { id: count, type: INT, required: false, min: 1, max: 10, defaults: 3 }
+  - { id: when, type: DATETIME, required: false, min: "2020-01-01T00:00:00Z" }
+  - { id: kind, type: ENUM, values: [A, B], defaults: A }
+  - { id: list, type: ARRAY, itemType: INT, defaults: [1, 2] }
+  - { id: file, type: FILE, required: false }
+  - { id: cfg.nested, type: JSON, defaults: '{"a": 1}' }
+  - { id: wait, type: DURATION, min: PT1S, defaults: PT5S }
+  - { id: templ, type: INT, defaults: "{{ 1 + 1 }}" }
+outputs:
+  - { id: out, type: STRING, value: "{{ outputs.hello.value }}" }
+tasks:
+  - id: hello
+    type: io.kestra.plugin.core.debug.Return
+    format: "{{ vars.greeting }} {{ inputs.name }}"
+errors:
+  - { id: onError, type: io.kestra.plugin.core.log.Log, message: failed }
+finally:
+  - { id: always, type: io.kestra.plugin.core.log.Log, message: done }
+triggers:
+  - id: schedule
+    type: io.kestra.plugin.core.trigger.Schedule
+    cron: "*/5 * * * *"
+    timezone: Europe/Paris
+    recoverMissedSchedules: NONE
+    backfill: { start: "2024-01-01T00:00:00Z" }
+    conditions:
+      - { type: io.kestra.plugin.core.condition.DayWeekCondition, dayOfWeek: MONDAY, date: "{{ trigger.date }}" }
+  - id: upstream
+    type: io.kestra.plugin.core.trigger.Flow
+    inputs: { name: "{{ trigger.outputs.x }}" }
+    conditions:
+      - { type: io.kestra.plugin.core.condition.ExecutionStatusCondition, in: [SUCCESS] }
+      - { type: io.kestra.plugin.core.condition.ExecutionFlowCondition, namespace: a, flowId: b }
+  - { id: hook, type: io.kestra.plugin.core.trigger.Webhook, key: 4wjtkzwVGBM9yKnjm3yv8r }
+  - { id: poll, type: io.kestra.plugin.jdbc.postgresql.Trigger, interval: PT1M, sql: select 1 }
+pluginDefaults:
+  - type: io.kestra.plugin.core.log.Log
+    values: { level: ERROR }
+retry: { type: exponential, interval: PT1S, maxInterval: PT1M, maxDuration: PT1H, behavior: RETRY_FAILED_TASK }
+concurrency: { limit: 2 }
+`);
+    expect(flow.id).toBe('full-flow_1.x');
+    expect(flow.revision).toBe(3);
+    expect(flow.concurrency).toEqual({ limit: 2, behavior: 'QUEUE' });
+    expect(flow.labels).toEqual({ env: 'prod', version: '2' });
+    expect(flow.tasks[0].type).toBe('ai.service.plugin.core.debug.Return');
+    expect(flow.errors?.[0].type).toBe('ai.service.plugin.core.log.Log');
+    expect(flow.finally?.[0].id).toBe('always');
+    expect(flow.triggers?.map((t) => t.type)).toEqual([
+      'ai.service.plugin.core.trigger.Schedule', 'ai.service.plugin.core.trigger.Flow',
+      'ai.service.plugin.core.trigger.Webhook', 'ai.service.plugin.jdbc.postgresql.Trigger',
+    ]);
+    expect((flow.triggers?.[0].conditions as Task[])[0].type).toBe('ai.service.plugin.core.condition.DayWeekCondition');
+    expect(flow.pluginDefaults?.[0].type).toBe('ai.service.plugin.core.log.Log');
+    expect(flow.inputs?.map((i) => i.id)).toContain('cfg.nested');
+    expect(flow.variables).toEqual({ greeting: 'hello', nested: { a: [1, 2] } });
+    // Plugin defaults are not baked into the returned flow.
+    expect(flow.errors?.[0]).toEqual({ id: 'onError', type: 'ai.service.plugin.core.log.Log', message: 'failed' });
+  });
+
+  it('normalizes nested aliases, task runners and old Kestra names', () => {
+    const flow = flowOf(`
+  - id: wd
+    type: io.kestra.core.tasks.flows.Worker
+    tasks:
+      - id: dag
+        type: io.kestra.plugin.core.flow.Dag
+        tasks:
+          - task:
+              id: sh
+              type: io.kestra.plugin.scripts.shell.Commands
+              taskRunner: { type: io.kestra.plugin.scripts.runner.docker.Docker, containerImage: alpine }
+              commands: [ls]`);
+    expect(allTasks(flow).map((t) => t.type)).toEqual([
+      'ai.service.plugin.core.flow.WorkingDirectory', 'ai.service.plugin.core.flow.DAG',
+      'ai.service.plugin.scripts.shell.Commands',
+    ]);
+    expect((allTasks(flow)[2].taskRunner as Task).type).toBe('ai.service.plugin.scripts.runner.docker.Docker');
+  });
+
+  it('takes required properties from plugin defaults (also by type prefix)', () => {
+    const flow = parseFlow(`
+id: f
+namespace: n
+pluginDefaults:
+  - type: io.kestra.plugin.core.http
+    values: { uri: "https://example.com", unrelated: x }
+tasks:
+  - { id: r, type: io.kestra.plugin.core.http.Request }`);
+    expect(flow.tasks[0]).toEqual({ id: 'r', type: 'ai.service.plugin.core.http.Request' });
+  });
+
+  it('accepts the legacy taskDefaults name', () => {
+    const flow = parseFlow(`
+id: f
+namespace: n
+taskDefaults: [{ type: io.kestra.plugin.core.log.Log, values: { message: hi } }]
+tasks: [{ id: l, type: io.kestra.plugin.core.log.Log }]`);
+    expect(flow.pluginDefaults).toEqual([{ type: 'ai.service.plugin.core.log.Log', values: { message: 'hi' } }]);
+  });
+
+  it('validateFlow takes a parsed object and does not modify it', () => {
+    const doc = { id: 'f', namespace: 'n', concurrency: { limit: 1 }, tasks: [{ id: 'l', type: 'io.kestra.plugin.core.log.Log', message: 'x' }] };
+    const flow = validateFlow(doc);
+    expect(flow.tasks[0].type).toBe('ai.service.plugin.core.log.Log');
+    expect(doc.tasks[0].type).toBe('io.kestra.plugin.core.log.Log');
+    expect(doc.concurrency).toEqual({ limit: 1 });
+  });
+});
