@@ -97,12 +97,7 @@ async function prepareDirs(ctx: RunContext): Promise<ScriptVars> {
 export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) => Promise<ScriptPlan>): Promise<TaskResult> {
   checkTaskRunner(ctx);
   const vars = await prepareDirs(ctx);
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    ...renderStringMap(ctx, ctx.task.env, vars),
-    WORKING_DIR: vars.workingDir,
-    OUTPUT_DIR: vars.outputDir,
-  };
+  const userEnv = renderStringMap(ctx, ctx.task.env, vars);
   await writeInputFiles(ctx, vars.workingDir, renderInputFiles(ctx, vars));
   const plan = await build(vars);
   const planFiles = Object.keys(plan.files ?? {}).map((name) => safeJoin(vars.workingDir, name));
@@ -115,7 +110,10 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
     const outcome = await runProcess({
       command: [...interpreter, script],
       cwd: vars.workingDir,
-      env: { ...env, ...plan.env },
+      env: {
+        ...(process.env as Record<string, string>), ...plan.env, ...userEnv,
+        WORKING_DIR: vars.workingDir, OUTPUT_DIR: vars.outputDir,
+      },
       signal: ctx.signal,
       onStdout: lineHandler(ctx, state, 'stdout'),
       onStderr: lineHandler(ctx, state, 'stderr'),
@@ -132,15 +130,17 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
 async function finish(ctx: RunContext, vars: ScriptVars, state: LineState, exitCode: number): Promise<TaskResult> {
   const patterns = renderStringList(ctx, ctx.task.outputFiles, vars);
   const outputFiles = await collectOutputFiles(ctx, vars.workingDir, patterns, vars.outputDir);
+  await rm(vars.outputDir, { recursive: true, force: true });
   const outputs: Record<string, unknown> = { exitCode, vars: state.vars };
   if (patterns.length > 0 || Object.keys(outputFiles).length > 0) outputs.outputFiles = outputFiles;
-  const metrics = state.metrics.length ? state.metrics : undefined;
+  const result: TaskResult = { state: 'SUCCESS', outputs };
+  if (state.metrics.length) result.metrics = state.metrics;
   if (exitCode !== 0) {
     const error = `Command failed with exit code ${exitCode}`;
     ctx.logger.error(error);
-    return { state: 'FAILED', error, outputs, metrics };
+    return { ...result, state: 'FAILED', error };
   }
-  const warnOnStderr = renderBool(ctx, ctx.task.warningOnStdErr, false);
-  const stateName = warnOnStderr && state.stderrLines > 0 ? 'WARNING' : 'SUCCESS';
-  return { state: stateName, outputs, metrics };
+  // Kestra >= 0.23: stderr output alone no longer makes a WARNING; `warningOnStdErr: true` still asks for it here.
+  if (renderBool(ctx, ctx.task.warningOnStdErr, false) && state.stderrLines > 0) result.state = 'WARNING';
+  return result;
 }

@@ -1,7 +1,7 @@
 // scripts.python.Script (inline script written to a .py file, run with python3) and scripts.python.Commands
 // (shell commands that call python3). A minimal `kestra` module (Kestra.outputs/counter/timer/logger) is put
 // on PYTHONPATH so Kestra scripts that import it work without the pip package.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunContext, TaskResult } from '../types.js';
@@ -13,10 +13,19 @@ import { KESTRA_PY } from './kestra-py.js';
 async function withKestraModule(plan: ScriptPlan): Promise<ScriptPlan> {
   const dir = await mkdtemp(join(tmpdir(), 'kestra-py-'));
   await writeFile(join(dir, 'kestra.py'), KESTRA_PY);
+  // `python` falls back to python3 where only python3 exists (appended to PATH: an existing `python` wins).
+  await mkdir(join(dir, 'bin'));
+  await writeFile(join(dir, 'bin', 'python'), '#!/bin/sh\nexec python3 "$@"\n', { mode: 0o755 });
   const existing = process.env.PYTHONPATH;
+  const path = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   return {
     ...plan,
-    env: { ...plan.env, PYTHONPATH: existing ? `${existing}:${dir}` : dir, PYTHONUNBUFFERED: '1' },
+    env: {
+      ...plan.env,
+      PYTHONPATH: existing ? `${existing}:${dir}` : dir,
+      PYTHONUNBUFFERED: '1',
+      PATH: `${path}:${join(dir, 'bin')}`,
+    },
     cleanup: async () => {
       await plan.cleanup?.();
       await rm(dir, { recursive: true, force: true });

@@ -96,6 +96,15 @@ describe('scripts.shell.Commands', () => {
     expect(t.messages()).toEqual(['token=******', '******']);
   });
 
+  it('masks a secret read while rendering env', async () => {
+    t = makeTestContext({
+      task: { id: 'sh', type: shellCommandsPlugin.type, env: { TOKEN: "{{ secret('API_TOKEN') }}" }, commands: ['echo "t=$TOKEN"'] },
+      secretValues: { API_TOKEN: 'abc123xyz' },
+    });
+    expect((await shellCommandsPlugin.run(t.ctx)).state).toBe('SUCCESS');
+    expect(t.messages('INFO')).toEqual(['t=******']);
+  });
+
   it('writes inputFiles (subdirectories, storage URIs) and uploads outputFiles globs and outputDir files', async () => {
     const c = commands({ commands: [] });
     const uri = await c.stores.storage.put('company/team/in.csv', Buffer.from('x,y\n'));
