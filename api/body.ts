@@ -79,6 +79,16 @@ async function deleteAll(storage: InternalStorage, files: StoredFile[]): Promise
   await Promise.all(files.map((f) => storage.delete(f.uri).catch(() => false)));
 }
 
+/** A storage rejection of a client-chosen name is a 400 (its `status`); anything else is a logged 500. */
+function storeFailure(field: string, err: unknown): HttpError {
+  const status = (err as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new HttpError(400, `Invalid file '${field}': ${(err as Error).message}`, [{ path: field, message: 'invalid file name' }]);
+  }
+  console.error(`[api] storing the uploaded file '${field}' failed:`, err);
+  return new HttpError(500, `Could not store file '${field}'`);
+}
+
 /** Parses multipart/form-data; on any failure the files already stored are deleted before throwing. */
 export async function readMultipart(ctx: Context, opts: MultipartOptions): Promise<MultipartResult> {
   const maxFile = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
@@ -105,7 +115,7 @@ export async function readMultipart(ctx: Context, opts: MultipartOptions): Promi
     stream.on('limit', () => fail(new HttpError(413, `File '${field}' exceeds the limit of ${maxFile} bytes`)));
     pending.push(opts.storage.put(path, stream).then(
       (uri) => { result.files.push({ field, filename, uri }); },
-      (err) => { stream.resume(); fail(new HttpError(500, `Could not store file '${field}': ${(err as Error).message}`)); },
+      (err) => { stream.resume(); fail(storeFailure(field, err)); },
     ));
   });
   bb.on('filesLimit', () => fail(new HttpError(413, 'Too many files')));

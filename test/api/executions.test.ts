@@ -99,6 +99,16 @@ describe('create an execution', () => {
     expect(leftovers).toEqual([]);
   });
 
+  it('answers 400, not 500, for an upload whose file name storage refuses', async () => {
+    const before = await total();
+    const form = new FormData();
+    form.append('name', 'n');
+    form.append('doc', new Blob(['x']), '%2e%2e');
+    const res = await call(`${base()}/${NS}/inputs`, { method: 'POST', body: form });
+    expect(res.status).toBe(400);
+    expect(await total()).toBe(before);
+  });
+
   it('rejects a JSON body that is not an object, and malformed JSON, with 400', async () => {
     expect((await call(`${base()}/${NS}/inputs`, jsonInit('POST', [1, 2]))).status).toBe(400);
     const bad = await call(`${base()}/${NS}/inputs`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":' });
