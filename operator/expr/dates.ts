@@ -111,16 +111,33 @@ const FIELDS: Record<string, Field> = {
   Z: (dt, c) => offset(dt, 'Z'.repeat(c)),
 };
 
+/** Reads a quoted literal starting at `start` (`''` is a quote); returns the text and the next index. */
+function quoted(pattern: string, start: number): [string, number] {
+  if (pattern[start + 1] === "'") return ["'", start + 2];
+  let out = '';
+  let i = start + 1;
+  while (i < pattern.length) {
+    if (pattern[i] === "'" && pattern[i + 1] === "'") {
+      out += "'";
+      i += 2;
+    } else if (pattern[i] === "'") {
+      return [out, i + 1];
+    } else {
+      out += pattern[i++];
+    }
+  }
+  return [out, i];
+}
+
 /** Formats with a Java DateTimeFormatter pattern (letters, quoted literals, optional sections). */
 export function formatJava(dt: DateTime, pattern: string): string {
   let out = '';
   for (let i = 0; i < pattern.length;) {
     const ch = pattern[i];
     if (ch === "'") {
-      const end = pattern.indexOf("'", i + 1);
-      if (end === i + 1) out += "'";
-      else out += pattern.slice(i + 1, end === -1 ? undefined : end).replace(/''/g, "'");
-      i = end === -1 ? pattern.length : end + 1;
+      const [literal, next] = quoted(pattern, i);
+      out += literal;
+      i = next;
       continue;
     }
     if (/[A-Za-z]/.test(ch)) {

@@ -30,10 +30,6 @@ export interface Registry {
 
 type BinaryOp = (a: unknown, b: unknown) => unknown;
 
-function bothIntegers(a: number, b: number): boolean {
-  return Number.isInteger(a) && Number.isInteger(b);
-}
-
 const ARITHMETIC: Record<string, BinaryOp> = {
   Add: (a, b) => (typeof a === 'string' || typeof b === 'string' ? stringify(a) + stringify(b) : num(a) + num(b)),
   Sub: (a, b) => num(a) - num(b),
@@ -41,7 +37,7 @@ const ARITHMETIC: Record<string, BinaryOp> = {
   Div: (a, b) => {
     const [x, y] = [num(a), num(b)];
     if (y === 0) throw new ExpressionError('Division by zero');
-    return bothIntegers(x, y) ? Math.trunc(x / y) : x / y;
+    return x / y;
   },
   FloorDiv: (a, b) => Math.floor(num(a) / num(b)),
   Mod: (a, b) => num(a) % num(b),

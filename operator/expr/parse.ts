@@ -52,6 +52,8 @@ function patchTokenizer(tok: any): void {
   tok._extractUntil = (chars: string) => extractUntil(chars && chars.includes('|') ? `${chars}?` : chars);
 }
 
+const NAME_TOKENS = new Set([lexer.TOKEN_SYMBOL, lexer.TOKEN_NONE, lexer.TOKEN_BOOLEAN, lexer.TOKEN_INT]);
+
 class PebbleParser extends Parser {
   constructor(tokens: unknown) {
     super(tokens);
@@ -82,6 +84,28 @@ class PebbleParser extends Parser {
         return node;
       }
     }
+  }
+
+  /** Calls, `[key]` and `.name` lookups; after a dot, `null`/`none`/`true`/`false`/digits are names too. */
+  parsePostfix(start: Node): Node {
+    let node = start;
+    for (let tok = this.peekToken(); tok; tok = this.peekToken()) {
+      if (tok.type === lexer.TOKEN_LEFT_PAREN) {
+        node = custom('FunCall', tok, { name: node, args: this.parseSignature() });
+      } else if (tok.type === lexer.TOKEN_LEFT_BRACKET) {
+        const lookup: Node = this.parseAggregate();
+        if (lookup.children.length !== 1) this.fail('invalid index', tok.lineno, tok.colno);
+        node = custom('LookupVal', tok, { target: node, val: lookup.children[0] });
+      } else if (tok.type === lexer.TOKEN_OPERATOR && tok.value === '.') {
+        this.nextToken();
+        const val = this.nextToken();
+        if (!val || !NAME_TOKENS.has(val.type)) this.fail(`expected name after '.', got ${val?.value}`, tok.lineno, tok.colno);
+        node = custom('LookupVal', tok, { target: node, val: custom('Literal', val, { value: String(val.value) }) });
+      } else {
+        return node;
+      }
+    }
+    return node;
   }
 
   /** Unary minus/plus, then any mix of `| filter` and `?? x` / `??? x`, left to right. */
@@ -180,7 +204,9 @@ export function parseTemplate(src: string): ParsedTemplate {
   return parsed;
 }
 
-/** True when a string may hold an expression or tag; plain strings skip the parser entirely. */
+/** True when a string may hold an expression, tag or comment; plain strings skip the parser entirely. */
 export function hasTemplate(value: string): boolean {
-  return value.includes('{{') || value.includes('{%');
+  if (value.includes('{{') || value.includes('{%')) return true;
+  const comment = value.indexOf('{#');
+  return comment >= 0 && value.indexOf('#}', comment + 2) > 0;
 }

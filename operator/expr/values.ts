@@ -54,7 +54,7 @@ export function memberLookup(target: unknown, key: unknown, path: string): unkno
     return hit.found ? toValue(hit.value) : UNDEF;
   }
   if (target === null || target === undefined) return UNDEF;
-  throw new ExpressionError(`Cannot read \`${String(key)}\` of a ${typeName(target)} at \`${path}\``);
+  throw new ExpressionError(`Cannot read \`${String(key)}\` of a value of type ${typeName(target)} at \`${path}\``);
 }
 
 /** Host values other than data never enter the template's value space. */

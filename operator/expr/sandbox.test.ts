@@ -1,0 +1,79 @@
+// Sandbox tables: known template-injection escapes must fail with ExpressionError and never reach
+// the host (process, Function, prototypes), and no escape may pollute Object.prototype.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExpressionError, createRenderer } from './index.js';
+
+const r = createRenderer();
+const vars = {
+  inputs: { name: 'World', list: [1, 2], map: { a: 1 } },
+  vars: { selfRef: '{{ render(vars.selfRef) }}' },
+  hostFn: () => 'called',
+  hostDate: new Date('2024-01-01T00:00:00Z'),
+  hostMap: new Map([['a', 1]]),
+};
+
+afterEach(() => {
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+});
+
+describe('sandbox escapes', () => {
+  it.each([
+    ['{{ range.constructor("return process")() }}'],
+    ["{{ ''.constructor.constructor('return process')() }}"],
+    ["{{ ''.constructor }}"],
+    ['{{ [].constructor }}'],
+    ['{{ {}.__proto__ }}'],
+    ['{{ cycler.constructor }}'],
+    ['{{ joiner.__proto__ }}'],
+    ['{{ joiner() }}'],
+    ["{{ inputs['con' ~ 'structor'] }}"],
+    ["{{ inputs['__proto__'] }}"],
+    ['{{ inputs.map.constructor.prototype }}'],
+    ['{{ inputs.list.prototype }}'],
+    ['{{ inputs.name.toUpperCase() }}'],
+    ['{{ inputs.name.toUpperCase }}'],
+    ['{{ inputs.list.map }}'],
+    ['{{ (inputs.name | upper).constructor }}'],
+    ["{{ (inputs.name | upper)['constructor'] }}"],
+    ['{{ process.env }}'],
+    ['{{ global }}'],
+    ['{{ globalThis }}'],
+    ["{{ require('fs') }}"],
+    ["{{ eval('1+1') }}"],
+    ["{{ Function('return process')() }}"],
+    ['{{ caller() }}'],
+    ['{% set x = inputs.constructor %}{{ x }}'],
+    ["{% set c = 'constructor' %}{{ inputs[c] }}"],
+    ['{% macro m() %}x{% endmacro %}{{ m() }}'],
+    ['{% call m() %}x{% endcall %}'],
+    ["{% include 'other' %}"],
+    ["{% extends 'base' %}"],
+    ["{% import 'x' as y %}"],
+    ["{% from 'x' import y %}"],
+    ['{{ r/abc/ }}'],
+    ['{{ hostFn }}'],
+    ['{{ hostFn() }}'],
+    ['{{ hostDate.getTime }}'],
+    ['{{ hostMap.a }}'],
+    ['{{ { "__proto__": { "polluted": 1 } } }}'],
+    ["{% set m = { 'constructor': 1 } %}{{ m }}"],
+    ['{{ {"a": 1} | merge(fromJson(\'{"__proto__": {"polluted": 1}}\')) }}'],
+    ['{{ render(vars.selfRef) }}'],
+    ['{{ range(0, 100000000) }}'],
+  ])('%s is rejected', (template) => {
+    expect(() => r.render(template, vars)).toThrow(ExpressionError);
+  });
+
+  it('parsed JSON with a __proto__ key exposes no prototype', () => {
+    const out = r.render('{{ fromJson(\'{"__proto__": {"polluted": 1}}\').polluted ?? "safe" }}', vars);
+    expect(out).toBe('safe');
+  });
+
+  it('allowed member access is limited to data: own keys and length', () => {
+    expect(r.render('{{ inputs.name.length }} {{ inputs.list.length }} {{ inputs.map.a }}', vars)).toBe('5 2 1');
+  });
+
+  it('host values are opaque: a Date prints as ISO but cannot be traversed', () => {
+    expect(r.render('{{ hostDate }}', vars)).toBe('2024-01-01T00:00:00.000Z');
+  });
+});
