@@ -7,6 +7,16 @@ import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
 import { childrenOf, createRun, log, variablesFor } from './runs.js';
 import { transition } from './state.js';
+import { coerceInputValue } from '../model/index.js';
+import type { Input } from './types.js';
+
+/** Flow outputs are converted to their declared type (an INT output rendered as "42" becomes 42). */
+function typedOutput(id: string, type: string, value: unknown): unknown {
+  if (value === null || value === undefined || type === 'STRING' || type === 'FILE' || type === 'SECRET') return value;
+  const r = coerceInputValue({ id, type } as Input, value);
+  if (!r.ok) throw new Error(`output '${id}': ${r.error}`);
+  return r.value;
+}
 
 export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final } {
   const runs = childrenOf(ctx, undefined);
@@ -24,7 +34,7 @@ export function finishRoot(ctx: StepContext, final: Final): void {
     try {
       const vars = variablesFor(ctx, undefined);
       const outputs: Record<string, unknown> = {};
-      for (const o of flow.outputs) outputs[o.id] = deps.renderer.renderTyped(o.value, vars);
+      for (const o of flow.outputs) outputs[o.id] = typedOutput(o.id, o.type, deps.renderer.renderTyped(o.value, vars));
       exec.outputs = outputs;
     } catch (err) {
       exec.error = `Failed to render flow outputs: ${(err as Error).message}`;
