@@ -1,0 +1,52 @@
+// Tests of plugin defaults: non-forced vs forced, deep merge of maps, prefix matching, aliases.
+import { describe, expect, it } from 'vitest';
+import type { PluginDefault, Task } from '../core/types.js';
+import { applyPluginDefaults } from './plugin-defaults.js';
+
+const LOG = 'ai.service.plugin.core.log.Log';
+const REQ = 'ai.service.plugin.core.http.Request';
+
+describe('applyPluginDefaults', () => {
+  it.each<[string, Task, PluginDefault[] | undefined, Task]>([
+    ['no defaults', { id: 'a', type: LOG, message: 'm' }, undefined, { id: 'a', type: LOG, message: 'm' }],
+    ['fills missing values', { id: 'a', type: LOG, message: 'm' }, [{ type: LOG, values: { level: 'WARN' } }],
+      { id: 'a', type: LOG, message: 'm', level: 'WARN' }],
+    ['task values win when not forced', { id: 'a', type: LOG, message: 'm', level: 'INFO' },
+      [{ type: LOG, values: { level: 'WARN', message: 'default' } }], { id: 'a', type: LOG, message: 'm', level: 'INFO' }],
+    ['forced defaults win', { id: 'a', type: LOG, message: 'm', level: 'INFO' }, [{ type: LOG, values: { level: 'ERROR' }, forced: true }],
+      { id: 'a', type: LOG, message: 'm', level: 'ERROR' }],
+    ['other types untouched', { id: 'a', type: LOG, message: 'm' }, [{ type: REQ, values: { uri: 'x' } }], { id: 'a', type: LOG, message: 'm' }],
+    ['maps merged deeply (task wins)', { id: 'r', type: REQ, uri: 'u', headers: { A: '1' }, options: { x: { y: 1 } } },
+      [{ type: REQ, values: { headers: { A: '0', B: '2' }, options: { x: { z: 2 } } } }],
+      { id: 'r', type: REQ, uri: 'u', headers: { A: '1', B: '2' }, options: { x: { y: 1, z: 2 } } }],
+    ['maps merged deeply (forced wins)', { id: 'r', type: REQ, uri: 'u', headers: { A: '1', C: '3' } },
+      [{ type: REQ, values: { headers: { A: '0', B: '2' } }, forced: true }],
+      { id: 'r', type: REQ, uri: 'u', headers: { A: '0', B: '2', C: '3' } }],
+    ['lists are replaced, not merged', { id: 'a', type: LOG, message: ['x'] }, [{ type: LOG, values: { message: ['y', 'z'] } }],
+      { id: 'a', type: LOG, message: ['x'] }],
+    ['type prefix matches a package', { id: 'r', type: REQ }, [{ type: 'ai.service.plugin.core.http', values: { uri: 'u' } }],
+      { id: 'r', type: REQ, uri: 'u' }],
+    ['prefix only at a segment boundary', { id: 'r', type: REQ }, [{ type: 'ai.service.plugin.core.ht', values: { uri: 'u' } }],
+      { id: 'r', type: REQ }],
+    ['Kestra alias in the default type', { id: 'a', type: LOG, message: 'm' }, [{ type: 'io.kestra.plugin.core.log.Log', values: { level: 'DEBUG' } }],
+      { id: 'a', type: LOG, message: 'm', level: 'DEBUG' }],
+    ['exact type beats prefix', { id: 'r', type: REQ },
+      [{ type: REQ, values: { method: 'PUT' } }, { type: 'ai.service.plugin.core', values: { method: 'GET', uri: 'u' } }],
+      { id: 'r', type: REQ, method: 'PUT', uri: 'u' }],
+    ['later default of same specificity wins', { id: 'a', type: LOG, message: 'm' },
+      [{ type: LOG, values: { level: 'WARN' } }, { type: LOG, values: { level: 'ERROR' } }], { id: 'a', type: LOG, message: 'm', level: 'ERROR' }],
+    ['id and type always from the task', { id: 'a', type: LOG, message: 'm' }, [{ type: LOG, values: { id: 'zz', type: 'x' }, forced: true }],
+      { id: 'a', type: LOG, message: 'm' }],
+  ])('%s', (_name, task, defaults, expected) => {
+    const before = structuredClone(task);
+    expect(applyPluginDefaults(task, defaults)).toEqual(expected);
+    expect(task).toEqual(before);
+  });
+
+  it('does not share default values between tasks', () => {
+    const defaults: PluginDefault[] = [{ type: REQ, values: { headers: { A: '1' } } }];
+    const a = applyPluginDefaults({ id: 'a', type: REQ }, defaults);
+    (a.headers as Record<string, string>).A = 'changed';
+    expect(applyPluginDefaults({ id: 'b', type: REQ }, defaults).headers).toEqual({ A: '1' });
+  });
+});
