@@ -8,6 +8,7 @@ describe('runnable registry', () => {
       'core.debug.Return', 'core.execution.Labels', 'core.http.Download', 'core.http.Request', 'core.kv.Delete',
       'core.kv.Get', 'core.kv.Set', 'core.log.Log', 'core.templating.TemplatedTask', 'scripts.python.Commands',
       'scripts.python.Script', 'scripts.shell.Commands', 'scripts.shell.Script',
+      ...['node', 'ruby', 'r', 'julia', 'powershell'].flatMap((l) => [`scripts.${l}.Script`, `scripts.${l}.Commands`]),
     ].map((s) => 'ai.service.plugin.' + s).sort());
     for (const type of runnableTypes) expect(getRunnable(type)?.type).toBe(type);
   });

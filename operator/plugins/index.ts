@@ -6,6 +6,7 @@ import { kvDeletePlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { labelsPlugin } from './labels.js';
 import { logPlugin } from './log.js';
 import { returnPlugin } from './return.js';
+import { languagePlugins } from './scripts/languages.js';
 import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
 import { makeTemplatedPlugin } from './templated.js';
@@ -20,6 +21,7 @@ function register(p: RunnablePlugin): void {
 [
   logPlugin, returnPlugin, labelsPlugin, kvSetPlugin, kvGetPlugin, kvDeletePlugin, httpRequestPlugin,
   httpDownloadPlugin, shellScriptPlugin, shellCommandsPlugin, pythonScriptPlugin, pythonCommandsPlugin,
+  ...languagePlugins,
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
 

@@ -1,0 +1,84 @@
+// Script tasks of the other languages of the contract (Node.js, Ruby, R, Julia, PowerShell): the script is written
+// to a file run by the language's interpreter; Commands run in the shell. Node gets a minimal `@kestra-io/libs`.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunContext, RunnablePlugin, TaskResult } from '../types.js';
+import { withTask } from '../templated.js';
+import { plugin, requireString } from '../util.js';
+import { runScriptTask, type ScriptPlan } from './exec.js';
+import { renderCommands, scriptFileName } from './shell.js';
+
+interface Language {
+  family: string;
+  extension: string;
+  /** Command line running the script file. */
+  run(file: string): string;
+  /** Default interpreter of Commands when the task sets none. */
+  commandsInterpreter?: string[];
+  prepare?(plan: ScriptPlan): Promise<ScriptPlan>;
+}
+
+const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+const NODE_LIB = `function send(payload) { console.log('::' + JSON.stringify(payload) + '::'); }
+module.exports = {
+  outputs: (outputs) => send({ outputs }),
+  counter: (name, value, tags) => send({ metrics: [{ name, type: 'counter', value, tags: tags || {} }] }),
+  timer: (name, duration, tags) => send({ metrics: [{ name, type: 'timer', value: duration, tags: tags || {} }] }),
+  logger: () => Object.fromEntries(['trace', 'debug', 'info', 'warn', 'error'].map((l) =>
+    [l, (...m) => send({ logs: [{ level: l.toUpperCase(), message: m.join(' ') }] })])),
+};
+module.exports.default = module.exports;
+`;
+
+/** Puts a minimal `@kestra-io/libs` on NODE_PATH (used by `require`) for Node script tasks. */
+async function withNodeLib(plan: ScriptPlan): Promise<ScriptPlan> {
+  const dir = await mkdtemp(join(tmpdir(), 'kestra-node-'));
+  const lib = join(dir, '@kestra-io', 'libs');
+  await mkdir(lib, { recursive: true });
+  await writeFile(join(lib, 'index.js'), NODE_LIB);
+  const existing = process.env.NODE_PATH;
+  return {
+    ...plan,
+    env: { ...plan.env, NODE_PATH: existing ? `${existing}:${dir}` : dir },
+    cleanup: async () => {
+      await plan.cleanup?.();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LANGUAGES: Language[] = [
+  { family: 'node', extension: 'js', run: (f) => `${quote(process.execPath)} ${f}`, prepare: withNodeLib },
+  { family: 'ruby', extension: 'rb', run: (f) => `ruby ${f}` },
+  { family: 'r', extension: 'R', run: (f) => `Rscript ${f}` },
+  { family: 'julia', extension: 'jl', run: (f) => `julia ${f}` },
+  {
+    family: 'powershell', extension: 'ps1', run: (f) => `pwsh -NoProfile -NonInteractive -File ${f}`,
+    commandsInterpreter: ['pwsh', '-NoProfile', '-NonInteractive', '-Command'],
+  },
+];
+
+function scriptPlugin(lang: Language): RunnablePlugin {
+  return plugin(`scripts.${lang.family}.Script`, (ctx: RunContext): Promise<TaskResult> =>
+    runScriptTask(ctx, async (vars) => {
+      const name = scriptFileName(ctx, lang.extension);
+      const plan: ScriptPlan = { commands: [lang.run(name)], files: { [name]: requireString(ctx, 'script', vars) } };
+      return lang.prepare ? lang.prepare(plan) : plan;
+    }));
+}
+
+function commandsPlugin(lang: Language): RunnablePlugin {
+  return plugin(`scripts.${lang.family}.Commands`, (ctx: RunContext): Promise<TaskResult> => {
+    const task = ctx.task.interpreter === undefined && lang.commandsInterpreter
+      ? { ...ctx.task, interpreter: lang.commandsInterpreter } : ctx.task;
+    const local = task === ctx.task ? ctx : withTask(ctx, task);
+    return runScriptTask(local, async (vars) => {
+      const plan: ScriptPlan = { commands: renderCommands(local, vars) };
+      return lang.prepare ? lang.prepare(plan) : plan;
+    });
+  });
+}
+
+export const languagePlugins: RunnablePlugin[] = LANGUAGES.flatMap((l) => [scriptPlugin(l), commandsPlugin(l)]);
