@@ -24,6 +24,11 @@ function assertYaml(source: string): void {
   for (const doc of parseAllDocuments(source)) {
     const err = 'errors' in doc ? doc.errors[0] : undefined;
     if (err) throw badRequest(`Malformed YAML: ${err.message}`, 'body');
+    try {
+      doc.toJS(); // alias bombs and the like throw here
+    } catch (e) {
+      throw badRequest(`Malformed YAML: ${(e as Error).message}`, 'body');
+    }
   }
 }
 

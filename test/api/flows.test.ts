@@ -67,6 +67,19 @@ describe('flow validation errors', () => {
   });
 });
 
+describe('hostile YAML', () => {
+  it('answers 400 (not 500) for an alias bomb, and validate reports it', async () => {
+    const rows = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (const [n, p] of [['b', 'a'], ['c', 'b'], ['d', 'c'], ['e', 'd'], ['f', 'e']]) rows.push(`${n}: &${n} [${Array(9).fill(`*${p}`).join(',')}]`);
+    const bomb = `${rows.join('\n')}\nid: x\nnamespace: y\ntasks: []\n`;
+    const res = await call(flows(), yamlInit('POST', bomb));
+    expect(res.status).toBe(400);
+    const v = await call(`${flows()}/validate`, yamlInit('POST', bomb));
+    expect(v.status).toBe(200);
+    expect(v.body[0].constraints).toMatch(/alias/i);
+  });
+});
+
 describe('flow update', () => {
   it('updates through PUT and creates a new revision', async () => {
     await createFlow(api, simpleFlow('company.team', 'upd'));
