@@ -78,7 +78,7 @@ function readFileConfig(env: NodeJS.ProcessEnv): FileConfig {
   return JSON.parse(text) as FileConfig;
 }
 
-/** `INFERENCE_MODEL_<ID>=gguf:/path.gguf` | `openai:<baseUrl>[#<served model>]` | `demo`. */
+/** `INFERENCE_MODEL_<ID>=gguf:/path.gguf` | `openai:<baseUrl>[#<served model>]` | `demo` (key: `INFERENCE_MODEL_<ID>_API_KEY`). */
 export function parseModelSpec(spec: string): ModelConfig {
   if (spec === 'demo') return { backend: 'llama-cpp', modelPath: 'demo', chatWrapper: 'general' };
   if (spec.startsWith('gguf:')) return { backend: 'llama-cpp', modelPath: spec.slice(5), chatWrapper: 'auto' };
@@ -107,7 +107,10 @@ function modelRegistry(env: NodeJS.ProcessEnv, file: FileConfig): { models: Reco
   Object.assign(models, file.models ?? {});
   for (const [k, v] of Object.entries(env)) {
     const m = /^INFERENCE_MODEL_([A-Z0-9_]+)$/.exec(k);
-    if (m && v) models[m[1].toLowerCase()] = parseModelSpec(v);
+    if (!m || !v || k.endsWith('_API_KEY')) continue;
+    const mc = parseModelSpec(v);
+    const key = env[`${k}_API_KEY`];
+    models[m[1].toLowerCase()] = mc.backend === 'openai' && key ? { ...mc, apiKey: key } : mc;
   }
   const demo = Object.entries(models).filter(([, c]) => c.backend === 'llama-cpp' && c.modelPath === 'demo').map(([id]) => id);
   return { models, demo };

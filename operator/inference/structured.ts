@@ -68,8 +68,19 @@ function convert(s: S, demo: boolean, root = false): S {
   if (type === 'object') return { ...out, ...objectSchema(s, demo) };
   if (type === 'array') return { ...out, ...arraySchema(s, demo) };
   if (type === 'string') return { ...out, ...stringSchema(s, demo) };
+  if (type === 'integer') return { ...out, ...integerSchema(s) };
   if (!IMMUTABLE.has(type as string)) throw new Unsupported();
   return { ...out, type };
+}
+
+const MAX_ENUM_RANGE = 256;
+
+/** A small bounded integer range becomes an enum: grammars cannot bound numbers, enums they can. */
+function integerSchema(s: S): S {
+  const lo = typeof s.minimum === 'number' ? Math.ceil(s.minimum) : undefined;
+  const hi = typeof s.maximum === 'number' ? Math.floor(s.maximum) : undefined;
+  if (lo === undefined || hi === undefined || hi < lo || hi - lo >= MAX_ENUM_RANGE) return { type: 'integer' };
+  return { enum: Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) };
 }
 
 function objectSchema(s: S, demo: boolean): S {

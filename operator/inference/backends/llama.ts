@@ -92,9 +92,10 @@ export class LlamaCppBackend implements CompletionBackend {
         finishReason: res.stopReason === 'maxTokens' ? 'length' : 'stop',
       };
     } finally {
-      session.dispose({ disposeSequence: false });
-      await seq.clearHistory();
-      this.pool.release(seq);
+      try {
+        session.dispose({ disposeSequence: false });
+        await seq.clearHistory();
+      } finally { this.pool.release(seq); }
     }
   }
 

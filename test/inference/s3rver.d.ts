@@ -1,0 +1,13 @@
+// Minimal typings of s3rver (an S3-protocol server used by the inference tests).
+declare module 's3rver' {
+  import type { AddressInfo } from 'node:net';
+  interface S3rverOptions {
+    address?: string; port?: number; directory: string; silent?: boolean; resetOnClose?: boolean;
+    allowMismatchedSignatures?: boolean; configureBuckets?: { name: string; configs?: unknown[] }[];
+  }
+  export default class S3rver {
+    constructor(options: S3rverOptions);
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+  }
+}
