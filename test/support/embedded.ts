@@ -1,0 +1,68 @@
+// Test support: the whole embedded service in-process (real SQLite stores in a temp dir, controller, Koa API on a
+// random port) with small fetch helpers.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../api/app.js';
+import { startServer } from '../../api/server.js';
+import { startController, type Controller } from '../../operator/controller/index.js';
+import { initExpressions } from '../../operator/expr/index.js';
+import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
+
+export interface Embedded {
+  base: string;
+  stores: EmbeddedStores;
+  controller: Controller;
+  dataDir: string;
+  json(path: string, init?: RequestInit): Promise<{ status: number; body: any }>;
+  createFlow(yaml: string): Promise<any>;
+  execute(namespace: string, flowId: string, how?: 'create' | 'trigger', inputs?: Record<string, unknown>): Promise<any>;
+  waitFor(id: string, pred: (e: any) => boolean, timeoutMs?: number): Promise<any>;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<Embedded> {
+  await initExpressions();
+  const dataDir = mkdtempSync(join(tmpdir(), 'embedded-'));
+  const stores = openEmbeddedStores(dataDir);
+  const controller = await startController(stores, { dataDir, env });
+  const server = await startServer(createApp({ stores }), 0, '127.0.0.1');
+  const base = `http://127.0.0.1:${server.port}/api/v1`;
+  const json = async (path: string, init?: RequestInit) => {
+    const res = await fetch(`${base}${path}`, init);
+    const text = await res.text();
+    let body: unknown = text;
+    try { body = text ? JSON.parse(text) : undefined; } catch { /* text */ }
+    return { status: res.status, body: body as any };
+  };
+  const e: Embedded = {
+    base, stores, controller, dataDir, json,
+    async createFlow(yaml) {
+      const r = await json('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: yaml });
+      if (r.status >= 300) throw new Error(`createFlow: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async execute(namespace, flowId, how = 'create', inputs = {}) {
+      const path = how === 'trigger' ? `/executions/trigger/${namespace}/${flowId}` : `/executions/${namespace}/${flowId}`;
+      const r = await json(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(inputs) });
+      if (r.status >= 300) throw new Error(`execute: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async waitFor(id, pred, timeoutMs = 20_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const { body } = await json(`/executions/${id}`);
+        if (pred(body)) return body;
+        if (Date.now() > end) throw new Error(`timed out waiting on ${id}: ${JSON.stringify(body?.state)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      await server.close();
+      await controller.stop();
+      await stores.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return e;
+}
