@@ -118,6 +118,7 @@ export const DATA_FILTERS: Record<string, FilterImpl> = {
   abs: (input) => Math.abs(toNumber(input, 'abs')),
   number: numberFilter,
   numberFormat,
+  numberformat: numberFormat,
   round,
   json: (input) => JSON.stringify(input ?? null),
   toJson: (input) => JSON.stringify(input ?? null),

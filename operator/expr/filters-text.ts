@@ -92,6 +92,12 @@ function base64decode(s: string): string {
   return Buffer.from(s, 'base64').toString('utf8');
 }
 
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
 export const TEXT_FILTERS: Record<string, FilterImpl> = {
   upper: one((s) => s.toUpperCase(), 'upper'),
   lower: one((s) => s.toLowerCase(), 'lower'),
@@ -112,6 +118,9 @@ export const TEXT_FILTERS: Record<string, FilterImpl> = {
   indent: indent(false),
   nindent: indent(true),
   string: (input) => stringify(input),
+  escape: (input) => escapeHtml(stringify(input)),
+  e: (input) => escapeHtml(stringify(input)),
+  raw: (input) => input,
   base64encode: (input) => Buffer.from(stringify(input), 'utf8').toString('base64'),
   base64decode: one(base64decode, 'base64decode'),
   urlencode: one(urlencode, 'urlencode'),

@@ -10,6 +10,8 @@ import { hasTemplate, parseTemplate } from './parse.js';
 import { isPlainObject } from './values.js';
 
 export { ExpressionError } from './errors.js';
+/** True when a string holds `{{`, `{%` or a `{# #}` comment, i.e. needs rendering. */
+export { hasTemplate } from './parse.js';
 
 export interface RenderServices {
   /** Secret value by name; undefined → ExpressionError "Secret `X` not found". */

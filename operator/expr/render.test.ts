@@ -79,6 +79,13 @@ describe('rendering', () => {
     ['{{ [1, 2] }} {{ {"k": "v"} }} {{ null }} {{ true }}', '[1,2] {"k":"v"}  true'],
     ['{{ "<b>&" }}', '<b>&'],
     ['{{ -inputs.n | abs }}', '3'],
+    ['Is it {{ inputs.name }}? Yes?', 'Is it World? Yes?'],
+    ['{% filter upper %}hi {{ inputs.name }}{% endfilter %}', 'HI WORLD'],
+    ['{{ "<a>" | escape }}{{ inputs.name | raw }}', '&lt;a&gt;World'],
+    ['{{ 1234.5 | numberformat("#,##0.0") }}', '1,234.5'],
+    ['{% if inputs.missing is defined and inputs.missing > 1 %}x{% else %}y{% endif %}', 'y'],
+    ['{% for i in inputs.list %}{% set tmp = i %}{% endfor %}{{ tmp ?? "scoped" }}', 'scoped'],
+    ['{% for a in [[1, 2], [3]] %}{% for b in a %}{{ loop.index }}{{ b }}{% endfor %};{% endfor %}', '0112;03;'],
   ])('%s', (template, expected) => {
     expect(r.render(template, vars)).toBe(expected);
   });

@@ -1,4 +1,16 @@
-import { createRenderer } from './index.js';
+import { createRenderer, initExpressions } from './index.js';
 const r = createRenderer();
-const vars = { inputs: { name: 'World', list: [1, 2], map: { a: 1 } }, vars: { selfRef: '{{ render(vars.selfRef) }}' }, hostFn: () => 'called', hostDate: new Date('2024-01-01T00:00:00Z'), hostMap: new Map([['a', 1]]) };
-for (const t of process.argv.slice(2)) { try { console.log(t, '=>', r.render(t, vars)); } catch (e) { console.log(t, 'ERR', (e as Error).message.slice(0, 150)); } }
+const t0 = Date.now();
+console.log(r.render('{{ x | jq("[.[] | tostring] | join(\\"-\\")") }}', { x: [1, 2] }));
+await initExpressions();
+console.log('init ms', Date.now() - t0);
+console.log(r.render('{{ x | jq("[.[] | tostring] | join(\\"-\\")") }}', { x: [1, 2] }));
+console.log(r.render('{{ x | jq("@base64") }}', { x: 'hi' }));
+// perf
+const vars = { inputs: { name: 'World', n: 3 }, outputs: { t: { value: 'v' } } };
+let s = Date.now();
+for (let i = 0; i < 100000; i++) r.render('Hello {{ inputs.name }} {{ outputs.t.value | upper }} {{ inputs.n + 1 }}', vars);
+console.log('100k renders ms', Date.now() - s);
+s = Date.now();
+for (let i = 0; i < 1000000; i++) r.renderTyped('plain string value', vars);
+console.log('1M plain ms', Date.now() - s);
