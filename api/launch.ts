@@ -85,10 +85,16 @@ export async function launch(stores: Stores, req: LaunchRequest): Promise<Execut
   return stored.execution;
 }
 
-/** Resolves with the execution once terminal, or with its current record after `timeoutMs`. */
-export async function waitForTerminal(stores: Stores, id: string, timeoutMs: number): Promise<Execution | undefined> {
+/**
+ * Resolves with the execution once terminal, or with its current record after `timeoutMs` or when `signal`
+ * aborts (the client went away).
+ */
+export async function waitForTerminal(
+  stores: Stores, id: string, timeoutMs: number, signal?: AbortSignal,
+): Promise<Execution | undefined> {
   let unsubscribe = (): void => {};
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort = (): void => {};
   try {
     const done = new Promise<Execution>((resolve) => {
       unsubscribe = stores.executions.watch((ev) => {
@@ -97,10 +103,22 @@ export async function waitForTerminal(stores: Stores, id: string, timeoutMs: num
     });
     const current = await stores.executions.get(id);
     if (!current || isTerminal(current.execution.state.current)) return current?.execution;
-    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), timeoutMs); });
-    return (await Promise.race([done, timeout])) ?? (await stores.executions.get(id))?.execution;
+    const stop = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), timeoutMs);
+      onAbort = () => resolve(undefined);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    return (await Promise.race([done, stop])) ?? (await stores.executions.get(id))?.execution;
   } finally {
     unsubscribe();
     if (timer) clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** An AbortSignal that fires when the client closes the connection before the response is sent. */
+export function clientGone(ctx: Context): AbortSignal {
+  const ac = new AbortController();
+  ctx.res.once('close', () => { if (!ctx.res.writableFinished) ac.abort(); });
+  return ac.signal;
 }

@@ -54,6 +54,9 @@ async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   ctx.body = await storage.stream(uri);
 }
 
+/** SSE comment lines keep idle proxies from closing a long follow. */
+const HEARTBEAT_MS = 15_000;
+
 const sseEvent = (e: Execution): string => `data: ${JSON.stringify(e)}\n\n`;
 
 /** Server-sent events: the current execution, then every change, ending after the terminal state. */
@@ -72,9 +75,12 @@ async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const unsubscribe = deps.stores.executions.watch((ev) => {
     if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
   });
+  const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
+  heartbeat.unref();
   function finish(): void {
     if (closed) return;
     closed = true;
+    clearInterval(heartbeat);
     unsubscribe();
     out.end();
   }

@@ -7,7 +7,7 @@ import type { Execution, ExecutionState } from '../../operator/core/types.js';
 import type { ExecutionQuery, StoredExecution } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, HttpError, notFound } from '../errors.js';
-import { launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
+import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
 import { labelsQuery, paging, queryBool, queryInt, queryList, queryOne } from '../query.js';
 
 export async function getExecution(deps: ApiDeps, id: string): Promise<StoredExecution> {
@@ -53,7 +53,7 @@ async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<voi
   const provided = await readInputs(ctx, deps, { namespace, flowId, id }, declared);
   let execution: Execution = await launch(deps.stores, { flow, id, provided, labels });
   if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
-    execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs)) ?? execution;
+    execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }
   ctx.body = execution;
 }

@@ -160,3 +160,17 @@ describe('follow', () => {
     expect((await call(`${base()}/unknown/follow`)).status).toBe(404);
   });
 });
+
+describe('wait=true timeout', () => {
+  it('answers with the current execution when it does not end in time', async () => {
+    const short = await startTestApi({ waitTimeoutMs: 50 });
+    try {
+      await createFlow(short, simpleFlow(NS, 'f'));
+      const res = await call(`${short.url}/api/v1/executions/${NS}/f?wait=true`, { method: 'POST' });
+      expect(res.status).toBe(200);
+      expect(res.body.state.current).toBe('CREATED');
+    } finally {
+      await short.close();
+    }
+  });
+});
