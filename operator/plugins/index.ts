@@ -1,5 +1,6 @@
-// Registry of the runnable task plugins, by canonical type name (`ai.service.plugin.` prefix; Kestra's
-// `io.kestra.plugin.` names and the old `io.kestra.core.tasks.` aliases of these tasks are accepted too).
+// Registry of the runnable task plugins, by canonical type name (`ai.service.plugin.` prefix); Kestra names are
+// accepted through the model's normalizeType (TemplatedTask specs are not normalized by the flow parser).
+import { normalizeType } from '../model/task-types.js';
 import type { RunnablePlugin } from './types.js';
 import { httpDownloadPlugin, httpRequestPlugin } from './http.js';
 import { kvDeletePlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
@@ -10,7 +11,6 @@ import { languagePlugins } from './scripts/languages.js';
 import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
 import { makeTemplatedPlugin } from './templated.js';
-import { TYPE_PREFIX } from './util.js';
 
 const registry = new Map<string, RunnablePlugin>();
 
@@ -25,20 +25,9 @@ function register(p: RunnablePlugin): void {
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
 
-/** Older Kestra names of the same tasks. */
-const LEGACY: Record<string, string> = {
-  'io.kestra.core.tasks.log.Log': 'core.log.Log',
-  'io.kestra.core.tasks.debugs.Return': 'core.debug.Return',
-  'io.kestra.plugin.fs.http.Request': 'core.http.Request',
-  'io.kestra.plugin.fs.http.Download': 'core.http.Download',
-};
-
-/** Canonical type name: `io.kestra.plugin.x` and legacy aliases map to `ai.service.plugin.x`. */
+/** Canonical type name: Kestra names (`io.kestra.plugin.*`, older `io.kestra.core.tasks.*`) map to `ai.service.plugin.*`. */
 export function canonicalType(type: string): string {
-  const legacy = LEGACY[type];
-  if (legacy) return TYPE_PREFIX + legacy;
-  if (type.startsWith('io.kestra.plugin.')) return TYPE_PREFIX + type.slice('io.kestra.plugin.'.length);
-  return type;
+  return normalizeType(type);
 }
 
 export function getRunnable(type: string): RunnablePlugin | undefined {
