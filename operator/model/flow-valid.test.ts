@@ -250,6 +250,8 @@ triggers:
     conditions:
       - { type: io.kestra.plugin.core.condition.ExecutionStatusCondition, in: [SUCCESS] }
       - { type: io.kestra.plugin.core.condition.ExecutionFlowCondition, namespace: a, flowId: b }
+  - { id: secs, type: io.kestra.plugin.core.trigger.Schedule, cron: "0 */5 * * * *", withSeconds: true }
+  - { id: hourly, type: io.kestra.plugin.core.trigger.Schedule, cron: "@hourly", disabled: true }
   - { id: hook, type: io.kestra.plugin.core.trigger.Webhook, key: 4wjtkzwVGBM9yKnjm3yv8r }
   - { id: poll, type: io.kestra.plugin.jdbc.postgresql.Trigger, interval: PT1M, sql: select 1 }
 pluginDefaults:
@@ -267,7 +269,7 @@ concurrency: { limit: 2 }
     expect(flow.finally?.[0].id).toBe('always');
     expect(flow.triggers?.map((t) => t.type)).toEqual([
       'ai.service.plugin.core.trigger.Schedule', 'ai.service.plugin.core.trigger.Flow',
-      'ai.service.plugin.core.trigger.Webhook', 'ai.service.plugin.jdbc.postgresql.Trigger',
+      'ai.service.plugin.core.trigger.Schedule', 'ai.service.plugin.core.trigger.Schedule', 'ai.service.plugin.core.trigger.Webhook', 'ai.service.plugin.jdbc.postgresql.Trigger',
     ]);
     expect((flow.triggers?.[0].conditions as Task[])[0].type).toBe('ai.service.plugin.core.condition.DayWeekCondition');
     expect(flow.pluginDefaults?.[0].type).toBe('ai.service.plugin.core.log.Log');

@@ -80,6 +80,7 @@ export const TASK_COMMON: Record<string, Schema> = {
   disabled: BOOL,
   logLevel: LOG_LEVEL,
   allowFailure: BOOL,
+  logToFile: BOOL,
   workerGroup: ANY,
 };
 

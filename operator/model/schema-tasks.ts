@@ -92,6 +92,8 @@ const scriptCommon: Record<string, Schema> = {
   interpreter: STRING_LIST_OR_EXPR,
   docker: OBJECT,
   failFast: TPL_BOOL,
+  targetOS: { type: 'string', enum: ['LINUX', 'WINDOWS', 'AUTO'] },
+  outputDirectory: BOOL,
 };
 
 const httpCommon: Record<string, Schema> = {

@@ -3,6 +3,7 @@
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { compileValidator, coerceInputValue, rangeKey, RANGED_TYPES } from './input-coerce.js';
+import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
 import { locateAllTasks, type LocatedTask } from './traverse.js';
 
@@ -135,5 +136,6 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   checkInputs(flow.inputs, 'inputs', out);
   uniqueIds(located(flow.outputs, 'outputs'), 'output', out);
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
+  out.push(...triggerIssues(flow.triggers));
   return out;
 }
