@@ -9,6 +9,7 @@ describe('runnable registry', () => {
       'core.kv.Get', 'core.kv.Set', 'core.log.Log', 'core.templating.TemplatedTask', 'scripts.python.Commands',
       'scripts.python.Script', 'scripts.shell.Commands', 'scripts.shell.Script',
       ...['node', 'ruby', 'r', 'julia', 'powershell'].flatMap((l) => [`scripts.${l}.Script`, `scripts.${l}.Commands`]),
+      'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys', 'core.execution.Assert',
     ].map((s) => 'ai.service.plugin.' + s).sort());
     for (const type of runnableTypes) expect(getRunnable(type)?.type).toBe(type);
   });

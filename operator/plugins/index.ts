@@ -3,13 +3,17 @@
 import { normalizeType } from '../model/task-types.js';
 import type { RunnablePlugin } from './types.js';
 import { httpDownloadPlugin, httpRequestPlugin } from './http.js';
-import { kvDeletePlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
+import { assertPlugin } from './assert.js';
+import { kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { labelsPlugin } from './labels.js';
 import { logPlugin } from './log.js';
+import { outputValuesPlugin } from './output.js';
 import { returnPlugin } from './return.js';
 import { languagePlugins } from './scripts/languages.js';
 import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
+import { sleepPlugin } from './sleep.js';
+import { storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 
 const registry = new Map<string, RunnablePlugin>();
@@ -22,6 +26,8 @@ function register(p: RunnablePlugin): void {
   logPlugin, returnPlugin, labelsPlugin, kvSetPlugin, kvGetPlugin, kvDeletePlugin, httpRequestPlugin,
   httpDownloadPlugin, shellScriptPlugin, shellCommandsPlugin, pythonScriptPlugin, pythonCommandsPlugin,
   ...languagePlugins,
+  // Common Kestra core runnables beyond the contract's list.
+  outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin,
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
 

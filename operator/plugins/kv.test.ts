@@ -1,7 +1,7 @@
 // Tests of the KV tasks (Set, Get, Delete) against the real embedded SQLite KV store.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Task } from '../core/types.js';
-import { isNamespaceAllowed, kvDeletePlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
+import { isNamespaceAllowed, kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { makeTestContext, type TestContext } from './testing.js';
 
 let t: TestContext | undefined;
@@ -89,5 +89,13 @@ describe('core.kv.Delete', () => {
     expect(await kvDeletePlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { deleted: false } });
     c.ctx.task = { ...c.ctx.task, errorOnMissing: true };
     expect((await kvDeletePlugin.run(c.ctx)).state).toBe('FAILED');
+  });
+});
+
+describe('core.kv.GetKeys', () => {
+  it('lists the keys of the namespace with the prefix', async () => {
+    const c = ctxWith({ id: 'k', type: kvGetKeysPlugin.type, prefix: 'app_' });
+    for (const key of ['app_b', 'app_a', 'other']) await c.stores.kv.set({ namespace: 'company.team', key, value: 1 });
+    expect(await kvGetKeysPlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { keys: ['app_a', 'app_b'] } });
   });
 });

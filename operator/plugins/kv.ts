@@ -1,4 +1,4 @@
-// core.kv.Set / Get / Delete: key-value store tasks. Cross-namespace access is limited (embedded mode) to
+// core.kv.Set / Get / Delete / GetKeys: key-value store tasks. Cross-namespace access is limited (embedded mode) to
 // the flow's namespace, its parents and its children. Value typing (kvType, inference) is the store's.
 import type { KVType } from '../store/types.js';
 import type { RunContext, TaskResult } from './types.js';
@@ -68,6 +68,14 @@ async function runDelete(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS', outputs: { deleted } };
 }
 
+async function runGetKeys(ctx: RunContext): Promise<TaskResult> {
+  const namespace = targetNamespace(ctx);
+  const prefix = renderString(ctx, ctx.task.prefix) ?? '';
+  const keys = (await ctx.kv.list(namespace)).map((e) => e.key).filter((k) => k.startsWith(prefix));
+  return { state: 'SUCCESS', outputs: { keys } };
+}
+
 export const kvSetPlugin = plugin('core.kv.Set', runSet);
 export const kvGetPlugin = plugin('core.kv.Get', runGet);
 export const kvDeletePlugin = plugin('core.kv.Delete', runDelete);
+export const kvGetKeysPlugin = plugin('core.kv.GetKeys', runGetKeys);
