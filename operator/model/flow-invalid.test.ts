@@ -216,7 +216,7 @@ describe('error reporting', () => {
   it('reports YAML syntax errors with path "" and line/column', () => {
     const issues = issuesOf('id: f\nnamespace: n\ntasks:\n  - id: a\n    type: [unclosed\n');
     expect(issues[0].path).toBe('');
-    expect(issues[0].message).toMatch(/line \d+, column \d+/);
+    expect(issues[0].message).toMatch(/^Invalid YAML: .*at line \d+, column \d+$/);
   });
 
   it('rejects duplicate YAML keys', () => {

@@ -311,6 +311,18 @@ tasks:
     expect(flow.tasks[0]).toEqual({ id: 'r', type: 'ai.service.plugin.core.http.Request' });
   });
 
+  it('supports YAML anchors and merge keys', () => {
+    const flow = parseFlow(`
+id: f
+namespace: n
+tasks:
+  - &base { id: a, type: io.kestra.plugin.core.log.Log, message: hi, level: WARN }
+  - <<: *base
+    id: b
+`);
+    expect(flow.tasks[1]).toEqual({ id: 'b', type: 'ai.service.plugin.core.log.Log', message: 'hi', level: 'WARN' });
+  });
+
   it('accepts the legacy taskDefaults name', () => {
     const flow = parseFlow(`
 id: f

@@ -77,9 +77,11 @@ export function validateFlow(doc: unknown): Flow {
 
 /** Parse flow YAML and validate it; YAML syntax errors are reported with path "" and line/column. */
 export function parseFlow(source: string): Flow {
-  const doc = parseDocument(String(source ?? ''), { prettyErrors: true });
+  const doc = parseDocument(String(source ?? ''), { prettyErrors: true, merge: true });
   if (doc.errors.length > 0) {
-    throw new FlowValidationError(doc.errors.map((e) => ({ path: '', message: `Invalid YAML: ${e.message}` })));
+    // The first line holds the reason and "at line L, column C"; the rest is a source excerpt.
+    const message = (e: Error) => `Invalid YAML: ${e.message.split('\n')[0].replace(/:$/, '')}`;
+    throw new FlowValidationError(doc.errors.map((e) => ({ path: '', message: message(e) })));
   }
   return validateFlow(doc.toJS({ maxAliasCount: 1000 }));
 }
