@@ -6,7 +6,7 @@ import { arg, int, requireString, str } from './args.js';
 import { nowIso } from './dates.js';
 import { ExpressionError } from './errors.js';
 import type { CallContext, FunctionImpl, Kwargs, TestImpl } from './evaluate.js';
-import { UNDEF, isEmpty, isPlainObject, memberLookup, stringify, toNumber } from './values.js';
+import { UNDEF, isEmpty, isPlainObject, makeMap, memberLookup, stringify, toNumber } from './values.js';
 
 const MAX_RANGE = 100_000;
 const MAX_RENDER_PASSES = 10;
@@ -20,10 +20,20 @@ function parseJson(value: unknown): unknown {
   }
 }
 
+/** Converts what YAML tags may produce (Map, Set, Date, bytes) into plain template data. */
+function toData(value: unknown): unknown {
+  if (Array.isArray(value) || value instanceof Set) return [...value].map(toData);
+  if (value instanceof Map) return makeMap([...value].map(([k, v]) => [stringify(k), toData(v)]));
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (isPlainObject(value)) return makeMap(Object.entries(value).map(([k, v]) => [k, toData(v)]));
+  return value;
+}
+
 function parseYaml(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   try {
-    return YAML.parse(value);
+    return toData(YAML.parse(value));
   } catch (error) {
     throw new ExpressionError(`yaml: invalid YAML (${(error as Error).message})`);
   }

@@ -69,6 +69,12 @@ describe('sandbox escapes', () => {
     expect(out).toBe('safe');
   });
 
+  it('YAML tags cannot smuggle host objects in', () => {
+    const yamlVars = { ...vars, y: 'a: !!set {x}\nb: !!binary aGk=', bad: '__proto__: {polluted: 1}' };
+    expect(r.render('{{ yaml(y).a }} {{ yaml(y).b }}', yamlVars)).toBe('["x"] aGk=');
+    expect(() => r.render('{{ yaml(bad) }}', yamlVars)).toThrow(ExpressionError);
+  });
+
   it('allowed member access is limited to data: own keys and length', () => {
     expect(r.render('{{ inputs.name.length }} {{ inputs.list.length }} {{ inputs.map.a }}', vars)).toBe('5 2 1');
   });

@@ -71,11 +71,13 @@ export function typeName(value: unknown): string {
   return typeof value;
 }
 
-/** Pebble-like truthiness: booleans as is, "true" strings, non-zero numbers, non-empty collections. */
+const FALSE_STRINGS = new Set(['', 'false', '0', '-0']);
+
+/** Kestra-like truthiness: booleans as is; strings unless blank/"false"/"0"; non-zero numbers; non-empty collections. */
 export function truthy(value: unknown): boolean {
   if (value === null || value === undefined || value === UNDEF) return false;
   if (typeof value === 'boolean') return value;
-  if (typeof value === 'string') return value.trim().toLowerCase() === 'true';
+  if (typeof value === 'string') return !FALSE_STRINGS.has(value.trim().toLowerCase());
   if (typeof value === 'number') return value !== 0 && !Number.isNaN(value);
   if (Array.isArray(value)) return value.length > 0;
   if (isPlainObject(value)) return Object.keys(value).length > 0;
