@@ -114,7 +114,7 @@ export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> 
   }
   const auth = authHeader(ctx, o);
   if (auth) headers.set('authorization', auth);
-  for (const [k, v] of Object.entries(renderStringMap(ctx, ctx.task.headers))) headers.append(k, v);
+  for (const [k, v] of Object.entries(renderStringMap(ctx, ctx.task.headers))) headers.set(k, v);
   const options = httpOptions(ctx);
   const init: RequestInit = { method, headers, body, redirect: options.followRedirects ? 'follow' : 'manual' };
   return { url, method, init, options };

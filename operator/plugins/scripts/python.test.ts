@@ -1,7 +1,7 @@
 // Tests of the python script tasks with real python3 processes, including the bundled `kestra` module.
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTestContext, type TestContext } from '../testing.js';
-import { pythonCommandsPlugin, pythonScriptPlugin } from './python.js';
+import { installCommands, pythonCommandsPlugin, pythonScriptPlugin } from './python.js';
 
 let t: TestContext | undefined;
 afterEach(async () => { await t?.cleanup(); t = undefined; });
@@ -61,5 +61,14 @@ describe('scripts.python.Commands', () => {
     const files = r.outputs?.outputFiles as Record<string, string>;
     expect(JSON.parse((await t.stores.storage.get(files['result.json']!)).toString())).toEqual({ n: 1 });
     expect(t.messages('INFO')).toEqual(['preparing']);
+  });
+});
+
+describe('dependencies', () => {
+  it('become one quoted pip install command', () => {
+    t = makeTestContext({ task: { id: 'py', type: pythonScriptPlugin.type, dependencies: ['requests>=2', "odd'name"] } });
+    expect(installCommands(t.ctx, { workingDir: '/w', outputDir: '/o' })).toEqual([
+      `python3 -m pip install --quiet --disable-pip-version-check 'requests>=2' 'odd'\\''name'`,
+    ]);
   });
 });

@@ -5,8 +5,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunContext, TaskResult } from '../types.js';
-import { plugin, requireString } from '../util.js';
-import { runScriptTask, type ScriptPlan } from './exec.js';
+import { plugin, renderStringList, requireString } from '../util.js';
+import { runScriptTask, type ScriptPlan, type ScriptVars } from './exec.js';
 import { renderCommands, scriptFileName } from './shell.js';
 import { KESTRA_PY } from './kestra-py.js';
 
@@ -33,15 +33,25 @@ async function withKestraModule(plan: ScriptPlan): Promise<ScriptPlan> {
   };
 }
 
+const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Kestra's `dependencies` (pip requirement strings): installed with pip before the commands run. */
+export function installCommands(ctx: RunContext, vars: ScriptVars): string[] {
+  const deps = renderStringList(ctx, ctx.task.dependencies, vars).filter((d) => d.trim() !== '');
+  if (deps.length === 0) return [];
+  return [`python3 -m pip install --quiet --disable-pip-version-check ${deps.map(quote).join(' ')}`];
+}
+
 async function runPythonScript(ctx: RunContext): Promise<TaskResult> {
   return runScriptTask(ctx, async (vars) => {
     const name = scriptFileName(ctx, 'py');
-    return withKestraModule({ commands: [`python3 ${name}`], files: { [name]: requireString(ctx, 'script', vars) } });
+    const commands = [...installCommands(ctx, vars), `python3 ${name}`];
+    return withKestraModule({ commands, files: { [name]: requireString(ctx, 'script', vars) } });
   });
 }
 
 async function runPythonCommands(ctx: RunContext): Promise<TaskResult> {
-  return runScriptTask(ctx, async (vars) => withKestraModule({ commands: renderCommands(ctx, vars) }));
+  return runScriptTask(ctx, async (vars) => withKestraModule({ commands: [...installCommands(ctx, vars), ...renderCommands(ctx, vars)] }));
 }
 
 export const pythonScriptPlugin = plugin('scripts.python.Script', runPythonScript);
