@@ -198,6 +198,19 @@ const TASKS: [string, string][] = [
     namespaceFiles: { enabled: true }
     commands: [python main.py]
     failFast: true`],
+  ['extra core runnables', `
+  - { id: assert, type: io.kestra.plugin.core.execution.Assert, conditions: ["{{ 1 == 1 }}"], errorMessage: no }
+  - { id: out, type: io.kestra.plugin.core.output.OutputValues, values: { a: "{{ inputs.x }}" } }
+  - { id: sleep, type: io.kestra.plugin.core.flow.Sleep, duration: PT0.1S }
+  - { id: write, type: io.kestra.plugin.core.storage.Write, content: hello, extension: .txt }
+  - { id: keys, type: io.kestra.plugin.core.kv.GetKeys, prefix: a }`],
+  ['other script languages', `
+  - { id: node, type: io.kestra.plugin.scripts.node.Script, script: console.log(1) }
+  - { id: ruby, type: io.kestra.plugin.scripts.ruby.Commands, commands: [ruby -v] }
+  - { id: r, type: io.kestra.plugin.scripts.r.Script, script: print(1) }
+  - { id: julia, type: io.kestra.plugin.scripts.julia.Commands, commands: [julia -v] }
+  - { id: pwsh, type: io.kestra.plugin.scripts.powershell.Script, script: Write-Output 1 }
+  - { id: py, type: io.kestra.plugin.scripts.python.Script, dependencies: [requests], runner: PROCESS, script: print(1) }`],
 ];
 
 describe('valid flows', () => {

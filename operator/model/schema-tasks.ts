@@ -94,7 +94,17 @@ const scriptCommon: Record<string, Schema> = {
   failFast: TPL_BOOL,
   targetOS: { type: 'string', enum: ['LINUX', 'WINDOWS', 'AUTO'] },
   outputDirectory: BOOL,
+  /** Kestra's former runner switch (PROCESS or DOCKER), superseded by taskRunner. */
+  runner: { type: 'string', enum: ['PROCESS', 'DOCKER'] },
 };
+
+/** Script and Commands schemas of one script language family. */
+function scriptFamily(family: string, extra: Record<string, Schema> = {}): Record<string, Schema> {
+  return {
+    [`scripts.${family}.Script`]: taskSchema({ ...scriptCommon, ...extra, script: STRING }, ['script']),
+    [`scripts.${family}.Commands`]: taskSchema({ ...scriptCommon, ...extra, commands: STRING_LIST_OR_EXPR }, ['commands']),
+  };
+}
 
 const httpCommon: Record<string, Schema> = {
   uri: STRING,
@@ -122,10 +132,15 @@ const RUNNABLE: Record<string, Schema> = {
   'core.kv.Get': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
   'core.kv.Delete': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
   'core.templating.TemplatedTask': taskSchema({ spec: STRING }, ['spec']),
-  'scripts.shell.Script': taskSchema({ ...scriptCommon, script: STRING }, ['script']),
-  'scripts.shell.Commands': taskSchema({ ...scriptCommon, commands: STRING_LIST_OR_EXPR }, ['commands']),
-  'scripts.python.Script': taskSchema({ ...scriptCommon, script: STRING }, ['script']),
-  'scripts.python.Commands': taskSchema({ ...scriptCommon, commands: STRING_LIST_OR_EXPR }, ['commands']),
+  ...scriptFamily('shell'),
+  ...scriptFamily('python', { dependencies: STRING_LIST_OR_EXPR, pythonVersion: STRING }),
+  ...['node', 'ruby', 'r', 'julia', 'powershell'].reduce((acc, f) => ({ ...acc, ...scriptFamily(f) }), {}),
+  // Beyond the contract's list (implemented in operator/plugins).
+  'core.execution.Assert': taskSchema({ conditions: STRING_LIST_OR_EXPR, errorMessage: STRING }, ['conditions']),
+  'core.output.OutputValues': taskSchema({ values: OBJECT }, ['values']),
+  'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
+  'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
+  'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
 };
 
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>

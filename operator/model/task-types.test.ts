@@ -1,6 +1,7 @@
 // Tests of canonical plugin type names, Kestra aliases and task kinds.
 import { describe, expect, it } from 'vitest';
-import { normalizeType, taskTypeInfo } from './task-types.js';
+import { TASK_TYPE_SCHEMAS } from './schema-tasks.js';
+import { normalizeType, TASK_TYPES, taskTypeInfo } from './task-types.js';
 
 describe('normalizeType', () => {
   it.each([
@@ -40,4 +41,10 @@ describe('taskTypeInfo', () => {
   it.each(['ai.service.plugin.core.flow.ForEachItem$ForEachItemSplit', 'ai.service.plugin.core.trigger.Schedule', 'nope'])(
     '%s is not a task type', (t) => expect(taskTypeInfo(t)).toBeUndefined(),
   );
+});
+
+describe('type tables', () => {
+  it('every known task type has a schema and vice versa', () => {
+    expect(Object.keys(TASK_TYPE_SCHEMAS).sort()).toEqual([...TASK_TYPES].sort());
+  });
 });

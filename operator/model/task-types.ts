@@ -13,6 +13,11 @@ const RUNNABLE = [
   'core.http.Request', 'core.http.Download', 'core.log.Log', 'core.debug.Return', 'core.execution.Labels',
   'core.kv.Set', 'core.kv.Get', 'core.kv.Delete', 'core.templating.TemplatedTask',
   'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
+  // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
+  'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
+  'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
+  'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
+  'scripts.powershell.Script', 'scripts.powershell.Commands',
 ] as const;
 
 export const TASK_RUNNER_TYPES = [`${PREFIX}core.runner.Process`, `${PREFIX}scripts.runner.docker.Docker`] as const;
