@@ -75,8 +75,12 @@ export function contains(container: unknown, item: unknown): boolean {
   throw new ExpressionError(`contains: unsupported ${typeName(container)}`);
 }
 
+/** Loop iterations allowed in one render, so a template cannot stall the controller. */
+export const MAX_ITERATIONS = 1_000_000;
+
 export class Evaluator {
   private readonly frames: Map<string, unknown>[] = [new Map()];
+  private iterations = 0;
 
   constructor(
     private readonly registry: Registry,
@@ -148,6 +152,9 @@ export class Evaluator {
       return;
     }
     items.forEach((item, index) => {
+      if (++this.iterations > MAX_ITERATIONS) {
+        throw new ExpressionError(`Too many loop iterations (over ${MAX_ITERATIONS}) in \`${excerpt(this.template)}\``);
+      }
       const frame = new Map<string, unknown>();
       names.forEach((n, i) => frame.set(n.value, item[i] ?? null));
       frame.set('loop', {

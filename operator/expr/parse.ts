@@ -159,6 +159,13 @@ function validate(node: Node, src: string): void {
   if (node.typename === 'FunCall' && node.name.typename !== 'Symbol') {
     throw new ExpressionError(`Only named functions can be called (no method calls) in \`${excerpt(src)}\``);
   }
+  if (node.typename === 'For' || node.typename === 'Set') {
+    const names: Node[] = node.typename === 'Set' ? node.targets
+      : node.name.typename === 'Array' ? node.name.children : [node.name];
+    if (!names.every((n) => n.typename === 'Symbol')) {
+      throw new ExpressionError(`Loop and set targets must be plain names in \`${excerpt(src)}\``);
+    }
+  }
   for (const child of childNodes(node)) validate(child, src);
 }
 

@@ -44,6 +44,8 @@ describe('sandbox escapes', () => {
     ['{{ caller() }}'],
     ['{% set x = inputs.constructor %}{{ x }}'],
     ["{% set c = 'constructor' %}{{ inputs[c] }}"],
+    ['{% set inputs.name = 1 %}'],
+    ['{% for inputs.x in [1] %}{% endfor %}'],
     ['{% macro m() %}x{% endmacro %}{{ m() }}'],
     ['{% call m() %}x{% endcall %}'],
     ["{% include 'other' %}"],
@@ -60,6 +62,7 @@ describe('sandbox escapes', () => {
     ['{{ {"a": 1} | merge(fromJson(\'{"__proto__": {"polluted": 1}}\')) }}'],
     ['{{ render(vars.selfRef) }}'],
     ['{{ range(0, 100000000) }}'],
+    ['{% for i in range(0, 10000) %}{% for j in range(0, 10000) %}{% endfor %}{% endfor %}'],
   ])('%s is rejected', (template) => {
     expect(() => r.render(template, vars)).toThrow(ExpressionError);
   });
