@@ -117,6 +117,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
       signal: ctx.signal,
       onStdout: lineHandler(ctx, state, 'stdout'),
       onStderr: lineHandler(ctx, state, 'stderr'),
+      onStart: (pid) => ctx.logger.debug(maskSecrets(`Starting command with pid ${pid} [${interpreter.join(' ')} ...]`, ctx.secrets)),
     });
     if (outcome.killed || ctx.signal.aborted) return { state: 'FAILED', error: 'Task killed' };
     for (const f of planFiles) await rm(f, { force: true });

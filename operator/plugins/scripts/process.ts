@@ -11,6 +11,8 @@ export interface ProcessSpec {
   signal: AbortSignal;
   onStdout(line: string): void;
   onStderr(line: string): void;
+  /** Called once the process has been spawned. */
+  onStart?(pid: number): void;
   /** Delay between SIGTERM and SIGKILL on abort (default 2000 ms). */
   killGraceMs?: number;
 }
@@ -62,6 +64,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessOutcome> {
     const [file, ...args] = spec.command;
     if (!file) return reject(new Error('Empty command'));
     const child = spawn(file, args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) spec.onStart?.(child.pid);
     let killed = false;
     let killTimer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
