@@ -36,7 +36,8 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+/** The `path` query parameter, checked to be an existing file of the execution's storage. */
+async function executionFile(ctx: RouterContext, deps: ApiDeps): Promise<string> {
   const { execution } = await getExecution(deps, ctx.params.id!);
   const uri = queryOne(ctx, 'path');
   if (!uri) throw badRequest("Missing query parameter 'path'", 'path');
@@ -45,8 +46,13 @@ async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
       { path: 'path', message: 'not in the storage of this execution' },
     ]);
   }
+  if (!(await deps.stores.storage.exists(uri))) throw notFound(`File '${uri}' not found`);
+  return uri;
+}
+
+async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+  const uri = await executionFile(ctx, deps);
   const { storage } = deps.stores;
-  if (!(await storage.exists(uri))) throw notFound(`File '${uri}' not found`);
   const name = decodeURIComponent(uri.split('/').pop() ?? 'file') || 'file';
   ctx.set('Content-Disposition', contentDisposition(name));
   ctx.type = 'application/octet-stream';
@@ -93,8 +99,12 @@ async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   if (current) send(current.execution, current.resourceVersion);
 }
 
-/** Adds `/executions/{id}/follow` and `/executions/{id}/file` to `r` (mounted under /api/v1). */
+/** Adds `/executions/{id}/follow`, `/executions/{id}/file` and `/file/metas` to `r` (mounted under /api/v1). */
 export function registerExecutionStreamRoutes(r: Router, deps: ApiDeps): void {
   r.get('/executions/:id/follow', (ctx) => follow(ctx, deps));
   r.get('/executions/:id/file', (ctx) => downloadFile(ctx, deps));
+  r.get('/executions/:id/file/metas', async (ctx) => {
+    const uri = await executionFile(ctx, deps);
+    ctx.body = { size: await deps.stores.storage.size(uri) };
+  });
 }

@@ -26,6 +26,17 @@ function isQuerySyntaxError(err: unknown): boolean {
   return e?.name === 'SqliteError' || /fts5|syntax error|no such column/i.test(e?.message ?? '');
 }
 
+/** Lines of one execution, filtered by `minLevel` (or `level`), `taskRunId` and `taskId`. */
+async function executionLines(ctx: RouterContext, deps: ApiDeps): Promise<LogLine[]> {
+  const { logs } = deps.stores;
+  await logs.flush();
+  const lines = await logs.forExecution(ctx.params.executionId!, {
+    minLevel: levelParam(ctx, 'minLevel', 'level'), taskRunId: queryOne(ctx, 'taskRunId'),
+  });
+  const taskId = queryOne(ctx, 'taskId');
+  return taskId ? lines.filter((l) => l.taskId === taskId) : lines;
+}
+
 /** Adds the log routes to `r` (mounted under /api/v1). */
 export function registerLogRoutes(r: Router, deps: ApiDeps): void {
   const { logs } = deps.stores;
@@ -48,18 +59,18 @@ export function registerLogRoutes(r: Router, deps: ApiDeps): void {
   });
 
   r.get('/logs/:executionId', async (ctx) => {
+    ctx.body = await executionLines(ctx, deps);
+  });
+
+  r.delete('/logs/:executionId', async (ctx) => {
     await logs.flush();
-    ctx.body = await logs.forExecution(ctx.params.executionId!, {
-      minLevel: levelParam(ctx, 'minLevel', 'level'), taskRunId: queryOne(ctx, 'taskRunId'),
-    });
+    await logs.deleteExecution(ctx.params.executionId!);
+    ctx.status = 204;
   });
 
   r.get('/logs/:executionId/download', async (ctx) => {
-    await logs.flush();
     const id = ctx.params.executionId!;
-    const lines = await logs.forExecution(id, {
-      minLevel: levelParam(ctx, 'minLevel', 'level'), taskRunId: queryOne(ctx, 'taskRunId'),
-    });
+    const lines = await executionLines(ctx, deps);
     ctx.type = 'text/plain; charset=utf-8';
     ctx.set('Content-Disposition', `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.log"`);
     ctx.body = lines.map((l) => `${logLineText(l)}\n`).join('');

@@ -82,6 +82,8 @@ describe('create an execution', () => {
     expect(file.status).toBe(200);
     expect(await file.text()).toBe('file content here');
     expect(file.headers.get('content-disposition')).toContain('report final.txt');
+    const metas = await call(`${base()}/${exec.id}/file/metas?path=${encodeURIComponent(exec.inputs.doc)}`);
+    expect(metas).toMatchObject({ status: 200, body: { size: 17 } });
   });
 
   it('deletes the uploaded file and creates nothing when another input is invalid', async () => {

@@ -14,6 +14,7 @@ beforeAll(async () => {
   api.stores.logs.append([
     line(1, 'DEBUG', 'starting up'), line(2, 'INFO', 'processing banana'), line(3, 'WARN', 'slow banana'),
     line(4, 'ERROR', 'exploded'), line(5, 'INFO', 'banana elsewhere', 'exec2'),
+    { ...line(6, 'INFO', 'other task'), taskId: 't2' },
   ]);
   await api.stores.logs.flush();
 });
@@ -25,11 +26,12 @@ describe('logs', () => {
   it('lists the lines of one execution in time order, filtered by level and task run', async () => {
     const all = await call(logs('exec1'));
     expect(all.status).toBe(200);
-    expect(all.body.map((l: LogLine) => l.message)).toEqual(['starting up', 'processing banana', 'slow banana', 'exploded']);
+    expect(all.body.map((l: LogLine) => l.message)).toEqual(['starting up', 'processing banana', 'slow banana', 'exploded', 'other task']);
+    expect((await call(logs('exec1?taskId=t2'))).body.map((l: LogLine) => l.message)).toEqual(['other task']);
     const warn = await call(logs('exec1?minLevel=WARN'));
     expect(warn.body.map((l: LogLine) => l.level)).toEqual(['WARN', 'ERROR']);
     const tr = await call(logs('exec1?taskRunId=tr0'));
-    expect(tr.body.map((l: LogLine) => l.message)).toEqual(['processing banana', 'exploded']);
+    expect(tr.body.map((l: LogLine) => l.message)).toEqual(['processing banana', 'exploded', 'other task']);
     expect((await call(logs('exec1?minLevel=LOUD'))).status).toBe(400);
     expect((await call(logs('unknown'))).body).toEqual([]);
   });
@@ -39,7 +41,7 @@ describe('logs', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const lines = (await res.text()).trim().split('\n');
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
     expect(lines[1]).toBe('2024-01-01T00:00:02.000Z INFO t1 processing banana');
   });
 
@@ -53,7 +55,13 @@ describe('logs', () => {
     expect(paged.body.total).toBe(3);
     expect(paged.body.results).toHaveLength(1);
     const byNs = await call(logs('search?namespace=logs.team&flowId=f'));
-    expect(byNs.body.total).toBe(5);
+    expect(byNs.body.total).toBe(6);
+  });
+
+  it('deletes the lines of one execution (204)', async () => {
+    expect((await call(logs('exec2'), { method: 'DELETE' })).status).toBe(204);
+    expect((await call(logs('exec2'))).body).toEqual([]);
+    expect((await call(logs('exec1'))).body).toHaveLength(5);
   });
 
   it('answers 400, not 500, for a malformed search query', async () => {
