@@ -28,7 +28,8 @@ export function pathSegment(key: string | number): string {
 function ownData(obj: object, key: string): { found: boolean; value?: unknown } {
   const desc = Object.getOwnPropertyDescriptor(obj, key);
   if (!desc || !desc.enumerable || !('value' in desc)) return { found: false };
-  if (typeof desc.value === 'function' || typeof desc.value === 'symbol') return { found: false };
+  // undefined counts as absent, as after a JSON round trip; functions and symbols are never data.
+  if (desc.value === undefined || typeof desc.value === 'function' || typeof desc.value === 'symbol') return { found: false };
   return { found: true, value: desc.value };
 }
 
