@@ -3,6 +3,7 @@
 export { FlowValidationError, InputValidationError, formatIssue, type ValidationIssue } from './errors.js';
 export { parseFlow, validateFlow } from './flow.js';
 export { flowJsonSchema } from './schema-flow.js';
+export { flowCrdSchema, toStructural } from './crd-schema.js';
 export {
   normalizeType, taskTypeInfo, TASK_TYPES, FLOWABLE_TYPES, RUNNABLE_TYPES, TASK_RUNNER_TYPES, TRIGGER_TYPES,
   CONDITION_TYPES, PREFIX, type TaskKind,
