@@ -43,7 +43,7 @@ export function bucketClient(cfg: StorageConfig, access: BucketAccess): Client {
       stsEndpoint: cfg.stsEndpoint, ...base, sessionToken: cfg.sessionToken, region,
       roleArn: access.roleArn, roleSessionName: access.sessionName.replace(/[^\w+=,.@-]/g, '-').slice(0, 64),
     });
-    return new Client({ ...ep, region, ...base, credentialsProvider });
+    return new Client({ ...ep, region, ...base, credentialsProvider: credentialsProvider as never });
   }
   return new Client({ ...ep, region, ...base, ...(cfg.sessionToken ? { sessionToken: cfg.sessionToken } : {}) });
 }

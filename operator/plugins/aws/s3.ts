@@ -29,7 +29,7 @@ export function s3ClientFromTask(ctx: RunContext): Client {
       stsEndpoint: s('stsEndpointOverride') ?? 'https://sts.amazonaws.com', accessKey: base.accessKey, secretKey: base.secretKey,
       sessionToken: s('sessionToken'), region, roleArn, roleSessionName: s('stsRoleSessionName') ?? `flow-${ctx.execution.id}`.slice(0, 64),
     });
-    return new Client({ ...base, credentialsProvider });
+    return new Client({ ...base, credentialsProvider: credentialsProvider as never });
   }
   const token = s('sessionToken');
   return new Client({ ...base, ...(token ? { sessionToken: token } : {}) });
