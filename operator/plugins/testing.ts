@@ -16,8 +16,10 @@ export interface TestContext {
   controller: AbortController;
   stores: EmbeddedStores;
   dir: string;
-  /** Messages logged at a level. */
+  /** Messages logged at a level (default: INFO and above). */
   messages(level?: LogLevel): string[];
+  /** Log lines at INFO and above. */
+  visibleLogs(): RecordedLog[];
   cleanup(): Promise<void>;
 }
 
@@ -31,6 +33,8 @@ export interface TestContextOptions {
   /** Secrets available to `secret('NAME')`. */
   secretValues?: Record<string, string>;
 }
+
+const HIDDEN: ReadonlySet<LogLevel> = new Set<LogLevel>(['TRACE', 'DEBUG']);
 
 function recorder(logs: RecordedLog[]): TaskLogger {
   const log = (level: LogLevel, message: string): void => void logs.push({ level, message });
@@ -90,7 +94,8 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
   };
   return {
     ctx, logs, controller, stores, dir,
-    messages: (level) => logs.filter((l) => level === undefined || l.level === level).map((l) => l.message),
+    messages: (level) => logs.filter((l) => (level === undefined ? !HIDDEN.has(l.level) : l.level === level)).map((l) => l.message),
+    visibleLogs: () => logs.filter((l) => !HIDDEN.has(l.level)),
     cleanup: async () => {
       await stores.close();
       rmSync(dir, { recursive: true, force: true });

@@ -25,7 +25,7 @@ describe('scripts.node', () => {
     expect(r.state).toBe('SUCCESS');
     expect(r.outputs).toEqual({ exitCode: 0, vars: { sum: 3 } });
     expect(r.metrics).toEqual([{ name: 'n', type: 'counter', value: 2, tags: { a: 'b' } }]);
-    expect(t.logs).toEqual([{ level: 'INFO', message: 'flow flow1' }, { level: 'WARN', message: 'hmm' }]);
+    expect(t.visibleLogs()).toEqual([{ level: 'INFO', message: 'flow flow1' }, { level: 'WARN', message: 'hmm' }]);
   });
 
   it('runs Node commands in the shell', async () => {

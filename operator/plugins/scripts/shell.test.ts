@@ -35,6 +35,7 @@ describe('scripts.shell.Commands', () => {
     const r = await shellCommandsPlugin.run(c.ctx);
     expect(r).toEqual({ state: 'SUCCESS', outputs: { exitCode: 0, vars: {} } });
     expect(c.messages('INFO')).toEqual(['hello flow1', 'second']);
+    expect(c.messages('DEBUG')[0]).toMatch(/^Starting command with pid \d+ \[\/bin\/sh -c \.\.\.\]$/);
   });
 
   it('turns protocol lines into vars, metrics and logs', async () => {
@@ -52,7 +53,7 @@ describe('scripts.shell.Commands', () => {
       { name: 'rows', type: 'counter', value: 5, tags: { t: 'v' } },
       { name: 'took', type: 'timer', value: 1.5 },
     ]);
-    expect(c.logs).toEqual([{ level: 'WARN', message: 'careful' }]);
+    expect(c.visibleLogs()).toEqual([{ level: 'WARN', message: 'careful' }]);
   });
 
   it('fails with the exit code, keeping outputs; failFast stops at the first failing command', async () => {
