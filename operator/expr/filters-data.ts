@@ -103,7 +103,7 @@ export const DATA_FILTERS: Record<string, FilterImpl> = {
   last: firstOrLast('last'),
   length,
   size: length,
-  keys: (input) => Object.keys(mapOf(input, 'keys')),
+  keys: (input) => (Array.isArray(input) ? input.map((_x, i) => i) : Object.keys(mapOf(input, 'keys'))),
   values: (input) => Object.values(mapOf(input, 'values')),
   join: (input, args, kwargs) => asList(input, 'join').map(stringify).join(stringify(arg(args, kwargs, 0, 'separator'))),
   slice,

@@ -8,17 +8,23 @@ import { isPlainObject, stringify } from './values.js';
 
 const one = (fn: (s: string) => string, what: string): FilterImpl => (input) => fn(str(input, what));
 
+function regex(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern, 'g');
+  } catch (error) {
+    throw new ExpressionError(`replace: invalid regular expression (${(error as Error).message})`);
+  }
+}
+
 function replaceFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string {
   let out = str(input, 'replace');
   const first = arg(args, kwargs, 0, 'target');
-  if (isPlainObject(first)) {
-    for (const [from, to] of Object.entries(first)) out = out.split(from).join(stringify(to));
-    return out;
-  }
-  const from = requireString(first, 'replace');
-  const to = stringify(arg(args, kwargs, 1, 'replacement'));
-  if (arg(args, kwargs, 2, 'regexp') === true) return out.replace(new RegExp(from, 'g'), to);
-  return out.split(from).join(to);
+  const pairs: [string, string][] = isPlainObject(first)
+    ? Object.entries(first).map(([from, to]) => [from, stringify(to)])
+    : [[requireString(first, 'replace'), stringify(arg(args, kwargs, 1, 'replacement'))]];
+  const regexp = (isPlainObject(first) ? arg(args, kwargs, 1, 'regexp') : arg(args, kwargs, 2, 'regexp')) === true;
+  for (const [from, to] of pairs) out = regexp ? out.replace(regex(from), to) : out.split(from).join(to);
+  return out;
 }
 
 function splitFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string[] {

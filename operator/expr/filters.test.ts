@@ -27,6 +27,8 @@ describe('string filters', () => {
     ['{{ s | replace({"world": "there", "hello": "hi"}) }}', 'hi there'],
     ['{{ s | replace("o", "0") }}', 'hell0 w0rld'],
     ['{{ "a1b22" | replace("[0-9]+", "#", regexp=true) }}', 'a#b#'],
+    ['{{ "a1b22" | replace({"[0-9]+": "#", "b": "B"}, regexp=true) }}', 'a#B#'],
+    ['{{ "x-y" | replace({"([a-z])-([a-z])": "$2-$1"}, regexp=true) }}', 'y-x'],
     ['{{ "a,b,c" | split(",") }}', '["a","b","c"]'],
     ['{{ "a,b,c" | split(",", 2) }}', '["a","b,c"]'],
     ['{{ s | abbreviate(8) }}', 'hello...'],
@@ -63,7 +65,7 @@ describe('collection and number filters', () => {
   it.each([
     ['{{ list | first }} {{ list | last }} {{ s | first }}', '3 1 h'],
     ['{{ list | length }} {{ s | length }} {{ map | length }}', '4 11 2'],
-    ['{{ map | keys }} {{ map | values }}', '["a","b"] [1,2]'],
+    ['{{ map | keys }} {{ map | values }} {{ words | keys }}', '["a","b"] [1,2] [0,1,2]'],
     ['{{ words | join(", ") }}', 'b, a, c'],
     ['{{ words | join }}', 'bac'],
     ['{{ list | sort }} {{ list | rsort }}', '[1,1,2,3] [3,2,1,1]'],
