@@ -3,6 +3,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Metric } from '../../core/types.js';
+import { normalizeType } from '../../model/task-types.js';
 import type { RunContext, TaskResult } from '../types.js';
 import { isRecord, maskSecrets, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
 import { collectOutputFiles, safeJoin, writeInputFiles } from './files.js';
@@ -24,18 +25,18 @@ export interface ScriptPlan {
   cleanup?: () => Promise<void>;
 }
 
-const PROCESS_RUNNERS = new Set([TYPE_PREFIX + 'core.runner.Process', 'io.kestra.plugin.core.runner.Process']);
-const DOCKER_RUNNERS = new Set([TYPE_PREFIX + 'scripts.runner.docker.Docker', 'io.kestra.plugin.scripts.runner.docker.Docker']);
+const PROCESS_RUNNER = TYPE_PREFIX + 'core.runner.Process';
+const DOCKER_RUNNER = TYPE_PREFIX + 'scripts.runner.docker.Docker';
 
 /** Embedded mode runs every script as a local process; a Docker runner is accepted with a warning. */
 export function checkTaskRunner(ctx: RunContext): void {
   const runner = isRecord(ctx.task.taskRunner) ? ctx.task.taskRunner : undefined;
-  const type = typeof runner?.type === 'string' ? runner.type : undefined;
+  const type = typeof runner?.type === 'string' ? normalizeType(runner.type) : undefined;
   const legacyDocker = String(ctx.task.runner ?? '').toUpperCase() === 'DOCKER';
-  if (type !== undefined && !PROCESS_RUNNERS.has(type) && !DOCKER_RUNNERS.has(type)) {
-    throw new Error(`Unsupported task runner '${type}': use ${[...PROCESS_RUNNERS][0]} or ${[...DOCKER_RUNNERS][0]}`);
+  if (type !== undefined && type !== PROCESS_RUNNER && type !== DOCKER_RUNNER) {
+    throw new Error(`Unsupported task runner '${String(runner?.type)}': use ${PROCESS_RUNNER} or ${DOCKER_RUNNER}`);
   }
-  if ((type !== undefined && DOCKER_RUNNERS.has(type)) || legacyDocker) {
+  if (type === DOCKER_RUNNER || legacyDocker) {
     const image = ctx.task.containerImage ?? (isRecord(ctx.task.docker) ? ctx.task.docker.image : undefined);
     ctx.logger.warn(
       `No Docker engine in embedded mode: running as a local process; containerImage '${String(image ?? '')}' is ignored`,

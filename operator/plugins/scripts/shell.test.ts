@@ -158,6 +158,10 @@ describe('scripts.shell.Commands', () => {
     expect((await shellCommandsPlugin.run(c.ctx)).state).toBe('SUCCESS');
     expect(c.messages('WARN')[0]).toContain("containerImage 'ubuntu:22.04' is ignored");
     expect(c.messages('INFO')).toEqual(['ran']);
+    c.ctx.task = { ...c.ctx.task, taskRunner: { type: 'io.kestra.plugin.scripts.runner.docker.DockerTaskRunner' } };
+    expect((await shellCommandsPlugin.run(c.ctx)).state).toBe('SUCCESS');
+    c.ctx.task = { ...c.ctx.task, taskRunner: { type: 'io.kestra.plugin.core.runner.Process' } };
+    expect((await shellCommandsPlugin.run(c.ctx)).state).toBe('SUCCESS');
     c.ctx.task = { ...c.ctx.task, taskRunner: { type: 'x.Kubernetes' } };
     expect((await shellCommandsPlugin.run(c.ctx)).error).toContain("Unsupported task runner 'x.Kubernetes'");
   });
