@@ -103,9 +103,10 @@ export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> 
   const contentType = ctx.task.contentType === undefined ? 'application/json' : renderString(ctx, ctx.task.contentType);
   const headers = new Headers();
   let body: BodyInit | undefined;
-  const form = ctx.task.formData === undefined ? undefined : ctx.renderValue(ctx.task.formData);
+  const rawForm = ctx.task.formData;
+  const form = rawForm === undefined ? undefined : typeof rawForm === 'string' ? ctx.renderTyped(rawForm) : ctx.renderValue(rawForm);
   if (isRecord(form) && Object.keys(form).length > 0) {
-    body = contentType === 'multipart/form-data' ? await multipartBody(ctx, form) : urlEncodedBody(form);
+    body = contentType?.startsWith('multipart/form-data') ? await multipartBody(ctx, form) : urlEncodedBody(form);
   } else if (ctx.task.body !== undefined && ctx.task.body !== null) {
     body = renderString(ctx, ctx.task.body);
     if (contentType) headers.set('content-type', contentType);
@@ -115,6 +116,8 @@ export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> 
   const auth = authHeader(ctx, o);
   if (auth) headers.set('authorization', auth);
   for (const [k, v] of Object.entries(renderStringMap(ctx, ctx.task.headers))) headers.set(k, v);
+  // fetch sets the multipart content type itself, with its boundary.
+  if (body instanceof FormData) headers.delete('content-type');
   const options = httpOptions(ctx);
   const init: RequestInit = { method, headers, body, redirect: options.followRedirects ? 'follow' : 'manual' };
   return { url, method, init, options };

@@ -124,7 +124,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
     for (const f of planFiles) await rm(f, { force: true });
     return await finish(ctx, vars, state, outcome.exitCode);
   } finally {
-    for (const f of planFiles) await rm(f, { force: true });
+    for (const f of [...planFiles, vars.outputDir]) await rm(f, { recursive: true, force: true });
     await plan.cleanup?.();
   }
 }
@@ -132,7 +132,6 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
 async function finish(ctx: RunContext, vars: ScriptVars, state: LineState, exitCode: number): Promise<TaskResult> {
   const patterns = renderStringList(ctx, ctx.task.outputFiles, vars);
   const outputFiles = await collectOutputFiles(ctx, vars.workingDir, patterns, vars.outputDir);
-  await rm(vars.outputDir, { recursive: true, force: true });
   const outputs: Record<string, unknown> = { exitCode, vars: state.vars };
   if (patterns.length > 0 || Object.keys(outputFiles).length > 0) outputs.outputFiles = outputFiles;
   const result: TaskResult = { state: 'SUCCESS', outputs };
