@@ -186,6 +186,7 @@ export class Evaluator {
       case 'Is': return this.evalIs(node);
       case 'Coalesce': return this.evalCoalesce(node, tolerant);
       case 'Contains': return contains(this.eval(node.left), this.eval(node.right));
+      case 'Range': return this.evalCall(node, 'range', [node.left, node.right]);
       case 'In': return contains(this.eval(node.right), this.eval(node.left));
       case 'Compare': return this.evalCompare(node);
       case 'InlineIf': case 'Ternary':
@@ -249,11 +250,11 @@ export class Evaluator {
     return { args, kwargs: makeMap(Object.entries(kwargs)) };
   }
 
-  private evalCall(node: Node): unknown {
-    const name: string = node.name.value;
+  private evalCall(node: Node, fixedName?: string, argNodes?: Node[]): unknown {
+    const name: string = fixedName ?? node.name.value;
     const fn = this.registry.functions.get(name);
     if (!fn) throw new ExpressionError(`Unknown function \`${name}\` in \`${excerpt(this.template)}\``);
-    const { args, kwargs } = this.evalArgs(node.args.children);
+    const { args, kwargs } = this.evalArgs(argNodes ?? node.args.children);
     return fn(args, kwargs, this.ctx);
   }
 

@@ -24,11 +24,25 @@ const ALLOWED = new Set([
   'Root', 'NodeList', 'Output', 'TemplateData', 'Literal', 'Symbol', 'LookupVal', 'FunCall', 'Filter',
   'KeywordArgs', 'Pair', 'Group', 'Array', 'Dict', 'Is', 'Compare', 'CompareOperand', 'InlineIf',
   'Ternary', 'Coalesce', 'Contains', 'In', 'And', 'Or', 'Not', 'Add', 'Sub', 'Mul', 'Div', 'FloorDiv',
-  'Mod', 'Pow', 'Neg', 'Pos', 'Concat', 'If', 'For', 'Set', 'Capture',
+  'Mod', 'Pow', 'Neg', 'Pos', 'Concat', 'If', 'For', 'Set', 'Capture', 'Range',
 ]);
 
 function custom(typename: string, at: Node, props: Record<string, unknown>): Node {
   return { typename, lineno: at.lineno, colno: at.colno, fields: Object.keys(props), ...props };
+}
+
+/** Pebble's `a..b` range: emits `..` as an operator, and the integer before it as an int (not "1." float). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function rangeToken(tok: any): unknown {
+  const { lineno, colno } = tok;
+  if (tok.str.startsWith('..', tok.index)) {
+    tok.forwardN(2);
+    return { type: lexer.TOKEN_OPERATOR, value: '..', lineno, colno };
+  }
+  const digits = /^\d+(?=\.\.)/.exec(tok.str.slice(tok.index, tok.index + 32));
+  if (!digits) return null;
+  tok.forwardN(digits[0].length);
+  return { type: lexer.TOKEN_INT, value: digits[0], lineno, colno };
 }
 
 /** Makes one tokenizer emit `?`, `??` and `???` as operators inside code sections. */
@@ -37,6 +51,10 @@ function patchTokenizer(tok: any): void {
   const next = tok.nextToken.bind(tok);
   const extractUntil = tok._extractUntil.bind(tok);
   tok.nextToken = () => {
+    if (tok.in_code && !tok.isFinished()) {
+      const range = rangeToken(tok);
+      if (range) return range;
+    }
     if (tok.in_code && !tok.isFinished() && tok.current() === '?') {
       const { lineno, colno } = tok;
       let op = '';
@@ -108,7 +126,7 @@ class PebbleParser extends Parser {
     return node;
   }
 
-  /** Unary minus/plus, then any mix of `| filter` and `?? x` / `??? x`, left to right. */
+  /** Unary minus/plus, then any mix of `| filter`, `?? x` / `??? x` and `..` ranges, left to right. */
   parseUnary(noFilters?: boolean): Node {
     const tok = this.peekToken();
     let node: Node;
@@ -124,6 +142,11 @@ class PebbleParser extends Parser {
         continue;
       }
       const next = this.peekToken();
+      if (next && next.type === lexer.TOKEN_OPERATOR && next.value === '..') {
+        this.nextToken();
+        node = custom('Range', node, { left: node, right: this.parseUnary(true) });
+        continue;
+      }
       if (next && next.type === lexer.TOKEN_OPERATOR && (next.value === '??' || next.value === '???')) {
         this.nextToken();
         node = custom('Coalesce', node, { left: node, right: this.parseUnary(true), op: next.value });

@@ -80,6 +80,8 @@ describe('rendering', () => {
     ['{{ "<b>&" }}', '<b>&'],
     ['{{ -inputs.n | abs }}', '3'],
     ['Is it {{ inputs.name }}? Yes?', 'Is it World? Yes?'],
+    ['{{ 1..3 }} {{ -1..1 }} {{ (inputs.n - 1)..inputs.n | join(",") }}', '[1,2,3] [-1,0,1] 2,3'],
+    ['{% for i in 0..2 %}{{ i }}{% endfor %}', '012'],
     ['{{ "a?b" }} {{ inputs.n ?? 0 + 1 }} {{ inputs.missing is defined ? 1 : 2 }}', 'a?b 4 2'],
     ['{{ inputs.missing ?? -1 }} {{ inputs.missing ?? "x" | upper }}', '-1 X'],
     ['{% if inputs.name %}a{% endif %}{% if "false" %}b{% endif %}{% if "0" %}c{% endif %}{% if inputs.empty %}d{% endif %}', 'a'],
