@@ -30,6 +30,8 @@ export interface JobResultView {
   tokens: { prompt: number; completion: number; total: number };
   bucket: string;
   result_key: string | null;
+  /** The result file's name inside the session folder (the key without `<access_token>/<session>/`). */
+  result_file: string | null;
   error?: string;
   created: string;
   started: string | null;
@@ -92,8 +94,10 @@ export class InferenceServiceImpl implements InferenceService {
       progress: { total: job.total, done: job.done, failed: job.failed },
       tokens: { prompt: job.prompt_tokens, completion: job.completion_tokens, total: job.prompt_tokens + job.completion_tokens },
       bucket: req.bucket_name, result_key: job.status === 'SUCCESS' || job.status === 'FAILED' ? job.result_key : null,
+      result_file: null,
       created: job.created, started: job.started, finished: job.finished,
     };
+    if (v.result_key) v.result_file = v.result_key.slice(job.folder.length + 1);
     if (job.error) v.error = job.error;
     if (req.return_output && (job.status === 'SUCCESS' || job.status === 'FAILED') && job.total !== null) {
       v.outputs = this.store.items(job.id).map((it) => ({
