@@ -59,7 +59,8 @@ export function renderBool(ctx: RunContext, value: unknown, fallback: boolean): 
 /** Renders a map of strings (header, env): keys and values rendered, values stringified. */
 export function renderStringMap(ctx: RunContext, value: unknown, extra?: Record<string, unknown>): Record<string, string> {
   if (value === undefined || value === null) return {};
-  const rendered = typeof value === 'string' ? parseJsonMap(ctx.render(value, extra)) : ctx.renderValue(value, extra);
+  let rendered = typeof value === 'string' ? ctx.renderTyped(value, extra) : ctx.renderValue(value, extra);
+  if (typeof rendered === 'string') rendered = parseJsonMap(rendered);
   if (!isRecord(rendered)) throw new Error('Expected a map');
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(rendered)) {

@@ -91,6 +91,15 @@ describe('scripts.shell.Commands', () => {
     expect(c.messages('INFO')).toEqual(['hi company.team yes', dir, dir, dir, 'out-ok']);
   });
 
+  it('accepts env and inputFiles given as expressions yielding maps', async () => {
+    const c = commands(
+      { env: '{{ vars.envs }}', inputFiles: '{{ vars.files }}', commands: ['echo "$A"', 'cat f.txt'] },
+      { vars: { envs: { A: 'from-env' }, files: { 'f.txt': 'from-file' } } },
+    );
+    expect((await shellCommandsPlugin.run(c.ctx)).state).toBe('SUCCESS');
+    expect(c.messages('INFO')).toEqual(['from-env', 'from-file']);
+  });
+
   it('masks secrets in every log line', async () => {
     t = makeTestContext({ task: { id: 'sh', type: shellCommandsPlugin.type, commands: ['echo token=s3cr3t', 'echo s3cr3t >&2'] }, secrets: ['s3cr3t'] });
     await shellCommandsPlugin.run(t.ctx);
