@@ -2,6 +2,7 @@
 // calls: only registered functions, filters and tests are callable, and lookups go through values.ts.
 import { ExpressionError, excerpt } from './errors.js';
 import type { Node } from './parse.js';
+import type { RenderServices } from './types.js';
 import {
   UNDEF, equals, isEmpty, isPlainObject, makeMap, memberLookup, pathSegment, stringify, toNumber, truthy, typeName,
 } from './values.js';
@@ -15,7 +16,7 @@ export interface CallContext {
   render(template: string): string;
   /** Variable lookup honouring `{% set %}`/loop scopes; UNDEF when absent. */
   lookup(name: string): unknown;
-  readonly services: import('./index.js').RenderServices;
+  readonly services: RenderServices;
 }
 
 export type FunctionImpl = (args: unknown[], kwargs: Kwargs, ctx: CallContext) => unknown;

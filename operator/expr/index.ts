@@ -7,33 +7,13 @@ import { TEXT_FILTERS } from './filters-text.js';
 import { FUNCTIONS, TESTS } from './functions.js';
 import { initJq } from './jq.js';
 import { hasTemplate, parseTemplate } from './parse.js';
+import type { RenderServices, Renderer } from './types.js';
 import { isPlainObject } from './values.js';
 
 export { ExpressionError } from './errors.js';
+export type { RenderServices, Renderer } from './types.js';
 /** True when a string holds `{{`, `{%` or a `{# #}` comment, i.e. needs rendering. */
 export { hasTemplate } from './parse.js';
-
-export interface RenderServices {
-  /** Secret value by name; undefined → ExpressionError "Secret `X` not found". */
-  secret?(name: string): string | undefined;
-  /** KV lookup; `kv('key')` uses vars.flow.namespace by default. */
-  kv?(namespace: string, key: string): { found: boolean; value?: unknown };
-  /** Content (utf-8) of an internal-storage file, for `read('kestra:///...')`. */
-  read?(uri: string): string;
-  /** Called with every secret value read, so callers can mask it in logs. */
-  onSecret?(value: string): void;
-  /** Clock for `now()`; defaults to the system clock. */
-  now?(): Date;
-}
-
-export interface Renderer {
-  /** Renders a template to a string. */
-  render(template: string, vars: Record<string, unknown>): string;
-  /** Native value of a lone `{{ expr }}`, else the rendered string; JSON arrays/objects are parsed. */
-  renderTyped(value: unknown, vars: Record<string, unknown>): unknown;
-  /** Recursively renders every string (keys too) in objects and arrays. */
-  renderValue<T>(value: T, vars: Record<string, unknown>): T;
-}
 
 const MAX_DEPTH = 10;
 
