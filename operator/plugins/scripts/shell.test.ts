@@ -191,6 +191,14 @@ describe('scripts.shell.Script', () => {
     expect(existsSync(join(t.ctx.workingDir, 'script_tr1.sh'))).toBe(false);
   });
 
+  it('runs the script file with the interpreter shell', async () => {
+    t = makeTestContext({
+      task: { id: 'sc', type: shellScriptPlugin.type, interpreter: ['/bin/bash', '-c'], script: 'echo "${BASH_VERSION:+bash}"' },
+    });
+    await shellScriptPlugin.run(t.ctx);
+    expect(t.messages('INFO')).toEqual(['bash']);
+  });
+
   it('fails with the script exit code', async () => {
     t = makeTestContext({ task: { id: 'sc', type: shellScriptPlugin.type, script: 'exit 7' } });
     expect((await shellScriptPlugin.run(t.ctx)).error).toBe('Command failed with exit code 7');

@@ -15,10 +15,16 @@ export function renderCommands(ctx: RunContext, vars: ScriptVars): string[] {
   return commands;
 }
 
+/** The shell that runs the script file: the interpreter's when it is a shell (bash, zsh...), else /bin/sh. */
+function scriptShell(ctx: RunContext): string {
+  const first = ctx.task.interpreter === undefined ? undefined : renderStringList(ctx, ctx.task.interpreter)[0];
+  return first && /(^|\/)(bash|zsh|ksh|dash|ash|sh)$/.test(first) ? first : '/bin/sh';
+}
+
 async function runShellScript(ctx: RunContext): Promise<TaskResult> {
   return runScriptTask(ctx, async (vars) => {
     const name = scriptFileName(ctx, 'sh');
-    return { commands: [`/bin/sh ${name}`], files: { [name]: requireString(ctx, 'script', vars) } };
+    return { commands: [`${scriptShell(ctx)} ${name}`], files: { [name]: requireString(ctx, 'script', vars) } };
   });
 }
 
