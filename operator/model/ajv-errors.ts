@@ -52,7 +52,7 @@ function typeMessage(e: ErrorObject): string {
     return `must be ${orList([...native, 'a template expression ({{ ... }})'])}, got ${show(e.data)}`;
   }
   if (parent.format === 'iso-duration') return `must be an ISO 8601 duration (e.g. PT5S), got ${show(e.data)}`;
-  return `must be ${orList(names)}`;
+  return `must be ${orList(names)}, got ${show(e.data)}`;
 }
 
 function enumMessage(e: ErrorObject, written: unknown): string {
@@ -71,9 +71,9 @@ function enumMessage(e: ErrorObject, written: unknown): string {
   }
 }
 
-function patternMessage(e: ErrorObject): string {
+function patternMessage(e: ErrorObject, written: unknown): string {
   const role = roleOf(e.parentSchema);
-  if (role?.kind === 'trigger-type') return `Unknown trigger type ${show(e.data)}`;
+  if (role?.kind === 'trigger-type') return `Unknown trigger type ${show(written ?? e.data)}`;
   if (role?.kind === 'namespace') {
     return `${show(e.data)} is not a valid namespace (lowercase letters, digits, \`_\`, \`-\`, segments separated by dots)`;
   }
@@ -149,7 +149,7 @@ function convertOne(e: ErrorObject, doc: unknown, original: unknown): LocatedIss
     const message = `unknown property \`${prop}\`${owner ? ` for task type ${owner}` : ''}`;
     return { ...base, pointer, path: readablePath([...segments, prop], doc), message };
   }
-  const written = e.keyword === 'enum' && original !== undefined ? valueAt(original, segments) : undefined;
+  const written = (e.keyword === 'enum' || e.keyword === 'pattern') && original !== undefined ? valueAt(original, segments) : undefined;
   const message = (MESSAGES[e.keyword] ?? ((x: ErrorObject) => x.message ?? 'is invalid'))(e, written);
   return { ...base, pointer: e.instancePath, path: readablePath(segments, doc), message };
 }
