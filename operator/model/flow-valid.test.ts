@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../core/types.js';
 import { FlowValidationError } from './errors.js';
-import { parseFlow, validateFlow } from './flow.js';
+import { parseFlow, validateFlow, validateTask } from './flow.js';
 import { allTasks } from './traverse.js';
 
 /** Parse a flow made of the given task YAML (indented as list items under `tasks:`), failing with all issues. */
@@ -351,5 +351,21 @@ tasks: [{ id: l, type: io.kestra.plugin.core.log.Log }]`);
     expect(flow.tasks[0].type).toBe('ai.service.plugin.core.log.Log');
     expect(doc.tasks[0].type).toBe('io.kestra.plugin.core.log.Log');
     expect(doc.concurrency).toEqual({ limit: 1 });
+  });
+});
+
+describe('validateTask', () => {
+  it('normalizes and validates a single task', () => {
+    expect(validateTask({ id: 'a', type: 'io.kestra.plugin.core.log.Log', message: 'hi' }))
+      .toEqual({ id: 'a', type: 'ai.service.plugin.core.log.Log', message: 'hi' });
+  });
+
+  it('reports paths relative to the task', () => {
+    expect(() => validateTask({ id: 'a', type: 'io.kestra.plugin.core.http.Request', foo: 1 })).toThrow(FlowValidationError);
+    try {
+      validateTask({ id: 'a', type: 'io.kestra.plugin.core.http.Request', foo: 1 });
+    } catch (err) {
+      expect((err as FlowValidationError).errors.map((i) => i.path)).toEqual(['uri', 'foo']);
+    }
   });
 });

@@ -85,3 +85,19 @@ export function parseFlow(source: string): Flow {
   }
   return validateFlow(doc.toJS({ maxAliasCount: 1000 }));
 }
+
+/**
+ * Validate one task document on its own (e.g. the rendered spec of a TemplatedTask): normalized Task or
+ * FlowValidationError with paths relative to the task ("uri", "tasks[0].message").
+ */
+export function validateTask(doc: unknown): Task {
+  try {
+    return validateFlow({ id: 'task', namespace: 'task', tasks: [doc] }).tasks[0];
+  } catch (err) {
+    if (!(err instanceof FlowValidationError)) throw err;
+    throw new FlowValidationError(err.errors.map((i) => ({
+      path: i.path.replace(/^tasks\[0\]\.?/, ''),
+      message: i.message,
+    })));
+  }
+}
