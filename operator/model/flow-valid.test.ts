@@ -336,6 +336,28 @@ tasks:
     expect(flow.tasks[1]).toEqual({ id: 'b', type: 'ai.service.plugin.core.log.Log', message: 'hi', level: 'WARN' });
   });
 
+  it('treats keys without a value as absent (flow, tasks, inputs, triggers), keeps nulls deeper', () => {
+    const flow = parseFlow(`
+id: f
+namespace: n
+description:
+errors:
+inputs:
+  - { id: a, type: STRING, description: , defaults: }
+tasks:
+  - id: l
+    type: io.kestra.plugin.core.log.Log
+    message: hi
+    timeout:
+  - { id: s, type: io.kestra.plugin.core.kv.Set, key: k, value: { a: null } }
+`);
+    expect(flow).not.toHaveProperty('description');
+    expect(flow).not.toHaveProperty('errors');
+    expect(flow.inputs?.[0]).toEqual({ id: 'a', type: 'STRING' });
+    expect(flow.tasks[0]).toEqual({ id: 'l', type: 'ai.service.plugin.core.log.Log', message: 'hi' });
+    expect(flow.tasks[1].value).toEqual({ a: null });
+  });
+
   it('accepts the legacy taskDefaults name', () => {
     const flow = parseFlow(`
 id: f

@@ -36,17 +36,30 @@ function labelsToStrings(labels: unknown): unknown {
   return labels;
 }
 
+/** `key:` with no value (null) means "not set", as in Kestra: drop such keys of an object (not deeper). */
+function dropNullKeys(o: unknown): void {
+  if (!isObj(o)) return;
+  for (const [k, v] of Object.entries(o)) if (v === null) delete o[k];
+}
+
+function dropNullKeysOfItems(list: unknown): void {
+  if (Array.isArray(list)) list.forEach(dropNullKeys);
+}
+
 /** A normalized deep copy of a flow document; anything malformed is left for validation to report. */
 export function normalizeFlowDocument(doc: Obj): Obj {
   const flow = structuredClone(doc);
+  dropNullKeys(flow);
   if (flow.taskDefaults !== undefined && flow.pluginDefaults === undefined) {
     flow.pluginDefaults = flow.taskDefaults; // Kestra's former name of pluginDefaults
     delete flow.taskDefaults;
   }
   for (const { task } of locateAllTasks(flow)) {
+    dropNullKeys(task);
     normalizeTypeField(task);
     normalizeTypeField(task.taskRunner);
   }
+  [flow.triggers, flow.inputs, flow.outputs].forEach(dropNullKeysOfItems);
   normalizeTriggers(flow.triggers);
   if (Array.isArray(flow.pluginDefaults)) flow.pluginDefaults.forEach(normalizeTypeField);
   if (flow.labels !== undefined) flow.labels = labelsToStrings(flow.labels);
