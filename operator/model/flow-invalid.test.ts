@@ -219,6 +219,14 @@ describe('error reporting', () => {
     expect(issues[0].message).toMatch(/^Invalid YAML: .*at line \d+, column \d+$/);
   });
 
+  it('rejects YAML alias bombs as invalid YAML', () => {
+    const lines = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 8; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    const issues = issuesOf(`id: f\nnamespace: n\nvariables:\n${lines.map((l) => `  ${l}`).join('\n')}\ntasks: []\n`);
+    expect(issues[0]).toMatchObject({ path: '' });
+    expect(issues[0].message).toMatch(/^Invalid YAML: .*alias/i);
+  });
+
   it('rejects duplicate YAML keys', () => {
     expect(issuesOf('id: f\nid: g\nnamespace: n\ntasks: []\n')[0].message).toMatch(/unique/i);
   });

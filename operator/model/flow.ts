@@ -83,7 +83,14 @@ export function parseFlow(source: string): Flow {
     const message = (e: Error) => `Invalid YAML: ${e.message.split('\n')[0].replace(/:$/, '')}`;
     throw new FlowValidationError(doc.errors.map((e) => ({ path: '', message: message(e) })));
   }
-  return validateFlow(doc.toJS({ maxAliasCount: 1000 }));
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 1000 });
+  } catch (err) {
+    // e.g. "Excessive alias count" (alias bombs)
+    throw new FlowValidationError([{ path: '', message: `Invalid YAML: ${(err as Error).message}` }]);
+  }
+  return validateFlow(value);
 }
 
 /**
