@@ -1,0 +1,10 @@
+// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference
+// selects one group; default runs all.
+import { runOrchestrationBench } from './orchestration.js';
+
+const only = process.env.BENCH;
+if (!only || only === 'orchestration') await runOrchestrationBench();
+if (!only || only === 'inference') {
+  const { runInferenceBench } = await import('./inference.js');
+  await runInferenceBench();
+}
