@@ -6,7 +6,7 @@ import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import type { Execution, ExecutionState } from '../../operator/core/types.js';
 import type { ExecutionQuery, StoredExecution } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
-import { badRequest, conflict, HttpError, notFound } from '../errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
 import { labelsQuery, paging, queryBool, queryInt, queryList, queryOne } from '../query.js';
 
@@ -58,8 +58,6 @@ async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<voi
   ctx.body = execution;
 }
 
-type DeletableExecutions = { delete?: (id: string) => Promise<boolean> };
-
 /** Adds the execution routes to `r` (mounted under /api/v1). */
 export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   const { executions } = deps.stores;
@@ -83,9 +81,7 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
     if (!isTerminal(execution.state.current)) {
       throw conflict(`Execution '${execution.id}' is ${execution.state.current}; only a terminated execution can be deleted`);
     }
-    const store = executions as unknown as DeletableExecutions;
-    if (typeof store.delete !== 'function') throw new HttpError(501, 'Deleting executions is not supported by this store');
-    await store.delete(execution.id);
+    await deps.stores.executions.delete(execution.id);
     await deps.stores.logs.deleteExecution(execution.id);
     ctx.status = 204;
   });

@@ -184,7 +184,7 @@ describe('flow-level handlers', () => {
   });
 
   it('finally runs on success and on failure', () => {
-    for (const script of [{}, { a: FAIL }]) {
+    for (const script of [{}, { a: FAIL }] as Record<string, typeof FAIL>[]) {
       const h = new EngineHarness(flow(ret('a')) + `finally:\n${ret('f')}`).drive(script);
       expect(h.stateOf('f')).toBe('SUCCESS');
     }

@@ -14,7 +14,7 @@ import type { Input } from './types.js';
 function typedOutput(id: string, type: string, value: unknown): unknown {
   if (value === null || value === undefined || type === 'STRING' || type === 'FILE' || type === 'SECRET') return value;
   const r = coerceInputValue({ id, type } as Input, value);
-  if (!r.ok) throw new Error(`output '${id}': ${r.error}`);
+  if (!r.ok) throw new Error(`output '${id}': ${r.message}`);
   return r.value;
 }
 

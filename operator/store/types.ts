@@ -71,6 +71,8 @@ export interface ExecutionStore {
    */
   update(execution: Execution, expected: number, ackCommands?: number[]): Promise<StoredExecution>;
   search(query: ExecutionQuery): Promise<Page<Execution>>;
+  /** Deletes an execution record and its pending commands; false when it did not exist. */
+  delete(id: string): Promise<boolean>;
   /** Executions in a non-terminal state, oldest first (recovery after restart). */
   listActive(): Promise<StoredExecution[]>;
   /** Counts executions of a flow in the given states. */

@@ -21,6 +21,16 @@ describe('SqliteExecutionStore CRUD', () => {
     expect(await stores.executions.get('missing')).toBeUndefined();
   });
 
+  it('deletes an execution with its labels and pending commands', async () => {
+    await stores.executions.create(sampleExecution('e1'));
+    await stores.executions.addCommand('e1', { type: 'kill' });
+    expect(await stores.executions.delete('e1')).toBe(true);
+    expect(await stores.executions.get('e1')).toBeUndefined();
+    expect(await stores.executions.pendingCommands('e1')).toEqual([]);
+    expect((await stores.executions.search({})).total).toBe(0);
+    expect(await stores.executions.delete('e1')).toBe(false);
+  });
+
   it('updates with the expected resourceVersion and rejects a stale one', async () => {
     const { execution } = await stores.executions.create(sampleExecution('e1'));
     execution.state.current = 'RUNNING';

@@ -58,6 +58,8 @@ export class SqliteExecutionStore implements ExecutionStore {
       addCommand: db.prepare('INSERT INTO commands (execution_id, json, created) VALUES (?, ?, ?) RETURNING seq'),
       commandsOf: db.prepare('SELECT seq, execution_id, json, created FROM commands WHERE execution_id = ? ORDER BY seq'),
       allCommands: db.prepare('SELECT seq, execution_id, json, created FROM commands ORDER BY seq'),
+      delete: db.prepare('DELETE FROM executions WHERE id = ?'),
+      deleteCommands: db.prepare('DELETE FROM commands WHERE execution_id = ?'),
     };
   }
 
@@ -104,6 +106,14 @@ export class SqliteExecutionStore implements ExecutionStore {
     }).immediate();
     this.emitChange('MODIFIED', row.body, resourceVersion);
     return { execution, resourceVersion };
+  }
+
+  /** Removes an execution (its body and labels cascade) and its pending commands. */
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      this.stmts.deleteCommands.run(id);
+      return this.stmts.delete.run(id).changes > 0;
+    }).immediate();
   }
 
   /** Filters and sorts the compact summary rows, then reads the bodies of the returned page only. */
