@@ -1,0 +1,40 @@
+// Layering checks: the engine core, the model and the expressions stay pure (no I/O imports), and the API never
+// imports the controller or the plugins (it only talks to the stores).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+function files(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((f) => {
+    const p = join(dir, f);
+    if (statSync(join(ROOT, p)).isDirectory()) return files(p);
+    return p.endsWith('.ts') && !p.endsWith('.test.ts') && !p.includes('harness') ? [p] : [];
+  });
+}
+
+const importsOf = (file: string) => [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+
+const IO = /^(node:)?(fs|fs\/promises|child_process|http|https|net|dgram|worker_threads)$|^(better-sqlite3|koa|@koa\/router|minio|@kubernetes\/client-node|node-llama-cpp)$/;
+
+describe.each([
+  ['operator/core', ['operator/core', 'operator/model', 'operator/expr']],
+  ['operator/model', ['operator/model', 'operator/core']],
+  ['operator/expr', ['operator/expr', 'operator/core']],
+])('%s', (dir, allowed) => {
+  it.each(files(dir))('%s imports no I/O and stays in its layer', (file) => {
+    for (const spec of importsOf(file)) {
+      expect(spec, `${file} imports ${spec}`).not.toMatch(IO);
+      if (!spec.startsWith('.')) continue;
+      const target = relative(ROOT, join(ROOT, file, '..', spec));
+      expect(allowed.some((a) => target.startsWith(a)), `${file} imports ${target}`).toBe(true);
+    }
+  });
+});
+
+it('the API does not import the controller or the plugins', () => {
+  for (const file of files('api')) {
+    for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).not.toMatch(/operator\/(controller|plugins)/);
+  }
+});
