@@ -3,16 +3,10 @@
 // the REST API and the embedded controller (real SQLite, real processes, real HTTP).
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { createApp } from '../../api/app.js';
-import { startServer } from '../../api/server.js';
-import { startController, type Controller } from '../../operator/controller/index.js';
-import { initExpressions } from '../../operator/expr/index.js';
-import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
+import { startEmbedded, type Embedded } from '../support/embedded.js';
 
 interface RunExpectation {
   state?: string | string[]; count?: number; attempts?: number | number[]; outputs?: Record<string, unknown>;
@@ -35,22 +29,14 @@ interface Expectation {
 const DIR = new URL('.', import.meta.url).pathname;
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
 
-let stores: EmbeddedStores;
-let controller: Controller;
-let api: { port: number; close(): Promise<void> };
+let env: Embedded;
 let http: Server;
 let base = '';
 let httpBase = '';
-let dataDir = '';
 
 beforeAll(async () => {
-  await initExpressions();
-  dataDir = mkdtempSync(join(tmpdir(), 'fixtures-'));
-  stores = openEmbeddedStores(dataDir);
-  const env = { SECRET_TOKEN: Buffer.from('s3cr3t-value').toString('base64'), PATH: process.env.PATH };
-  controller = await startController(stores, { dataDir, env });
-  api = await startServer(createApp({ stores }), 0, '127.0.0.1');
-  base = `http://127.0.0.1:${api.port}/api/v1`;
+  env = await startEmbedded({ SECRET_TOKEN: Buffer.from('s3cr3t-value').toString('base64'), PATH: process.env.PATH });
+  base = env.base;
   http = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -65,11 +51,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
-  await controller?.stop();
-  await stores?.close();
+  await env?.close();
   http?.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const TERMINAL = ['SUCCESS', 'WARNING', 'FAILED', 'KILLED', 'CANCELLED', 'RETRIED'];
@@ -150,7 +133,7 @@ describe.each(fixtures)('%s', (file) => {
       matchesSubset(got, expectation.executionLabels);
     }
     if (expectation.logs || expectation.absentFromLogs) {
-      await stores.logs.flush();
+      await env.stores.logs.flush();
       const text = (await json(`${base}/logs/${id}`)).body.map((l: any) => `${l.level} ${l.message}`).join('\n');
       for (const s of expectation.logs ?? []) expect(text, text).toContain(s);
       for (const s of expectation.absentFromLogs ?? []) expect(text).not.toContain(s);
