@@ -8,7 +8,7 @@ import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.j
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
 import { pendingWork } from '../core/work.js';
-import type { Execution, ExecutionState, Flow } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
 import { resolveInputs } from '../model/index.js';
 import { ConflictError, type PendingCommand, type StoredExecution, type Stores } from '../store/types.js';
@@ -222,13 +222,18 @@ export class Controller {
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
       else this.launcher.launch(flow, exec, run, w.attempt);
     }
-    for (const run of work.subflows) void this.checkChild(exec, run.id, run.subflowExecutionId!);
+    for (const run of work.subflows) void this.checkChild(exec, run);
   }
 
-  private async checkChild(parent: Execution, taskRunId: string, childId: string): Promise<void> {
+  /** Recovery of a Subflow/ForEachItem run: create its child if the crash came before, else report what it did. */
+  private async checkChild(parent: Execution, run: TaskRun): Promise<void> {
+    const taskRunId = run.id;
+    const childId = run.subflowExecutionId!;
     const child = await this.stores.executions.get(childId);
     if (!child) {
-      this.queue.push(parent.id, { event: { type: 'subflow-error', taskRunId, error: `Subflow execution ${childId} was lost; restart the execution` } });
+      const request = run.flowableState?.request as SubflowRequest | undefined;
+      if (request) await this.createSubflow(parent, request);
+      else this.queue.push(parent.id, { event: { type: 'subflow-error', taskRunId, error: `Subflow execution ${childId} was lost` } });
       return;
     }
     this.queue.push(parent.id, { event: { type: 'subflow-created', taskRunId, executionId: childId } });

@@ -45,16 +45,15 @@ export function subflowResolver(ctx: StepContext, run: TaskRun, task: Task): Res
     run.subflowExecutionId = childId;
     fs.requested = true;
     delete fs.created;
-    ctx.actions.push({
-      type: 'create-subflow',
-      request: {
-        taskRunId: run.id, executionId: childId,
-        namespace: ctx.deps.renderer.render(String(task.namespace), vars),
-        flowId: ctx.deps.renderer.render(String(task.flowId), vars),
-        ...(task.revision !== undefined ? { revision: Number(task.revision) } : {}),
-        inputs, labels, wait,
-      },
-    });
+    const request = {
+      taskRunId: run.id, executionId: childId,
+      namespace: ctx.deps.renderer.render(String(task.namespace), vars),
+      flowId: ctx.deps.renderer.render(String(task.flowId), vars),
+      ...(task.revision !== undefined ? { revision: Number(task.revision) } : {}),
+      inputs, labels, wait,
+    };
+    fs.request = request; // kept so that a restarted controller can create the child if the crash came first
+    ctx.actions.push({ type: 'create-subflow', request });
     return { create: [] };
   }
   if (fs.created && !wait) return { create: [], state: 'SUCCESS', outputs: { executionId: run.subflowExecutionId } };
