@@ -167,6 +167,11 @@ describe('task retries and timeouts', () => {
     expect(h.state).toBe('WARNING');
   });
 
+  it('accepts Kestra\'s `maxAttempts` spelling', () => {
+    const h = new EngineHarness(flow(ret('a', retry('      type: constant\n      interval: PT0S\n      maxAttempts: 2\n')))).drive({ a: FAIL });
+    expect(h.runsOf('a')[0]!.attempts).toHaveLength(2);
+  });
+
   it('disabled tasks are skipped', () => {
     const h = new EngineHarness(flow(ret('a', '    disabled: true\n') + ret('b'))).drive();
     expect(h.runsOf('a')).toHaveLength(0);
@@ -193,6 +198,7 @@ describe('flow-level handlers', () => {
   it('flow retry CREATE_NEW_EXECUTION: RETRIED and a new execution with the same originalId', () => {
     const h = new EngineHarness(flow(ret('a'), 'retry:\n  type: constant\n  interval: PT0S\n  maxAttempt: 2\n  behavior: CREATE_NEW_EXECUTION\n')).drive({ a: FAIL });
     expect(h.state).toBe('RETRIED');
+    expect(h.stateOf('a')).toBe('RETRIED');
     const create = h.actions.find((a) => a.type === 'create-execution') as { execution: { originalId: string; attemptNumber: number; state: { current: string } } };
     expect(create.execution.originalId).toBe('exec1');
     expect(create.execution.attemptNumber).toBe(2);

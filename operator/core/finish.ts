@@ -64,6 +64,7 @@ function scheduleFlowRetry(ctx: StepContext): boolean {
     });
     if (delay > 0) next.scheduleDate = at;
     log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);
+    for (const run of exec.taskRunList) if (run.state.current === 'FAILED') transition(run.state, 'RETRIED', deps.now);
     transition(exec.state, 'RETRIED', deps.now);
     ctx.actions.push({ type: 'create-execution', execution: next }, { type: 'ended', state: 'RETRIED' });
     return true;

@@ -46,6 +46,14 @@ function dropNullKeysOfItems(list: unknown): void {
   if (Array.isArray(list)) list.forEach(dropNullKeys);
 }
 
+/** Kestra's current docs spell it `maxAttempts`; the contract says `maxAttempt`. Both are accepted. */
+function normalizeRetry(retry: unknown): void {
+  if (isObj(retry) && retry.maxAttempts !== undefined && retry.maxAttempt === undefined) {
+    retry.maxAttempt = retry.maxAttempts;
+    delete retry.maxAttempts;
+  }
+}
+
 /** A normalized deep copy of a flow document; anything malformed is left for validation to report. */
 export function normalizeFlowDocument(doc: Obj): Obj {
   const flow = structuredClone(doc);
@@ -58,7 +66,9 @@ export function normalizeFlowDocument(doc: Obj): Obj {
     dropNullKeys(task);
     normalizeTypeField(task);
     normalizeTypeField(task.taskRunner);
+    normalizeRetry(task.retry);
   }
+  normalizeRetry(flow.retry);
   [flow.triggers, flow.inputs, flow.outputs].forEach(dropNullKeysOfItems);
   normalizeTriggers(flow.triggers);
   if (Array.isArray(flow.pluginDefaults)) flow.pluginDefaults.forEach(normalizeTypeField);
