@@ -133,6 +133,7 @@ interface ChatCall { model: string; system?: string; prompt: string; maxTokens: 
 export function parseChatBody(body: unknown, modelIds: string[], maxTokens: number): ChatCall {
   const b = (body ?? {}) as Record<string, unknown>;
   if (typeof b.model !== 'string' || !modelIds.includes(b.model)) throw new RequestError('model', `one of ${modelIds.join(', ')}`);
+  if (b.stream === true) throw new RequestError('stream', 'streaming responses are not supported');
   if (!Array.isArray(b.messages) || b.messages.length === 0) throw new RequestError('messages', 'must be a non-empty list');
   const msgs = b.messages as { role?: string; content?: unknown }[];
   const text = (m: { content?: unknown }): string => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));

@@ -1,8 +1,11 @@
 // Black-box tests of the batch inference API over real HTTP, a real S3-protocol server (s3rver) and the real
 // node-llama-cpp running the generated random-weights GGUF: auth, validation, idempotency, results, schemas.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listKeys, postJson, readObject, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
 
+
+// Model-backed tests run on a shared 2-core machine: allow for CPU contention.
+vi.setConfig({ testTimeout: 120_000 });
 const TOKEN = 'tok-test-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
 let s3: S3Fixture;

@@ -2,7 +2,7 @@
 // S3-protocol server (s3rver) and the real inference service; role assumption goes through an STS test double.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeTestContext, type TestContext } from '../../operator/plugins/testing.js';
 import {
   batchCompletionPlugin, inferencePlugins, inferenceTaskSchemas, s3DeletePlugin, s3DownloadPlugin, s3ListPlugin, s3UploadPlugin,
@@ -10,6 +10,9 @@ import {
 import { listKeys, postJson, readObject, S3_KEY, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
 import { startStsTestDouble, type StsTestDouble } from './sts-double.js';
 
+
+// Model-backed tests run on a shared 2-core machine: allow for CPU contention.
+vi.setConfig({ testTimeout: 120_000 });
 const TOKEN = 'plugin-token-7';
 let s3: S3Fixture;
 let sts: StsTestDouble;
