@@ -1,6 +1,6 @@
 // Unit tests of the small pieces: tokens, configuration, result file names, the demo GGUF and the job store.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,14 @@ describe('configuration', () => {
     expect(c.demoModelIds).toEqual(['llama2_70b', 'llama2_7b', 'codellama_70b', 'mixtral_8x7']);
     expect(c.tokenHashes).toEqual([hashToken('x1'), hashToken('x2')]);
     expect(c.threads).toBe(2);
+  });
+  it('reads a token file of raw tokens and sha256 lines (a mounted Secret)', () => {
+    const f = join(tmp(), 'tokens');
+    writeFileSync(f, `# issued 2026-01\nraw-token-1\nsha256:${hashToken('hashed-token-2').toUpperCase()}\n`);
+    const c = loadInferenceConfig({ ACCESS_TOKENS_FILE: f });
+    expect(tokenMatches('raw-token-1', c.tokenHashes)).toBe(true);
+    expect(tokenMatches('hashed-token-2', c.tokenHashes)).toBe(true);
+    expect(tokenMatches('# issued 2026-01', c.tokenHashes)).toBe(false);
   });
 });
 
