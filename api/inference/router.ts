@@ -1,5 +1,5 @@
 // HTTP routes of the batch inference API: POST /v1/completions (Bearer token), GET /get_result/:task_id
-// (no credentials; the task id is an unguessable random id) and an OpenAI-compatible POST /v1/chat/completions.
+// (no credentials needed; the task id is an unguessable random id; the owner's token adds result_key) and an OpenAI-compatible POST /v1/chat/completions.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { bearerToken } from '../../operator/inference/auth.js';
@@ -58,7 +58,7 @@ export function createInferenceRouter(svc: InferenceService): Router {
   });
 
   router.get('/get_result/:task_id', (ctx) => {
-    const view = svc.getResult(ctx.params.task_id);
+    const view = svc.getResult(ctx.params.task_id, bearerToken(ctx.get('authorization')));
     if (!view) { ctx.status = 404; ctx.body = { error: 'no such task_id' }; return; }
     ctx.set('Cache-Control', 'no-store');
     ctx.body = view;

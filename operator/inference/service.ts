@@ -29,7 +29,8 @@ export interface JobResultView {
   progress: { total: number | null; done: number; failed: number };
   tokens: { prompt: number; completion: number; total: number };
   bucket: string;
-  result_key: string | null;
+  /** Full object key of the result file; only for the job owner's token (the key begins with it). */
+  result_key?: string | null;
   /** The result file's name inside the session folder (the key without `<access_token>/<session>/`). */
   result_file: string | null;
   error?: string;
@@ -42,8 +43,11 @@ export interface JobResultView {
 export interface InferenceService {
   /** Throws AuthError, RequestError (field named) or IdempotencyConflictError. */
   submit(token: string | undefined, body: unknown, idempotencyKey?: string): SubmitResult;
-  /** Undefined when no such job exists. */
-  getResult(taskId: string): JobResultView | undefined;
+  /**
+   * Undefined when no such job exists. No credentials are needed; `result_key` (which begins with the access
+   * token) is included only when `token` is the job owner's.
+   */
+  getResult(taskId: string, token?: string): JobResultView | undefined;
   /** OpenAI-compatible `/v1/chat/completions` over the configured models (token required). */
   chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
   models(): string[];
@@ -81,10 +85,13 @@ export class InferenceServiceImpl implements InferenceService {
     return { task_id: row.id, created };
   }
 
-  getResult(taskId: string): JobResultView | undefined {
+  getResult(taskId: string, token?: string): JobResultView | undefined {
     if (!/^[0-9a-f]{32}$/.test(taskId)) return undefined;
     const job = this.store.get(taskId);
-    return job ? this.view(job) : undefined;
+    if (!job) return undefined;
+    const v = this.view(job);
+    if (!token || !tokenMatches(token, [job.token_hash])) delete v.result_key;
+    return v;
   }
 
   private view(job: JobRow): JobResultView {

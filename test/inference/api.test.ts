@@ -77,7 +77,7 @@ describe('jobs', () => {
     const r = await postJson(`${svc.url}/v1/completions`, base({ session: 's2', input_json_file: 'inputs.json', return_output: true }), auth);
     expect(r.status).toBe(202);
     expect(r.body.task_id).toMatch(/^[0-9a-f]{32}$/);
-    const res = await waitForResult(svc.url, r.body.task_id);
+    const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
     expect(res.status).toBe('SUCCESS');
     expect(res.progress).toEqual({ total: 5, done: 4, failed: 1 });
     expect(res.tokens.completion).toBeGreaterThan(0);
@@ -94,12 +94,24 @@ describe('jobs', () => {
     expect(doc.results[0].completion_tokens).toBeGreaterThan(0);
   });
 
+  it('reveals result_key (which starts with the token) only to the owner; result_file to anyone', async () => {
+    const r = await postJson(`${svc.url}/v1/completions`, base({ session: 'keys', max_tokens: 2, list_inputs: ['x'] }), auth);
+    const owner = await waitForResult(svc.url, r.body.task_id, TOKEN);
+    const anon = await (await fetch(`${svc.url}/get_result/${r.body.task_id}`)).json() as Record<string, unknown>;
+    const other = await waitForResult(svc.url, r.body.task_id, 'someone-else');
+    expect(owner.result_key).toBe(`${TOKEN}/keys/${owner.result_file}`);
+    expect(anon.status).toBe('SUCCESS');
+    expect(anon.result_file).toBe(owner.result_file);
+    expect('result_key' in anon).toBe(false);
+    expect('result_key' in other).toBe(false);
+  });
+
   it('names each new result so it sorts after the inputs and earlier results', async () => {
     await s3.client.putObject('bucket', `${TOKEN}/s3/zzz-inputs.json`, JSON.stringify(['x']));
     const keys: string[] = [];
     for (let i = 0; i < 2; i++) {
       const r = await postJson(`${svc.url}/v1/completions`, base({ session: 's3', list_inputs: undefined, input_json_file: 'zzz-inputs.json', max_tokens: 4 }), auth);
-      keys.push((await waitForResult(svc.url, r.body.task_id)).result_key);
+      keys.push((await waitForResult(svc.url, r.body.task_id, TOKEN)).result_key);
     }
     const all = (await listKeys(s3.client, 'bucket', `${TOKEN}/s3/`)).sort();
     expect(all.at(-1)).toBe(keys[1]);
@@ -117,20 +129,20 @@ describe('jobs', () => {
     expect(c.status).toBe(409);
     const d = await postJson(`${svc.url}/v1/completions`, base({ session: 'idem', max_tokens: 4 }), auth);
     expect(d.body.task_id).not.toBe(a.body.task_id);
-    await waitForResult(svc.url, a.body.task_id);
-    await waitForResult(svc.url, d.body.task_id);
+    await waitForResult(svc.url, a.body.task_id, TOKEN);
+    await waitForResult(svc.url, d.body.task_id, TOKEN);
   });
 
   it('fails the job with a message naming a missing input file', async () => {
     const r = await postJson(`${svc.url}/v1/completions`, base({ session: 'nofile', list_inputs: undefined, input_json_file: 'absent.json' }), auth);
-    const res = await waitForResult(svc.url, r.body.task_id);
+    const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
     expect(res.status).toBe('FAILED');
     expect(res.error).toContain("'nofile/absent.json' was not found");
   });
 
   it('fails the job with a message naming an unreachable bucket', async () => {
     const r = await postJson(`${svc.url}/v1/completions`, base({ bucket_name: 'no-such-bucket' }), auth);
-    const res = await waitForResult(svc.url, r.body.task_id);
+    const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
     expect(res.status).toBe('FAILED');
     expect(res.error).toContain("bucket 'no-such-bucket'");
   });
@@ -138,7 +150,7 @@ describe('jobs', () => {
   it('gives the same answers for the same request and seed', async () => {
     const run = async (): Promise<unknown> => {
       const r = await postJson(`${svc.url}/v1/completions`, base({ session: 'det', seed: 7, return_output: true, list_inputs: ['a', 'b', 'c'] }), auth);
-      return (await waitForResult(svc.url, r.body.task_id)).outputs;
+      return (await waitForResult(svc.url, r.body.task_id, TOKEN)).outputs;
     };
     const first = await run();
     expect(await run()).toEqual(first);
@@ -160,7 +172,7 @@ describe('structured output', () => {
   it('makes every answer valid against the schema', async () => {
     const inputs = Array.from({ length: 6 }, (_, i) => `review number ${i}`);
     const r = await postJson(`${svc.url}/v1/completions`, base({ session: 'json', structured_output: schema, list_inputs: inputs, max_tokens: 64, return_output: true }), auth);
-    const res = await waitForResult(svc.url, r.body.task_id);
+    const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
     expect(res.status).toBe('SUCCESS');
     const { Ajv } = await import('ajv');
     const validate = new Ajv().compile(schema);
@@ -191,7 +203,7 @@ describe('OpenAI-compatible', () => {
       model: 'mistral_7b', session: 'oai', list_inputs: ['one', 'two', 'three'], return_output: true,
       structured_output: { type: 'object', properties: { label: { enum: ['a', 'b'] } }, required: ['label'] }, max_tokens: 32,
     }), auth);
-    const res = await waitForResult(svc.url, r.body.task_id);
+    const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
     if (res.status !== 'SUCCESS') console.log(JSON.stringify(res, null, 1));
     expect(res).toMatchObject({ status: 'SUCCESS' });
     expect(res.backend).toMatch(/^openai-compatible:llama2_7b/);

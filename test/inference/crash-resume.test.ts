@@ -65,7 +65,7 @@ it('resumes after kill -9 without redoing finished items', async () => {
   expect(finishedBefore.length).toBeLessThan(inputs.length); // killed mid-job
 
   const second = await startChild();
-  const res = await waitForResult(second.url, taskId);
+  const res = await waitForResult(second.url, taskId, TOKEN);
   expect(res.status).toBe('SUCCESS');
   expect(res.progress).toEqual({ total: 12, done: 12, failed: 0 });
   const after = readItems(taskId);

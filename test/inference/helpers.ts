@@ -74,9 +74,9 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
 }
 
 /** Polls get_result until SUCCESS or FAILED (bounded by a count, not a clock assertion). */
-export async function waitForResult(base: string, taskId: string, maxPolls = 1200): Promise<any> {
+export async function waitForResult(base: string, taskId: string, token?: string, maxPolls = 1200): Promise<any> {
   for (let i = 0; i < maxPolls; i++) {
-    const r = await fetch(`${base}/get_result/${taskId}`);
+    const r = await fetch(`${base}/get_result/${taskId}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
     const body = await r.json() as { status: string };
     if (body.status === 'SUCCESS' || body.status === 'FAILED') return body;
     await new Promise((res) => setTimeout(res, 100));

@@ -111,7 +111,7 @@ it('exchanges a request role_arn for temporary credentials with STS', async () =
   const r = await postJson(`${svc.url}/v1/completions`, {
     model: 'llama2_7b', list_inputs: ['x'], bucket_name: 'data', session: 'role', role_arn: roleArn, region: 'us-east-1', max_tokens: 4,
   }, { authorization: `Bearer ${TOKEN}` });
-  const res = await waitForResult(svc.url, r.body.task_id);
+  const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
   expect(res.status).toBe('SUCCESS');
   expect(sts.calls.some((c) => c.roleArn === roleArn && c.sessionName?.startsWith('inference-'))).toBe(true);
 });

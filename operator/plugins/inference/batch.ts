@@ -79,12 +79,12 @@ function outputsOf(view: ResultView): Record<string, unknown> {
   };
 }
 
-async function waitFor(ctx: RunContext, base: string, taskId: string): Promise<ResultView | undefined> {
+async function waitFor(ctx: RunContext, base: string, taskId: string, token: string): Promise<ResultView | undefined> {
   const interval = durationMs(renderString(ctx, ctx.task.pollInterval) ?? 'PT5S');
   const deadline = Date.now() + durationMs(renderString(ctx, ctx.task.maxDuration) ?? 'PT1H');
   let last = '';
   while (!ctx.signal.aborted) {
-    const res = await fetch(`${base}/get_result/${taskId}`, { signal: ctx.signal });
+    const res = await fetch(`${base}/get_result/${taskId}`, { signal: ctx.signal, headers: { authorization: `Bearer ${token}` } });
     if (!res.ok) throw new Error(`get_result answered HTTP ${res.status}`);
     const view = await res.json() as ResultView;
     const p = view.progress;
@@ -103,7 +103,7 @@ export const batchCompletionPlugin: RunnablePlugin = plugin('inference.BatchComp
   ctx.secrets.add(token);
   const taskId = await submit(ctx, base, token);
   ctx.logger.info(`Submitted batch inference job ${taskId}`);
-  const view = await waitFor(ctx, base, taskId);
+  const view = await waitFor(ctx, base, taskId, token);
   if (!view) return failed('Task killed');
   const outputs = outputsOf(view);
   if (view.status === 'FAILED') return failed(`batch job ${taskId} FAILED: ${view.error ?? 'unknown error'}`, outputs);
