@@ -69,10 +69,11 @@ export class JobStore {
     return this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
   }
 
-  /** The oldest unfinished job (RUNNING ones first: they were interrupted). */
-  nextRunnable(): JobRow | undefined {
-    return this.db.prepare(`SELECT * FROM jobs WHERE status IN ('QUEUED','RUNNING')
-      ORDER BY CASE status WHEN 'RUNNING' THEN 0 ELSE 1 END, created, id LIMIT 1`).get() as JobRow | undefined;
+  /** The oldest unfinished job not in `exclude` (RUNNING ones first: they were interrupted). */
+  nextRunnable(exclude: ReadonlySet<string> = new Set()): JobRow | undefined {
+    const rows = this.db.prepare(`SELECT * FROM jobs WHERE status IN ('QUEUED','RUNNING')
+      ORDER BY CASE status WHEN 'RUNNING' THEN 0 ELSE 1 END, created, id LIMIT ?`).all(exclude.size + 1) as JobRow[];
+    return rows.find((r) => !exclude.has(r.id));
   }
 
   markRunning(id: string, backend: string): void {

@@ -1,5 +1,5 @@
-// Embedded background worker: runs unfinished jobs one after another (interrupted RUNNING ones first, so a
-// restart resumes them), woken on each submission and otherwise checking the store every second.
+// Embedded background worker: runs unfinished jobs (interrupted RUNNING ones first, so a restart resumes them),
+// a few at a time, woken on each submission and when a job ends, otherwise checking the store every second.
 import type { JobRunner } from './runner.js';
 import type { JobStore } from './db.js';
 
@@ -7,8 +7,11 @@ export class InferenceWorker {
   private stopping = new AbortController();
   private loop?: Promise<void>;
   private wakeUp?: () => void;
+  private running = new Map<string, Promise<void>>();
 
-  constructor(private store: JobStore, private runner: JobRunner, private log: (msg: string) => void = () => {}) {}
+  /** `maxJobs` jobs run at once; their items share the backends' batches, so a small job is not stuck behind a big one. */
+  constructor(private store: JobStore, private runner: JobRunner, private log: (msg: string) => void = () => {},
+    private maxJobs = 2) {}
 
   start(): void {
     this.loop ??= this.run();
@@ -19,15 +22,21 @@ export class InferenceWorker {
   private async run(): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
-      const job = this.store.nextRunnable();
+      const job = this.running.size < this.maxJobs ? this.store.nextRunnable(new Set(this.running.keys())) : undefined;
       if (!job) { await this.idle(1000); continue; }
-      try {
-        await this.runner.run(job.id, signal);
-      } catch (e) {
-        // A bug, not a job failure: record it so the loop does not spin on the same job.
-        this.log(`inference job ${job.id} crashed: ${(e as Error).stack ?? e}`);
-        if (!signal.aborted) this.store.finish(job.id, 'FAILED', `internal error: ${(e as Error).message}`);
-      }
+      const p = this.runJob(job.id, signal).finally(() => { this.running.delete(job.id); this.wake(); });
+      this.running.set(job.id, p);
+    }
+    await Promise.all(this.running.values());
+  }
+
+  private async runJob(id: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.runner.run(id, signal);
+    } catch (e) {
+      // A bug, not a job failure: record it so the loop does not spin on the same job.
+      this.log(`inference job ${id} crashed: ${(e as Error).stack ?? e}`);
+      if (!signal.aborted) this.store.finish(id, 'FAILED', `internal error: ${(e as Error).message}`);
     }
   }
 
@@ -40,7 +49,7 @@ export class InferenceWorker {
     });
   }
 
-  /** Stops taking work; the job in progress stops between items and resumes at the next start. */
+  /** Stops taking work; jobs in progress stop between items and resume at the next start. */
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.loop;

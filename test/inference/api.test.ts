@@ -133,6 +133,15 @@ describe('jobs', () => {
     await waitForResult(svc.url, d.body.task_id, TOKEN);
   });
 
+  it('runs a small job alongside a big one instead of behind it', async () => {
+    const big = await postJson(`${svc.url}/v1/completions`, base({ session: 'big', list_inputs: Array.from({ length: 24 }, (_, i) => `b${i}`), max_tokens: 24 }), auth);
+    const small = await postJson(`${svc.url}/v1/completions`, base({ session: 'small', list_inputs: ['s'], max_tokens: 2 }), auth);
+    const s = await waitForResult(svc.url, small.body.task_id, TOKEN);
+    const b = await waitForResult(svc.url, big.body.task_id, TOKEN);
+    expect([s.status, b.status]).toEqual(['SUCCESS', 'SUCCESS']);
+    expect(s.finished < b.finished).toBe(true);
+  });
+
   it('fails the job with a message naming a missing input file', async () => {
     const r = await postJson(`${svc.url}/v1/completions`, base({ session: 'nofile', list_inputs: undefined, input_json_file: 'absent.json' }), auth);
     const res = await waitForResult(svc.url, r.body.task_id, TOKEN);
