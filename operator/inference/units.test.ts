@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bearerToken, hashToken, tokenMatches } from './auth.js';
-import { CONTRACT_MODEL_IDS, loadInferenceConfig } from './config.js';
+import { CONTRACT_MODEL_IDS, defaultThreads, loadInferenceConfig } from './config.js';
 import { JobStore } from './db.js';
 import { buildDemoVocab, writeDemoGguf } from './gguf-demo.js';
 import { resultFileName } from './runner.js';
@@ -36,7 +36,8 @@ describe('configuration', () => {
     expect(c.models.mistral_7b).toMatchObject({ backend: 'llama-cpp', modelPath: '/models/mistral.gguf' });
     expect(c.demoModelIds).toEqual(['llama2_70b', 'llama2_7b', 'codellama_70b', 'mixtral_8x7']);
     expect(c.tokenHashes).toEqual([hashToken('x1'), hashToken('x2')]);
-    expect(c.threads).toBe(2);
+    expect(c.threads).toBe(defaultThreads());
+    expect(loadInferenceConfig({ INFERENCE_THREADS: '3' }).threads).toBe(3);
   });
   it('reads a token file of raw tokens and sha256 lines (a mounted Secret)', () => {
     const f = join(tmp(), 'tokens');

@@ -2,6 +2,7 @@
 // worker, S3 result) against node-llama-cpp called directly with the same model, prompts, seeds and batch; the
 // gain of batched over one-at-a-time generation; submit-to-SUCCESS latency of a 4-input job.
 import { getLlama, GeneralChatWrapper, LlamaChatSession, LlamaLogLevel, TokenBias, type LlamaContextSequence, type Token } from 'node-llama-cpp';
+import { defaultThreads } from '../../operator/inference/config.js';
 import { buildDemoVocab, ensureDemoModel } from '../../operator/inference/gguf-demo.js';
 import { itemSeed, promptFor } from '../../operator/inference/items.js';
 import type { BatchRequest } from '../../operator/inference/request.js';
@@ -11,7 +12,7 @@ const TOKEN = 'bench-token';
 const INPUTS = 64;
 const MAX_TOKENS = 32;
 const PARALLEL = 4;
-const THREADS = 2;
+const THREADS = defaultThreads();
 
 const inputs = Array.from({ length: INPUTS }, (_, i) => `customer review number ${i}: the product is fine`);
 const request: BatchRequest = {

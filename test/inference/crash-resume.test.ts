@@ -45,16 +45,16 @@ const readItems = (taskId: string): Row[] => {
 
 it('resumes after kill -9 without redoing finished items', async () => {
   const first = await startChild();
-  const inputs = Array.from({ length: 12 }, (_, i) => `input ${i}`);
+  const inputs = Array.from({ length: 24 }, (_, i) => `input ${i}`);
   const sub = await postJson(`${first.url}/v1/completions`, {
-    model: 'llama2_7b', question: 'Summarise', list_inputs: inputs, bucket_name: 'bucket', session: 'crash', max_tokens: 32,
+    model: 'llama2_7b', question: 'Summarise', list_inputs: inputs, bucket_name: 'bucket', session: 'crash', max_tokens: 64,
   }, { authorization: `Bearer ${TOKEN}` });
   expect(sub.status).toBe(202);
   const taskId = sub.body.task_id as string;
   for (let i = 0; i < 2000; i++) {
     const r = await (await fetch(`${first.url}/get_result/${taskId}`)).json() as { progress: { done: number } };
     if (r.progress.done >= 2) break;
-    await new Promise((res) => setTimeout(res, 20));
+    await new Promise((res) => setTimeout(res, 10));
   }
   first.child.kill('SIGKILL');
   await new Promise((res) => first.child.once('exit', res));
@@ -67,7 +67,7 @@ it('resumes after kill -9 without redoing finished items', async () => {
   const second = await startChild();
   const res = await waitForResult(second.url, taskId, TOKEN);
   expect(res.status).toBe('SUCCESS');
-  expect(res.progress).toEqual({ total: 12, done: 12, failed: 0 });
+  expect(res.progress).toEqual({ total: 24, done: 24, failed: 0 });
   const after = readItems(taskId);
   for (const b of finishedBefore) {
     const a = after[b.idx];

@@ -32,7 +32,7 @@ export async function startS3(buckets: string[] = ['bucket']): Promise<S3Fixture
 export function s3Env(s3: S3Fixture, tokens: string[]): NodeJS.ProcessEnv {
   return {
     ACCESS_TOKENS: tokens.join(','), S3_ENDPOINT: s3.endpoint, S3_ACCESS_KEY_ID: S3_KEY, S3_SECRET_ACCESS_KEY: S3_KEY,
-    INFERENCE_MODELS_DIR: MODELS_DIR, INFERENCE_THREADS: '2',
+    INFERENCE_MODELS_DIR: MODELS_DIR,
   };
 }
 
