@@ -10,7 +10,7 @@ import { MODELS_DIR, postJson, s3Env, startS3, startService } from '../inference
 
 const TOKEN = 'bench-token';
 const INPUTS = 64;
-const MAX_TOKENS = 32;
+const MAX_TOKENS = 96;
 const PARALLEL = 4;
 const THREADS = defaultThreads();
 
