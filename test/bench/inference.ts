@@ -59,11 +59,11 @@ async function waitDone(url: string, taskId: string): Promise<any> {
   for (;;) {
     const body = await (await fetch(`${url}/get_result/${taskId}`)).json() as { status: string };
     if (body.status === 'SUCCESS' || body.status === 'FAILED') return body;
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
-const ROUNDS = 3;
+const ROUNDS = 5;
 const best = (runs: Run[]): Run => runs.reduce((a, b) => (rate(b) > rate(a) ? b : a));
 
 async function apiRun(url: string, body: BatchRequest): Promise<Run> {
