@@ -1,15 +1,18 @@
-// Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, and the REST API.
+// Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, the REST API
+// (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
 // Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '../api/app.js';
+import { createInferenceRouter } from '../api/inference/router.js';
 import { startServer } from '../api/server.js';
 import { newExecution } from './core/execution.js';
 import { newId } from './core/ids.js';
 import { isTerminal } from './core/types.js';
 import { startController } from './controller/index.js';
 import { initExpressions } from './expr/index.js';
+import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
@@ -36,7 +39,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
   const controller = await startController(stores, { dataDir, env });
+  const inference = await startInferenceService({ dataDir, env });
   const app = createApp({ stores });
+  app.use(createInferenceRouter(inference).routes());
   const server = await startServer(app, port, host);
   console.log(`[server] embedded mode listening on http://${host}:${server.port} (data in ${dataDir})`);
   if ((env.SAMPLE_FLOW ?? 'true') !== 'false') await runSample(stores);
@@ -47,6 +52,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     console.log(`[server] ${signal}: shutting down`);
     await server.close();
     await controller.stop();
+    await inference.stop();
     await stores.close();
     process.exit(0);
   };

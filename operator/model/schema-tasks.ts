@@ -6,6 +6,7 @@ import {
 } from './schema-common.js';
 import { tag } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
+import { inferenceTaskSchemas } from './schema-inference.js';
 
 /** errors/finally lists accepted by every flowable task that has children. */
 const HANDLERS = { errors: TASKS, finally: TASKS };
@@ -148,7 +149,7 @@ const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
 
 /** Schema per canonical task type. */
 export const TASK_TYPE_SCHEMAS: Record<string, Schema> = Object.fromEntries(
-  Object.entries({ ...prefixed(FLOWABLE), ...prefixed(RUNNABLE) })
+  Object.entries({ ...prefixed(FLOWABLE), ...prefixed(RUNNABLE), ...inferenceTaskSchemas })
     .map(([t, schema]) => [t, tag(schema, { kind: 'task-schema', type: shortType(t) })]),
 );
 

@@ -18,6 +18,8 @@ const RUNNABLE = [
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',
+  // Batch inference and S3 (operator/plugins/aws, operator/plugins/inference).
+  'aws.s3.Upload', 'aws.s3.Download', 'aws.s3.List', 'aws.s3.Delete', 'inference.BatchCompletion',
 ] as const;
 
 export const TASK_RUNNER_TYPES = [`${PREFIX}core.runner.Process`, `${PREFIX}scripts.runner.docker.Docker`] as const;

@@ -1,16 +1,12 @@
 // Tests of the runnable plugin registry: canonical names, Kestra aliases, and no flowable types.
 import { describe, expect, it } from 'vitest';
+import { RUNNABLE_TYPES } from '../model/index.js';
 import { canonicalType, getRunnable, runnableTypes } from './index.js';
 
 describe('runnable registry', () => {
-  it('registers every runnable type of the contract under the ai.service.plugin prefix', () => {
-    expect([...runnableTypes].sort()).toEqual([
-      'core.debug.Return', 'core.execution.Labels', 'core.http.Download', 'core.http.Request', 'core.kv.Delete',
-      'core.kv.Get', 'core.kv.Set', 'core.log.Log', 'core.templating.TemplatedTask', 'scripts.python.Commands',
-      'scripts.python.Script', 'scripts.shell.Commands', 'scripts.shell.Script',
-      ...['node', 'ruby', 'r', 'julia', 'powershell'].flatMap((l) => [`scripts.${l}.Script`, `scripts.${l}.Commands`]),
-      'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys', 'core.execution.Assert',
-    ].map((s) => 'ai.service.plugin.' + s).sort());
+  it('registers exactly the runnable types the flow validator knows, under the ai.service.plugin prefix', () => {
+    expect([...runnableTypes].sort()).toEqual([...RUNNABLE_TYPES].sort());
+    expect(runnableTypes.every((t) => t.startsWith('ai.service.plugin.'))).toBe(true);
     for (const type of runnableTypes) expect(getRunnable(type)?.type).toBe(type);
   });
 

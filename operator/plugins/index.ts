@@ -15,6 +15,7 @@ import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
 import { sleepPlugin } from './sleep.js';
 import { storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
+import { inferencePlugins } from './inference/index.js';
 
 const registry = new Map<string, RunnablePlugin>();
 
@@ -28,6 +29,8 @@ function register(p: RunnablePlugin): void {
   ...languagePlugins,
   // Common Kestra core runnables beyond the contract's list.
   outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin,
+  // S3 tasks and the batch inference task.
+  ...inferencePlugins,
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
 

@@ -1,6 +1,6 @@
 // JSON schemas of the inference task types (S3 tasks, BatchCompletion) for the flow validator. Kept free of
-// runtime dependencies so the model layer can import it without loading the plugins.
-import { STRING, TPL_BOOL, TPL_NUMBER, taskSchema, type Schema } from '../../model/schema-common.js';
+// runtime dependencies; the plugins in operator/plugins/{aws,inference} implement them.
+import { STRING, TPL_BOOL, TPL_NUMBER, taskSchema, type Schema } from './schema-common.js';
 
 const P = 'ai.service.plugin.';
 const T = {
