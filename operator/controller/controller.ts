@@ -140,7 +140,15 @@ export class Controller {
       actions.push(...r.actions);
       if ('ack' in item && item.ack !== undefined) acks.push(item.ack);
     }
-    if (exec !== stored.execution || acks.length) await this.write(exec, stored.resourceVersion, acks);
+    if (exec !== stored.execution || acks.length) {
+      try {
+        await this.write(exec, stored.resourceVersion, acks);
+      } catch (err) {
+        // Someone else wrote the record: drop this result and replay the same events on the fresh record.
+        if (err instanceof ConflictError) { for (const item of items) this.queue.push(id, item); return; }
+        throw err;
+      }
+    }
     await this.apply(flow, exec, actions);
     this.reconcile(flow, exec, false);
   }
@@ -151,7 +159,6 @@ export class Controller {
       if (isTerminal(exec.state.current)) this.cache.delete(exec.id); else this.cache.set(exec.id, saved);
     } catch (err) {
       this.cache.delete(exec.id);
-      if (err instanceof ConflictError) { this.queue.push(exec.id, { event: { type: 'tick' } }); }
       throw err;
     }
   }
