@@ -1,11 +1,11 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
-import { indexFlow, isFlowableType } from './flow-index.js';
+import { FLOWABLE, indexFlow, isFlowableType } from './flow-index.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
-import { blocks, childrenOf, completeRun, createRun, endAttempt, failAttempt, log, startAttempt, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, log, startAttempt, taskOf } from './runs.js';
 import { endSubflowAttempt } from './subflow.js';
 import { transition } from './state.js';
 import { mergeLabels } from './execution.js';
@@ -105,7 +105,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
         transition(run.state, 'KILLING', deps.now);
         transition(att.state, 'KILLING', deps.now);
         ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: run.attempts.length });
-      } else if (isFlowableType(task.type) && task.type.endsWith('.Pause') === false) {
+      } else if (isFlowableType(task.type) && task.type !== FLOWABLE.Pause) {
         transition(run.state, 'KILLING', deps.now);
       } else {
         completeRun(ctx, run, 'KILLED');
@@ -221,4 +221,3 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
   return res.create.length > 0;
 }
 
-export { blocks, failAttempt };

@@ -3,7 +3,7 @@ import { buildVariables } from './context.js';
 import type { StepContext } from './engine-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT, indexFlow, isFlowableType } from './flow-index.js';
 import { nextRetryDelay } from './retry.js';
-import { isFailure, newState, transition } from './state.js';
+import { newState, transition } from './state.js';
 import type { Task, TaskRun, TaskRunState } from './types.js';
 import { isTerminal } from './types.js';
 
@@ -111,9 +111,6 @@ export function endAttempt(ctx: StepContext, run: TaskRun, attempt: number, stat
   transition(att.state, state, ctx.deps.now);
   return true;
 }
-
-/** A run's final state that stops its siblings. */
-export const blocks = (run: TaskRun): boolean => isFailure(run.state.current);
 
 /** The task definition behind a run, outside of a step (for launchers). */
 export function taskForRun(flow: import('./types.js').Flow, exec: import('./types.js').Execution, run: TaskRun): Task {
