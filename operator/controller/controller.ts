@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { step } from '../core/engine.js';
+import { step, stepMany } from '../core/engine.js';
 import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.js';
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -134,12 +134,10 @@ export class Controller {
     const actions: Action[] = [];
     const acks: number[] = [];
     const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
-    for (const item of items) {
-      const r = step(flow, exec, item.event as EngineEvent, deps);
-      exec = r.execution;
-      actions.push(...r.actions);
-      if ('ack' in item && item.ack !== undefined) acks.push(item.ack);
-    }
+    const r = stepMany(flow, exec, items.map((i) => i.event as EngineEvent), deps);
+    exec = r.execution;
+    actions.push(...r.actions);
+    for (const item of items) if ('ack' in item && item.ack !== undefined) acks.push(item.ack);
     if (exec !== stored.execution || acks.length) {
       try {
         await this.write(exec, stored.resourceVersion, acks);

@@ -1,5 +1,6 @@
 // State-machine tables for the pure engine: (flow, events) → execution state, task-run states, attempts and actions.
 import { describe, expect, it } from 'vitest';
+import { stepMany } from './engine.js';
 import { EngineHarness } from './engine-harness.js';
 
 const P = 'ai.service.plugin.';
@@ -78,6 +79,19 @@ describe('execution transitions', () => {
     expect(h.state).toBe('SUCCESS');
     expect(h.runsOf('a')).toHaveLength(1);
     expect(h.runsOf('b')[0]!.attempts.map((a) => a.state.current)).toEqual(['FAILED', 'SUCCESS']);
+  });
+
+  it('stepMany gives the same record as one step per event', () => {
+    const yaml = flow(`  - id: p\n    type: ${P}core.flow.Parallel\n    tasks:\n${['x', 'y', 'z'].map((id) => `      - id: ${id}\n        type: ${P}core.debug.Return\n        format: ${id}\n`).join('')}` + ret('after'));
+    const one = new EngineHarness(yaml);
+    const many = new EngineHarness(yaml);
+    const launches = one.send({ type: 'start', runningCount: 0 }) as { taskRunId: string }[];
+    many.send({ type: 'start', runningCount: 0 });
+    const results = launches.map((l) => ({ type: 'task-result' as const, taskRunId: l.taskRunId, attempt: 1, outcome: { state: 'SUCCESS' as const, outputs: { v: l.taskRunId } } }));
+    for (const r of results) one.send(r);
+    const r = stepMany(many.flow, many.exec, results, many.deps);
+    expect(r.execution.taskRunList.map((t) => [t.taskId, t.state.current, t.outputs])).toEqual(one.exec.taskRunList.map((t) => [t.taskId, t.state.current, t.outputs]));
+    expect(r.actions.filter((a) => a.type === 'launch')).toHaveLength(1);
   });
 
   it('late or duplicate task results are ignored', () => {

@@ -17,10 +17,23 @@ export interface StepResult { execution: Execution; actions: Action[] }
 type Handler<T extends EngineEvent['type']> = (ctx: StepContext, event: Extract<EngineEvent, { type: T }>) => void;
 
 export function step(flow: Flow, execution: Execution, event: EngineEvent, deps: EngineDeps): StepResult {
+  return stepMany(flow, execution, [event], deps);
+}
+
+/**
+ * Applies several events, then resolves what runs next once: the same outcome as one `step` per event (resolution
+ * is level-based), with one copy of the record instead of one per event (a 1,000-branch loop reports 1,000 results).
+ */
+export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
+  const live = events.filter((e) => !isTerminal(execution.state.current) || e.type === 'restart');
+  if (live.length === 0) return { execution, actions: [] };
   const exec = structuredClone(execution);
   const ctx: StepContext = { flow, exec, deps, actions: [], byId: new Map(exec.taskRunList.map((r) => [r.id, r])), index: indexFlow(flow) };
-  if (isTerminal(exec.state.current) && event.type !== 'restart') return { execution, actions: [] };
-  (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
+  for (const event of events) {
+    if (isTerminal(exec.state.current) && event.type !== 'restart') continue;
+    (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
+    if (event.type === 'restart' || event.type === 'start') advance(ctx);
+  }
   advance(ctx);
   return { execution: exec, actions: ctx.actions };
 }

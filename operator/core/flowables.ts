@@ -42,9 +42,10 @@ function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution 
   const values = loopValues(ctx, run, task);
   const tasks = tasksOf(task.tasks);
   return withHandlers(ctx, run, task, (runs) => {
+    const byIteration = groupByIteration(runs);
     const states: Final[] = [];
     for (let i = 0; i < values.length; i++) {
-      const r = sequentialGroup(tasks, runs.filter((x) => x.iteration === i), { branch: 'tasks', value: values[i], iteration: i });
+      const r = sequentialGroup(tasks, byIteration.get(i) ?? [], { branch: 'tasks', value: values[i], iteration: i });
       if (r.state === undefined) return r;
       states.push(r.state);
       if (r.state === 'FAILED' || r.state === 'KILLED') break;
@@ -62,14 +63,26 @@ function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolution {
     const states: Final[] = [];
     let pending = false;
     let active = runs.filter((x) => !isTerminal(x.state.current)).length;
+    const byIteration = groupByIteration(runs);
     for (let i = 0; i < values.length; i++) {
-      const r = parallelGroup(tasks, runs.filter((x) => x.iteration === i), { branch: 'tasks', value: values[i], iteration: i }, limit, active - runs.filter((x) => x.iteration === i && !isTerminal(x.state.current)).length);
+      const mine = byIteration.get(i) ?? [];
+      const mineActive = mine.filter((x) => !isTerminal(x.state.current)).length;
+      const r = parallelGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i }, limit, active - mineActive);
       create.push(...r.create);
       active += r.create.length;
       if (r.state === undefined) pending = true; else states.push(r.state);
     }
     return create.length || pending ? { create } : { create: [], state: merge(states) };
   });
+}
+
+function groupByIteration(runs: TaskRun[]): Map<number, TaskRun[]> {
+  const map = new Map<number, TaskRun[]>();
+  for (const r of runs) {
+    const list = map.get(r.iteration ?? -1);
+    if (list) list.push(r); else map.set(r.iteration ?? -1, [r]);
+  }
+  return map;
 }
 
 const merge = (states: Final[]): Final =>

@@ -80,6 +80,23 @@ async function sequentialLatency(base: string, tasks: number, runs: number): Pro
   return perTask[Math.floor(perTask.length / 2)]!;
 }
 
+async function wideLoop(base: string, width: number): Promise<number> {
+  await post(`${base}/flows`, `id: wide
+namespace: bench
+tasks:
+  - id: each
+    type: ai.service.plugin.core.flow.EachParallel
+    value: "{{ range(1, ${width}) }}"
+    tasks:
+      - id: r
+        type: ai.service.plugin.core.debug.Return
+        format: "{{ taskrun.value }}"
+`, 'application/x-yaml');
+  const e = await post(`${base}/executions/bench/wide?wait=true`, '{}', 'application/json');
+  if (e.state.current !== 'SUCCESS' || e.taskRunList.length !== width + 1) throw new Error(`wide loop ended ${e.state.current}`);
+  return Date.parse(e.state.endDate) - Date.parse(e.state.startDate);
+}
+
 export async function runOrchestrationBench(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   const { proc, base } = await startServer(dataDir);
@@ -92,6 +109,8 @@ export async function runOrchestrationBench(): Promise<void> {
     console.log(`  vs Kestra 1,500/min   ${(rate / KESTRA_EXEC_PER_S).toFixed(2)}x (Kestra: ${KESTRA_EXEC_PER_S.toFixed(1)}/s, 2-task flow)`);
     const perTask = await sequentialLatency(base, 100, 5);
     console.log(`  100-task sequential   ${perTask.toFixed(2)} ms per task end to end (median of 5; target < 10 ms)`);
+    const wide = await wideLoop(base, 1000);
+    console.log(`  1,000-branch EachParallel of Return tasks: ${wide} ms start to end (${(wide / 1000).toFixed(2)} ms per branch)`);
   } finally {
     proc.kill('SIGTERM');
     await new Promise((r) => proc.once('exit', r));
