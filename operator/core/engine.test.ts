@@ -1,6 +1,7 @@
 // State-machine tables for the pure engine: (flow, events) → execution state, task-run states, attempts and actions.
 import { describe, expect, it } from 'vitest';
 import { stepMany } from './engine.js';
+import { replayExecution } from './execution.js';
 import { EngineHarness } from './engine-harness.js';
 
 const P = 'ai.service.plugin.';
@@ -102,6 +103,29 @@ describe('execution transitions', () => {
     const before = structuredClone(h.exec);
     expect(h.send(ok)).toEqual([]);
     expect(h.exec.taskRunList).toEqual(before.taskRunList);
+  });
+});
+
+describe('replay', () => {
+  it('from a task run keeps what finished before it and runs again from there', () => {
+    let fail = true;
+    const h = new EngineHarness(flow(ret('a') + ret('b') + ret('c'))).drive({ a: { state: 'SUCCESS', outputs: { value: 'A' } }, b: () => (fail ? FAIL : { state: 'SUCCESS' }) });
+    expect(h.state).toBe('FAILED');
+    fail = false;
+    const b = h.runsOf('b')[0]!;
+    const replay = replayExecution({ original: h.exec, id: 'exec2', taskRunId: b.id, now: h.now });
+    expect(replay.originalId).toBe('exec1');
+    expect(replay.taskRunList.map((r) => [r.taskId, r.state.current, r.outputs])).toEqual([['a', 'SUCCESS', { value: 'A' }]]);
+    h.exec = replay;
+    h.drive({ b: { state: 'SUCCESS' } });
+    expect(h.state).toBe('SUCCESS');
+    expect(h.exec.taskRunList.map((r) => r.taskId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('without a task run starts over with the same inputs', () => {
+    const h = new EngineHarness(flow(ret('a')), { x: 1 }).drive();
+    const replay = replayExecution({ original: h.exec, id: 'exec2', now: h.now });
+    expect(replay).toMatchObject({ id: 'exec2', originalId: 'exec1', inputs: { x: 1 }, taskRunList: [], state: { current: 'CREATED' } });
   });
 });
 
