@@ -36,10 +36,15 @@ CREATE TABLE IF NOT EXISTS items (
   attempts INTEGER NOT NULL DEFAULT 0, writes INTEGER NOT NULL DEFAULT 0, finished TEXT,
   PRIMARY KEY (job_id, idx));`;
 
+const STATUS_COLUMNS = 'id, token_hash, idempotency_key, request_hash, folder, status, total, done, failed, ' +
+  'prompt_tokens, completion_tokens, result_key, error, backend, created, started, finished';
+
 const now = (): string => new Date().toISOString();
 
 export class JobStore {
   readonly db: Database.Database;
+  /** Prepared once per SQL text: preparing costs more than running these one-row statements (hot on polls and item commits). */
+  private statements = new Map<string, Database.Statement>();
 
   constructor(path: string) {
     const fresh = !existsSync(path);
@@ -51,33 +56,49 @@ export class JobStore {
     if (fresh) chmodSync(path, 0o600); // job rows hold bucket folders, which start with the caller's token
   }
 
+  private sql(text: string): Database.Statement {
+    let st = this.statements.get(text);
+    if (!st) { st = this.db.prepare(text); this.statements.set(text, st); }
+    return st;
+  }
+
   /** Inserts the job unless the same token already used this idempotency key; returns the stored row. */
   create(job: Pick<JobRow, 'id' | 'token_hash' | 'idempotency_key' | 'request_hash' | 'request' | 'folder'>): { row: JobRow; created: boolean } {
     return this.db.transaction(() => {
       if (job.idempotency_key) {
-        const prior = this.db.prepare('SELECT * FROM jobs WHERE token_hash = ? AND idempotency_key = ?')
+        const prior = this.sql('SELECT * FROM jobs WHERE token_hash = ? AND idempotency_key = ?')
           .get(job.token_hash, job.idempotency_key) as JobRow | undefined;
         if (prior) return { row: prior, created: false };
       }
-      this.db.prepare(`INSERT INTO jobs (id, token_hash, idempotency_key, request_hash, request, folder, status, created)
+      this.sql(`INSERT INTO jobs (id, token_hash, idempotency_key, request_hash, request, folder, status, created)
         VALUES (@id, @token_hash, @idempotency_key, @request_hash, @request, @folder, 'QUEUED', @created)`).run({ ...job, created: now() });
       return { row: this.get(job.id)!, created: true };
     })();
   }
 
   get(id: string): JobRow | undefined {
-    return this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return this.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  }
+
+  /** The job without its request text (which holds every list input): what a status poll needs. */
+  status(id: string): Omit<JobRow, 'request'> | undefined {
+    return this.sql(`SELECT ${STATUS_COLUMNS} FROM jobs WHERE id = ?`).get(id) as Omit<JobRow, 'request'> | undefined;
+  }
+
+  /** The stored request text of a job. */
+  request(id: string): string | undefined {
+    return (this.sql('SELECT request FROM jobs WHERE id = ?').get(id) as { request: string } | undefined)?.request;
   }
 
   /** The oldest unfinished job not in `exclude` (RUNNING ones first: they were interrupted). */
   nextRunnable(exclude: ReadonlySet<string> = new Set()): JobRow | undefined {
-    const rows = this.db.prepare(`SELECT * FROM jobs WHERE status IN ('QUEUED','RUNNING')
+    const rows = this.sql(`SELECT * FROM jobs WHERE status IN ('QUEUED','RUNNING')
       ORDER BY CASE status WHEN 'RUNNING' THEN 0 ELSE 1 END, created, id LIMIT ?`).all(exclude.size + 1) as JobRow[];
     return rows.find((r) => !exclude.has(r.id));
   }
 
   markRunning(id: string, backend: string): void {
-    this.db.prepare(`UPDATE jobs SET status = 'RUNNING', backend = ?, started = COALESCE(started, ?) WHERE id = ? AND status IN ('QUEUED','RUNNING')`)
+    this.sql(`UPDATE jobs SET status = 'RUNNING', backend = ?, started = COALESCE(started, ?) WHERE id = ? AND status IN ('QUEUED','RUNNING')`)
       .run(backend, now(), id);
   }
 
@@ -86,34 +107,34 @@ export class JobStore {
     this.db.transaction(() => {
       const j = this.get(id);
       if (!j || j.total !== null) return;
-      const ins = this.db.prepare(`INSERT INTO items (job_id, idx, input, status) VALUES (?, ?, ?, 'PENDING')`);
+      const ins = this.sql(`INSERT INTO items (job_id, idx, input, status) VALUES (?, ?, ?, 'PENDING')`);
       inputs.forEach((input, idx) => ins.run(id, idx, JSON.stringify(input ?? null)));
-      this.db.prepare('UPDATE jobs SET total = ? WHERE id = ?').run(inputs.length, id);
+      this.sql('UPDATE jobs SET total = ? WHERE id = ?').run(inputs.length, id);
     })();
   }
 
   pendingItems(id: string): ItemRow[] {
-    return this.db.prepare(`SELECT * FROM items WHERE job_id = ? AND status = 'PENDING' ORDER BY idx`).all(id) as ItemRow[];
+    return this.sql(`SELECT * FROM items WHERE job_id = ? AND status = 'PENDING' ORDER BY idx`).all(id) as ItemRow[];
   }
 
   items(id: string): ItemRow[] {
-    return this.db.prepare('SELECT * FROM items WHERE job_id = ? ORDER BY idx').all(id) as ItemRow[];
+    return this.sql('SELECT * FROM items WHERE job_id = ? ORDER BY idx').all(id) as ItemRow[];
   }
 
   /** Counts a generation attempt of an item (visible in results, used to prove resumes redo nothing finished). */
   startItem(id: string, idx: number): void {
-    this.db.prepare('UPDATE items SET attempts = attempts + 1 WHERE job_id = ? AND idx = ?').run(id, idx);
+    this.sql('UPDATE items SET attempts = attempts + 1 WHERE job_id = ? AND idx = ?').run(id, idx);
   }
 
   /** Commits one item outcome exactly once; returns false when it was already final. */
   finishItem(id: string, idx: number, o: ItemOutcome): boolean {
     return this.db.transaction(() => {
-      const r = this.db.prepare(`UPDATE items SET status = ?, output = ?, error = ?, prompt_tokens = ?, completion_tokens = ?,
+      const r = this.sql(`UPDATE items SET status = ?, output = ?, error = ?, prompt_tokens = ?, completion_tokens = ?,
           writes = writes + 1, finished = ? WHERE job_id = ? AND idx = ? AND status = 'PENDING'`)
         .run(o.status, o.output === undefined ? null : JSON.stringify(o.output), o.error ?? null,
           o.promptTokens, o.completionTokens, now(), id, idx);
       if (r.changes !== 1) return false;
-      this.db.prepare(`UPDATE jobs SET done = done + ?, failed = failed + ?, prompt_tokens = prompt_tokens + ?,
+      this.sql(`UPDATE jobs SET done = done + ?, failed = failed + ?, prompt_tokens = prompt_tokens + ?,
           completion_tokens = completion_tokens + ? WHERE id = ?`)
         .run(o.status === 'DONE' ? 1 : 0, o.status === 'FAILED' ? 1 : 0, o.promptTokens, o.completionTokens, id);
       return true;
@@ -122,12 +143,12 @@ export class JobStore {
 
   /** Fixes the result key once; later calls return the first one (so a resumed job rewrites the same object). */
   resultKey(id: string, proposed: string): string {
-    this.db.prepare('UPDATE jobs SET result_key = ? WHERE id = ? AND result_key IS NULL').run(proposed, id);
+    this.sql('UPDATE jobs SET result_key = ? WHERE id = ? AND result_key IS NULL').run(proposed, id);
     return this.get(id)!.result_key!;
   }
 
   finish(id: string, status: 'SUCCESS' | 'FAILED', error?: string): void {
-    this.db.prepare(`UPDATE jobs SET status = ?, error = ?, finished = ? WHERE id = ? AND status IN ('QUEUED','RUNNING')`)
+    this.sql(`UPDATE jobs SET status = ?, error = ?, finished = ? WHERE id = ? AND status IN ('QUEUED','RUNNING')`)
       .run(status, error ?? null, now(), id);
   }
 

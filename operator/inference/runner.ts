@@ -67,8 +67,10 @@ export class JobRunner {
         }
         if (signal?.aborted) return;
         this.store.finishItem(jobId, item.idx, outcome);
-        const j = this.store.get(jobId)!;
-        this.onProgress?.({ jobId, done: j.done, failed: j.failed, total: j.total ?? 0 });
+        if (this.onProgress) {
+          const j = this.store.status(jobId)!;
+          this.onProgress({ jobId, done: j.done, failed: j.failed, total: j.total ?? 0 });
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, backend.parallelism) }, worker));

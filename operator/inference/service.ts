@@ -55,7 +55,13 @@ export interface InferenceService {
 
 const newTaskId = (): string => randomBytes(16).toString('hex');
 
+/** The request fields a result view shows; parsed once per job, not on every poll (the request holds every input). */
+interface RequestSummary { model: string; bucket_name: string; return_output: boolean }
+const SUMMARY_CACHE = 1000;
+
 export class InferenceServiceImpl implements InferenceService {
+  private summaries = new Map<string, RequestSummary>();
+
   constructor(private config: InferenceConfig, private store: JobStore, private backends: BackendRegistry,
     private wake: () => void) {}
 
@@ -87,15 +93,25 @@ export class InferenceServiceImpl implements InferenceService {
 
   getResult(taskId: string, token?: string): JobResultView | undefined {
     if (!/^[0-9a-f]{32}$/.test(taskId)) return undefined;
-    const job = this.store.get(taskId);
+    const job = this.store.status(taskId);
     if (!job) return undefined;
-    const v = this.view(job);
+    const v = this.view(job, this.summary(job.id));
     if (!token || !tokenMatches(token, [job.token_hash])) delete v.result_key;
     return v;
   }
 
-  private view(job: JobRow): JobResultView {
-    const req = JSON.parse(job.request) as BatchRequest;
+  private summary(id: string): RequestSummary {
+    let s = this.summaries.get(id);
+    if (!s) {
+      const req = JSON.parse(this.store.request(id) ?? '{}') as BatchRequest;
+      s = { model: req.model, bucket_name: req.bucket_name, return_output: req.return_output === true };
+      if (this.summaries.size >= SUMMARY_CACHE) this.summaries.delete(this.summaries.keys().next().value!);
+      this.summaries.set(id, s);
+    }
+    return s;
+  }
+
+  private view(job: Omit<JobRow, 'request'>, req: RequestSummary): JobResultView {
     const v: JobResultView = {
       task_id: job.id, status: job.status, model: req.model, backend: job.backend,
       progress: { total: job.total, done: job.done, failed: job.failed },
