@@ -64,7 +64,7 @@ describe('S3 tasks', () => {
     expect(r.state).toBe('FAILED');
   });
 
-  it('assumes stsRoleArn through the configured STS endpoint', async () => {
+  it('assumes stsRoleArn through the configured STS endpoint (an STS test double: no real STS runs here)', async () => {
     const roleArn = 'arn:aws:iam::123456789012:role/uploader';
     t = makeTestContext({ task: { id: 'up', type: s3UploadPlugin.type, ...conn(), stsRoleArn: roleArn, stsEndpointOverride: sts.endpoint, key: 'sts.txt', content: 'x' } });
     expect((await s3UploadPlugin.run(t.ctx)).state).toBe('SUCCESS');
@@ -106,7 +106,7 @@ describe('BatchCompletion', () => {
   });
 });
 
-it('exchanges a request role_arn for temporary credentials with STS', async () => {
+it('exchanges a request role_arn for temporary credentials with STS (an STS test double: no real STS runs here)', async () => {
   const roleArn = 'arn:aws:iam::123456789012:role/inference-reader';
   const r = await postJson(`${svc.url}/v1/completions`, {
     model: 'llama2_7b', list_inputs: ['x'], bucket_name: 'data', session: 'role', role_arn: roleArn, region: 'us-east-1', max_tokens: 4,
