@@ -6,6 +6,7 @@ import type { Execution, ExecutionTrigger, Flow, Label } from '../operator/core/
 import { isTerminal } from '../operator/core/types.js';
 import { resolveInputs } from '../operator/model/index.js';
 import type { Stores } from '../operator/store/types.js';
+import { inputStoragePath } from '../operator/storage/paths.js';
 import { deleteStoredFiles, isJson, isMultipart, readJson, readMultipart, readText, type StoredFile } from './body.js';
 import type { ApiDeps } from './deps.js';
 import { HttpError, badRequest, notFound } from './errors.js';
@@ -22,7 +23,7 @@ export async function loadFlow(stores: Stores, namespace: string, id: string, re
 
 /** Storage path of an uploaded input file, as Kestra lays it out. */
 export function inputFilePath(exec: { namespace: string; flowId: string; id: string }, inputId: string, filename: string): string {
-  return `${exec.namespace}/${exec.flowId}/executions/${exec.id}/inputs/${inputId}/${filename}`;
+  return inputStoragePath(exec, inputId, filename);
 }
 
 export interface ProvidedInputs { values: Record<string, unknown>; files: StoredFile[] }

@@ -8,14 +8,19 @@ import type { ApiDeps } from '../deps.js';
 import { badRequest, HttpError, notFound } from '../errors.js';
 import { queryOne } from '../query.js';
 import { getExecution } from './executions.js';
+import { executionStoragePath } from '../../operator/storage/paths.js';
 
-/** Storage prefixes an execution may read: its own, and its parent's (subflows), with `.` or `/` in namespaces. */
+/**
+ * Storage prefixes an execution may read: its own, and its parent's (subflows). Uploads of earlier versions were
+ * stored under the dotted namespace, so that prefix stays readable for existing data directories.
+ */
 export function allowedPrefixes(e: Execution): string[] {
-  const own = [{ ns: e.namespace, flowId: e.flowId, id: e.id }];
-  if (e.parent) own.push({ ns: e.parent.namespace, flowId: e.parent.flowId, id: e.parent.executionId });
-  return own.flatMap(({ ns, flowId, id }) => {
-    const variants = new Set([ns, ns.replace(/\./g, '/')]);
-    return [...variants].map((n) => `kestra:///${n}/${flowId}/executions/${id}/`);
+  const refs = [{ namespace: e.namespace, flowId: e.flowId, id: e.id }];
+  if (e.parent) refs.push({ namespace: e.parent.namespace, flowId: e.parent.flowId, id: e.parent.executionId });
+  return refs.flatMap((r) => {
+    const current = `kestra:///${executionStoragePath(r)}/`;
+    const legacy = `kestra:///${r.namespace}/${r.flowId}/executions/${r.id}/`;
+    return current === legacy ? [current] : [current, legacy];
   });
 }
 

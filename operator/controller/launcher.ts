@@ -8,7 +8,8 @@ import { applyPluginDefaults } from '../model/index.js';
 import { getRunnable } from '../plugins/index.js';
 import type { RunnablePlugin } from '../plugins/types.js';
 import type { Stores } from '../store/types.js';
-import { buildRunContext, maskDeep, maskSecrets } from './run-context.js';
+import { maskSecrets } from '../plugins/util.js';
+import { buildRunContext, maskDeep } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { splitPlugin } from './split.js';
 

@@ -10,16 +10,9 @@ import { LogLevels } from '../core/types.js';
 import type { RunContext, TaskLogger } from '../plugins/types.js';
 import type { Stores } from '../store/types.js';
 import type { SecretRenderer } from './secrets.js';
+import { maskSecrets } from '../plugins/util.js';
+import { taskRunStoragePath } from '../storage/paths.js';
 
-export function storagePrefix(exec: Execution, run: TaskRun): string {
-  return `${exec.namespace.replace(/\./g, '/')}/${exec.flowId}/executions/${exec.id}/tasks/${run.taskId}/${run.id}`;
-}
-
-export function maskSecrets(text: string, secrets: Set<string>): string {
-  let out = text;
-  for (const s of secrets) if (s.length > 0 && out.includes(s)) out = out.split(s).join('******');
-  return out;
-}
 
 /** Replaces secret values inside any string of an outputs value. */
 export function maskDeep<T>(value: T, secrets: Set<string>): T {
@@ -92,7 +85,7 @@ export function buildRunContext(a: {
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE', secrets),
     storage: stores.storage,
     kv: stores.kv,
-    storagePrefix: storagePrefix(exec, run),
+    storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     workingDir,
     signal: a.signal,
     secrets,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { createRenderer } from '../expr/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
+import { taskRunStoragePath } from '../storage/paths.js';
 import type { RunContext, TaskLogger } from './types.js';
 
 export interface RecordedLog { level: LogLevel; message: string }
@@ -89,7 +90,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     renderValue: (value, extra) => renderer.renderValue(value, withExtra(extra)),
     renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
     logger: recorder(logs), storage: stores.storage, kv: stores.kv,
-    storagePrefix: `${namespace.replace(/\./g, '/')}/${flow.id}/executions/${execution.id}/tasks/${opts.task.id}/${taskRun.id}`,
+    storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
   };
   return {

@@ -77,7 +77,7 @@ describe('create an execution', () => {
     expect(res.status).toBe(200);
     const exec = res.body;
     expect(exec.inputs).toMatchObject({ name: 'Grace', count: 7 });
-    expect(exec.inputs.doc).toMatch(new RegExp(`^kestra:///${NS}/inputs/executions/${exec.id}/inputs/doc/`));
+    expect(exec.inputs.doc).toMatch(new RegExp(`^kestra:///${NS.replace('.', '/')}/inputs/executions/${exec.id}/inputs/doc/`));
     const file = await fetch(`${base()}/${exec.id}/file?path=${encodeURIComponent(exec.inputs.doc)}`);
     expect(file.status).toBe(200);
     expect(await file.text()).toBe('file content here');
