@@ -1,6 +1,6 @@
 // Small helpers shared by the runnable plugins: typed property reads, ISO durations, secret masking,
 // FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
-import { Duration } from 'luxon';
+import { parseDuration } from '../model/index.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 
 export const TYPE_PREFIX = 'ai.service.plugin.';
@@ -104,9 +104,8 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
 /** ISO 8601 duration (PT5S, P1D) → milliseconds; also accepts a plain number of milliseconds. */
 export function durationMs(value: string | number): number {
   if (typeof value === 'number') return value;
-  const d = Duration.fromISO(value.trim());
-  if (!d.isValid) throw new Error(`Invalid ISO 8601 duration '${value}'`);
-  return d.toMillis();
+  // The flow validator's parser, so a rendered duration follows the same rules as a literal one.
+  try { return parseDuration(value.trim()); } catch { throw new Error(`Invalid ISO 8601 duration '${value}'`); }
 }
 
 /** Replaces every secret value in a text with `******` (Kestra's mask). */
