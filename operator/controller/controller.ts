@@ -130,14 +130,9 @@ export class Controller {
     const stored = await this.load(id);
     if (!stored) return;
     const flow = await this.flow(stored.execution);
-    let exec = stored.execution;
-    const actions: Action[] = [];
-    const acks: number[] = [];
     const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
-    const r = stepMany(flow, exec, items.map((i) => i.event as EngineEvent), deps);
-    exec = r.execution;
-    actions.push(...r.actions);
-    for (const item of items) if ('ack' in item && item.ack !== undefined) acks.push(item.ack);
+    const { execution: exec, actions } = stepMany(flow, stored.execution, items.map((i) => i.event as EngineEvent), deps);
+    const acks = items.flatMap((i) => ('ack' in i && i.ack !== undefined ? [i.ack] : []));
     if (exec !== stored.execution || acks.length) {
       try {
         await this.write(exec, stored.resourceVersion, acks);

@@ -3,6 +3,7 @@
 import { parseDuration } from '../model/index.js';
 import type { EngineEvent } from './engine-types.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
+import { taskForRun } from './runs.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
@@ -38,7 +39,7 @@ export function pendingWork(flow: Flow, exec: Execution): PendingWork {
       work.timers.push({ at: run.resumeDate, event: { type: 'timer', kind: 'pause', taskRunId: run.id } });
     }
     if (run.subflowExecutionId && run.flowableState?.requested && !run.flowableState.ended) { work.subflows.push(run); continue; }
-    const isRunnable = task ? !isFlowableType(task.type) : run.taskId.endsWith('_split');
+    const isRunnable = !isFlowableType((task ?? taskForRun(flow, exec, run)).type);
     const att = run.attempts[run.attempts.length - 1];
     if (!isRunnable || !att || isTerminal(att.state.current)) continue;
     work.running.push({ taskRunId: run.id, attempt: run.attempts.length, killing: run.state.current === 'KILLING' });
