@@ -1,13 +1,9 @@
-// Test support: the whole embedded service in-process (real SQLite stores in a temp dir, controller, Koa API on a
-// random port) with small fetch helpers.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createApp } from '../../api/app.js';
-import { startServer } from '../../api/server.js';
+// Test support: the whole embedded service in-process: the API test harness (real SQLite stores in a temp dir,
+// Koa API on a random port) plus the controller, with small fetch helpers.
 import { startController, type Controller } from '../../operator/controller/index.js';
 import { initExpressions } from '../../operator/expr/index.js';
-import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
+import type { EmbeddedStores } from '../../operator/store/sqlite/index.js';
+import { startTestApi } from '../api/helpers.js';
 
 export interface Embedded {
   base: string;
@@ -23,11 +19,10 @@ export interface Embedded {
 
 export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<Embedded> {
   await initExpressions();
-  const dataDir = mkdtempSync(join(tmpdir(), 'embedded-'));
-  const stores = openEmbeddedStores(dataDir);
+  const api = await startTestApi();
+  const { stores, dataDir } = api;
   const controller = await startController(stores, { dataDir, env });
-  const server = await startServer(createApp({ stores }), 0, '127.0.0.1');
-  const base = `http://127.0.0.1:${server.port}/api/v1`;
+  const base = `${api.url}/api/v1`;
   const json = async (path: string, init?: RequestInit) => {
     const res = await fetch(`${base}${path}`, init);
     const text = await res.text();
@@ -58,10 +53,8 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env
       }
     },
     async close() {
-      await server.close();
       await controller.stop();
-      await stores.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await api.close();
     },
   };
   return e;
