@@ -1,28 +1,11 @@
 // Orchestration benchmarks through the HTTP API of a real embedded server process (durable SQLite store):
 // executions/s of a 3-task flow under 16 concurrent clients, and per-task latency of a 100-task sequential flow.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { startServerProcess } from '../support/server-process.js';
 
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 const KESTRA_EXEC_PER_S = 1500 / 60; // Kestra's published figure: 1,500 executions/minute for a 2-task flow
-
-function startServer(dataDir: string): Promise<{ proc: ChildProcess; base: string }> {
-  return new Promise((res, rej) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts'], {
-      cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SAMPLE_FLOW: 'false' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) res({ proc, base: `http://127.0.0.1:${m[1]}/api/v1` });
-    });
-    proc.once('exit', (code) => rej(new Error(`server exited ${code}: ${out}`)));
-  });
-}
 
 const returnFlow = (id: string, n: number) => `id: ${id}
 namespace: bench
@@ -99,7 +82,7 @@ tasks:
 
 export async function runOrchestrationBench(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
-  const { proc, base } = await startServer(dataDir);
+  const { proc, base } = await startServerProcess(dataDir, 'inherit');
   try {
     const total = Number(process.env.BENCH_EXECUTIONS ?? 2000);
     await throughput(base, 100, 16); // warm-up

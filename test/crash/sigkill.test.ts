@@ -1,32 +1,18 @@
 // Crash safety: the real server process is killed with SIGKILL while executions run and while requests arrive, then
 // restarted on the same DATA_DIR. Every accepted execution must finish, and every task result be recorded once.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { startServerProcess } from '../support/server-process.js';
 
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 const dataDir = mkdtempSync(join(tmpdir(), 'crash-'));
 let proc: ChildProcess | undefined;
 
 afterAll(() => { proc?.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
 
-function startServer(): Promise<{ proc: ChildProcess; base: string }> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts'], {
-      cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SAMPLE_FLOW: 'false' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => rej(new Error(`server did not start: ${out}`)), 30_000);
-    p.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); res({ proc: p, base: `http://127.0.0.1:${m[1]}/api/v1` }); }
-    });
-    p.stderr!.on('data', (d) => { out += d; });
-  });
-}
+const startServer = () => startServerProcess(dataDir);
 
 const SLOW = `id: slow
 namespace: crash
