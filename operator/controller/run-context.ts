@@ -41,28 +41,31 @@ export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attemp
   };
 }
 
-/** The nearest WorkingDirectory ancestor shares its directory with all its children. */
-function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string, render: (v: unknown) => unknown): string {
+/**
+ * Where a task attempt works: the nearest WorkingDirectory ancestor's directory (shared with its children, seeded with
+ * its `inputFiles`), else a directory of its own. `create` makes it on first use only: most tasks never touch disk.
+ */
+function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string, render: (v: unknown) => unknown): { path: string; create(): void } {
   const byId = new Map(exec.taskRunList.map((r) => [r.id, r]));
   for (let p = run.parentTaskRunId ? byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? byId.get(p.parentTaskRunId) : undefined) {
     const task = taskForRun(flow, exec, p);
     if (task.type !== FLOWABLE.WorkingDirectory) continue;
     const dir = join(workRoot, exec.id, p.id);
-    mkdirSync(dir, { recursive: true });
-    const files = task.inputFiles as Record<string, string> | undefined;
-    if (files && typeof files === 'object') {
-      for (const [name, content] of Object.entries(files)) {
-        const target = resolve(dir, name);
-        if (!target.startsWith(resolve(dir) + '/')) throw new Error(`inputFiles: '${name}' leaves the working directory`);
-        mkdirSync(dirname(target), { recursive: true });
-        try { writeFileSync(target, String(render(content)), { flag: 'wx' }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
-      }
-    }
-    return dir;
+    return { path: dir, create: () => { mkdirSync(dir, { recursive: true }); writeInputFiles(dir, task.inputFiles, render); } };
   }
   const dir = join(workRoot, exec.id, `${run.id}-${attempt}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  return { path: dir, create: () => { mkdirSync(dir, { recursive: true }); } };
+}
+
+/** A WorkingDirectory's `inputFiles`, written once (an existing file is left as the children made it). */
+function writeInputFiles(dir: string, files: unknown, render: (v: unknown) => unknown): void {
+  if (!files || typeof files !== 'object') return;
+  for (const [name, content] of Object.entries(files as Record<string, unknown>)) {
+    const target = resolve(dir, name);
+    if (!target.startsWith(resolve(dir) + '/')) throw new Error(`inputFiles: '${name}' leaves the working directory`);
+    mkdirSync(dirname(target), { recursive: true });
+    try { writeFileSync(target, String(render(content)), { flag: 'wx' }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+  }
 }
 
 export function buildRunContext(a: {
@@ -74,8 +77,9 @@ export function buildRunContext(a: {
   const base = buildVariables(flow, exec, run, task);
   const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
   const r = renderer.forSecrets(secrets);
-  const workingDir = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
-  base.workingDir = workingDir;
+  const wd = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
+  base.workingDir = wd.path;
+  let created = false;
   return {
     flow, execution: exec, taskRun: run, task, attempt,
     render: (t, extra) => r.render(t, vars(extra)),
@@ -86,7 +90,10 @@ export function buildRunContext(a: {
     storage: stores.storage,
     kv: stores.kv,
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
-    workingDir,
+    get workingDir() {
+      if (!created) { wd.create(); created = true; }
+      return wd.path;
+    },
     signal: a.signal,
     secrets,
   };

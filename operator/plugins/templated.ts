@@ -55,7 +55,7 @@ export function withTask(ctx: RunContext, task: Task): RunContext {
     storage: ctx.storage,
     kv: ctx.kv,
     storagePrefix: ctx.storagePrefix,
-    workingDir: ctx.workingDir,
+    get workingDir() { return ctx.workingDir; },
     signal: ctx.signal,
     secrets: ctx.secrets,
   };
