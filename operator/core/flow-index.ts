@@ -1,7 +1,7 @@
 // Indexes a flow's task tree: task definitions by id and the names of flowable types the engine evaluates itself.
+import { PREFIX as P } from '../model/task-types.js';
 import type { Flow, Task } from './types.js';
 
-const P = 'ai.service.plugin.';
 export const FLOWABLE = {
   Sequential: `${P}core.flow.Sequential`,
   Parallel: `${P}core.flow.Parallel`,

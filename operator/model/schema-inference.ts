@@ -1,8 +1,9 @@
 // JSON schemas of the inference task types (S3 tasks, BatchCompletion) for the flow validator. Kept free of
 // runtime dependencies; the plugins in operator/plugins/{aws,inference} implement them.
 import { STRING, TPL_BOOL, TPL_NUMBER, taskSchema, type Schema } from './schema-common.js';
+import { PREFIX } from './task-types.js';
 
-const P = 'ai.service.plugin.';
+const P = PREFIX;
 const T = {
   upload: `${P}aws.s3.Upload`, download: `${P}aws.s3.Download`, list: `${P}aws.s3.List`, delete: `${P}aws.s3.Delete`,
   batch: `${P}inference.BatchCompletion`,

@@ -1,9 +1,9 @@
 // Small helpers shared by the runnable plugins: typed property reads, ISO durations, secret masking,
 // FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
-import { parseDuration } from '../model/index.js';
+import { parseDuration, PREFIX } from '../model/index.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 
-export const TYPE_PREFIX = 'ai.service.plugin.';
+export const TYPE_PREFIX = PREFIX;
 
 export function failed(error: string, outputs?: Record<string, unknown>): TaskResult {
   return outputs ? { state: 'FAILED', error, outputs } : { state: 'FAILED', error };
