@@ -12,7 +12,7 @@ import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js'
 import { isTerminal } from '../core/types.js';
 import { resolveInputs } from '../model/index.js';
 import { ConflictError, type PendingCommand, type StoredExecution, type Stores } from '../store/types.js';
-import { LocalLauncher } from './launcher.js';
+import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { KeyedQueue } from './queue.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
 import { Timers } from './timers.js';
@@ -29,10 +29,14 @@ export interface ControllerOptions {
   clock?: () => Date;
   random?: () => number;
   onError?: (err: unknown) => void;
+  /** Where attempts run (default: this process). Cluster mode passes a factory for its Job launcher. */
+  launcher?: (report: Report) => Launcher;
+  /** Source of `secret('NAME')` values (default: `SECRET_<NAME>` in `env`). */
+  secrets?: (name: string) => string | undefined;
 }
 
 export class Controller {
-  readonly launcher: LocalLauncher;
+  readonly launcher: Launcher;
   private readonly renderer: SecretRenderer;
   private readonly queue: KeyedQueue<QueueItem>;
   private readonly flowQueue: KeyedQueue<() => Promise<void>>;
@@ -47,15 +51,13 @@ export class Controller {
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     this.clock = opts.clock ?? (() => new Date());
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
-    this.renderer = createSecretRenderer(stores, opts.env ?? process.env);
+    this.renderer = createSecretRenderer(stores, opts.env ?? process.env, opts.secrets);
     const onError = (key: string, err: unknown) => (opts.onError ?? ((e) => console.error(`[controller] ${key}:`, e)))(err);
     this.queue = new KeyedQueue((id, items) => this.process(id, items), onError);
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
-    this.launcher = new LocalLauncher({
-      stores, renderer: this.renderer, workRoot: this.workRoot,
-      report: (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } }),
-    });
+    const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
+    this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report });
   }
 
   async start(): Promise<void> {

@@ -18,10 +18,11 @@ export function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | un
   return looksBase64 ? decoded.toString('utf8') : raw;
 }
 
-export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env): SecretRenderer {
+/** `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). */
+export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined): SecretRenderer {
   let sink: Set<string> | undefined;
   const base = createRenderer({
-    secret: (name) => secretFromEnv(env, name),
+    secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
     kv: (namespace, key) => {
       const entry = stores.kv.getSync(namespace, key);
