@@ -146,11 +146,38 @@ export interface InternalStorage {
   localPath?(uri: string): string | undefined;
 }
 
+/** Durable state of one trigger of one flow (keyed by flow namespace, flow id and trigger id). */
+export interface TriggerStateRecord {
+  namespace: string;
+  flowId: string;
+  triggerId: string;
+  /** Disabled through the API (a trigger's `disabled: true` in the flow source also disables it). */
+  disabled: boolean;
+  /** Trigger-specific JSON state: last evaluated date, backfill progress, MultipleCondition window... */
+  state: Record<string, unknown>;
+  updated: string;
+  /** Optimistic concurrency: 0 means "does not exist yet". */
+  version: number;
+}
+
+export interface TriggerStateStore {
+  get(namespace: string, flowId: string, triggerId: string): Promise<TriggerStateRecord | undefined>;
+  /** Every record, or those of one namespace (and its children) / one flow. */
+  list(query?: { namespace?: string; flowId?: string }): Promise<TriggerStateRecord[]>;
+  /** Compare-and-set: `expected` is the version read (0 when absent); ConflictError when someone wrote in between. */
+  put(rec: { namespace: string; flowId: string; triggerId: string; disabled?: boolean; state: Record<string, unknown> }, expected: number): Promise<TriggerStateRecord>;
+  delete(namespace: string, flowId: string, triggerId: string): Promise<boolean>;
+  /** Records that `key` was handled in `scope`; false when it already was (exactly-once guards). */
+  mark(scope: string, key: string): Promise<boolean>;
+  isMarked(scope: string, key: string): Promise<boolean>;
+}
+
 export interface Stores {
   flows: FlowStore;
   executions: ExecutionStore;
   kv: KVStore;
   logs: LogStore;
   storage: InternalStorage;
+  triggers: TriggerStateStore;
   close(): Promise<void>;
 }

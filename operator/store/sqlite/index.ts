@@ -1,4 +1,4 @@
-// Embedded stores: flows, executions, KV and logs in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
+// Embedded stores: flows, executions, KV, logs and trigger state in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { LocalStorage } from '../../storage/local.js';
@@ -8,11 +8,13 @@ import { SqliteExecutionStore } from './executions.js';
 import { SqliteFlowStore } from './flows.js';
 import { SqliteKVStore } from './kv.js';
 import { SqliteLogStore } from './logs.js';
+import { SqliteTriggerStateStore } from './triggers.js';
 
 export { SqliteExecutionStore } from './executions.js';
 export { SqliteFlowStore } from './flows.js';
 export { SqliteKVStore } from './kv.js';
 export { SqliteLogStore } from './logs.js';
+export { SqliteTriggerStateStore } from './triggers.js';
 export { openDatabase } from './db.js';
 
 export interface EmbeddedStores extends Stores {
@@ -21,6 +23,7 @@ export interface EmbeddedStores extends Stores {
   kv: SqliteKVStore;
   logs: SqliteLogStore;
   storage: LocalStorage;
+  triggers: SqliteTriggerStateStore;
 }
 
 /**
@@ -40,6 +43,7 @@ export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number 
     kv: new SqliteKVStore(db),
     logs,
     storage: new LocalStorage(storageDir),
+    triggers: new SqliteTriggerStateStore(db),
     async close() {
       if (closed) return;
       closed = true;

@@ -93,4 +93,25 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO logs_fts (rowid, message) VALUES (new.id, new.message);
   END;
   `,
+  // 2: durable trigger state (schedule progress, backfills, MultipleCondition windows, enable/disable) and markers of
+  // work done once per key (a finished execution handled by the Flow triggers, an event already turned into an execution).
+  `
+  CREATE TABLE trigger_state (
+    namespace  TEXT NOT NULL,
+    flow_id    TEXT NOT NULL,
+    trigger_id TEXT NOT NULL,
+    disabled   INTEGER NOT NULL DEFAULT 0,
+    state      TEXT NOT NULL,
+    updated    TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    PRIMARY KEY (namespace, flow_id, trigger_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE trigger_marks (
+    scope   TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (scope, key)
+  ) WITHOUT ROWID;
+  `,
 ];
