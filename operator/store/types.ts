@@ -23,6 +23,8 @@ export interface FlowRecord {
 
 export interface Page<T> { results: T[]; total: number }
 
+export type FlowEvent = { type: 'SAVED'; record: FlowRecord } | { type: 'DELETED'; namespace: string; id: string };
+
 export interface FlowStore {
   /** Stores a new revision when `source` differs from the latest one; identical source returns the latest, created=false. */
   save(flow: Flow, source: string): Promise<{ record: FlowRecord; created: boolean }>;
@@ -35,6 +37,8 @@ export interface FlowStore {
   search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>>;
   /** Every live flow (latest revisions), for triggers and dependants. */
   all(): Promise<FlowRecord[]>;
+  /** Change feed: a new revision was saved, or a flow was deleted. Returns an unsubscribe function. */
+  watch(listener: (event: FlowEvent) => void): () => void;
 }
 
 export interface StoredExecution { execution: Execution; resourceVersion: number }

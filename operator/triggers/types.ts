@@ -64,3 +64,25 @@ export interface RealtimeTriggerPlugin {
 export type TriggerPlugin = PollingTriggerPlugin | RealtimeTriggerPlugin;
 
 export type { Renderer };
+
+/** What every part of the trigger service gets: the stores, a renderer with secrets, the clock, settings. */
+export interface TriggerServiceDeps {
+  stores: Stores;
+  /** Renders trigger properties; `forSecrets(sink)` collects secret values to mask. */
+  renderer: import('../controller/secrets.js').SecretRenderer;
+  /** Injected clock (tests drive schedules with it). */
+  clock: () => Date;
+  /** Settings such as `TRIGGER_RECOVER_MISSED_SCHEDULES` (global default ALL | NONE | LAST). */
+  env: NodeJS.ProcessEnv;
+  onError(err: unknown, where: string): void;
+}
+
+/**
+ * One part of the trigger service (schedules, flow triggers, polling and realtime triggers). The service starts every
+ * part when it starts (embedded: at process start; cluster: when this replica becomes the leader) and stops them.
+ */
+export interface TriggerComponent {
+  readonly name: string;
+  start(deps: TriggerServiceDeps): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,8 +1,9 @@
 // Flow revisions on SQLite: every distinct source saved becomes a new immutable revision; deletion flags the latest.
 // `is_latest` marks the newest revision of each flow so searches never need a max() subquery.
 import type { Flow } from '../../core/types.js';
-import type { FlowRecord, FlowStore, Page } from '../types.js';
+import type { FlowEvent, FlowRecord, FlowStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
+import { Emitter } from './emitter.js';
 
 interface FlowRow {
   namespace: string;
@@ -32,6 +33,7 @@ function toRecord(row: FlowRow): FlowRecord {
 export class SqliteFlowStore implements FlowStore {
   private readonly dynamic: StatementCache;
   private readonly stmts;
+  private readonly events = new Emitter<FlowEvent>('flow watch');
 
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
@@ -48,7 +50,13 @@ export class SqliteFlowStore implements FlowStore {
   }
 
   async save(flow: Flow, source: string): Promise<{ record: FlowRecord; created: boolean }> {
-    return this.saveSync(flow, source);
+    const result = this.saveSync(flow, source);
+    if (result.created) this.events.emit({ type: 'SAVED', record: result.record });
+    return result;
+  }
+
+  watch(listener: (event: FlowEvent) => void): () => void {
+    return this.events.subscribe(listener);
   }
 
   /** Synchronous body of `save`, in one immediate transaction so concurrent writers cannot share a revision. */
@@ -85,7 +93,9 @@ export class SqliteFlowStore implements FlowStore {
   }
 
   async delete(namespace: string, id: string): Promise<boolean> {
-    return this.stmts.markDeleted.run(namespace, id).changes > 0;
+    const deleted = this.stmts.markDeleted.run(namespace, id).changes > 0;
+    if (deleted) this.events.emit({ type: 'DELETED', namespace, id });
+    return deleted;
   }
 
   async search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>> {
