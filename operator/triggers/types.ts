@@ -86,3 +86,19 @@ export interface TriggerComponent {
   start(deps: TriggerServiceDeps): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** What conditions are evaluated against (`core.condition.*`). */
+export interface ConditionContext {
+  flow: Flow;
+  trigger: Trigger;
+  /** Schedule triggers: the scheduled date (`trigger.date`), in the trigger's `timezone` when given. */
+  date?: Date;
+  timezone?: string;
+  /** Flow triggers: the execution that just ended. */
+  execution?: import('../core/types.js').Execution;
+  /** Variables ExpressionCondition renders against (`trigger.*`, `flow.*`, `execution.*`...). */
+  variables?: Record<string, unknown>;
+}
+
+/** True when every condition holds (no conditions: true). MultipleCondition state is durable (TriggerStateStore). */
+export type ConditionEvaluator = (conditions: unknown[] | undefined, ctx: ConditionContext) => Promise<boolean>;
