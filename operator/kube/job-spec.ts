@@ -1,0 +1,194 @@
+// The Kubernetes Job of one task attempt, built purely from the task and the launcher settings (no API calls), so the
+// whole shape is table-tested. Two Pod layouts:
+// - plain: one container in the runner image: `node --import tsx /app/runner-image/runner.ts` (cwd /app, which holds
+//   the app with its node_modules; `node` on the PATH).
+// - Docker task runner (`taskRunner: {type: ...Docker, containerImage}`): the main container runs the task's image; an
+//   init container in the runner image runs `runner.ts install /flowpilot`, copying the node binary to
+//   `/flowpilot/node/bin/node` and the app to `/flowpilot/app` in a shared emptyDir; the main container then runs
+//   `/flowpilot/node/bin/node --import tsx /flowpilot/app/runner-image/runner.ts` (cwd /flowpilot/app). The task image
+//   needs a glibc userland (the node binary is dynamically linked), not a shell or node of its own.
+// Task working directories go to an emptyDir at /work (WORK_DIR), so images with a read-only root still run.
+import type { V1Container, V1EnvFromSource, V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { Execution, Task, TaskRun } from '../core/types.js';
+import { parseDuration } from '../model/duration.js';
+import { normalizeType, PREFIX } from '../model/index.js';
+import { jobName, LABELS, MANAGER } from './names.js';
+
+export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+
+export interface LauncherSettings {
+  /** Image holding the app at /app (with node_modules) and `node` on the PATH. */
+  runnerImage: string;
+  imagePullPolicy?: PullPolicy;
+  serviceAccountName?: string;
+  /** Extra env for task pods (storage, log store settings...). */
+  env?: Record<string, string> | V1EnvVar[];
+  /** Extra env sources for task pods (e.g. a Secret of `SECRET_<NAME>` values). */
+  envFrom?: V1EnvFromSource[];
+  resources?: V1ResourceRequirements;
+  /** Finished Jobs are garbage-collected after this long (default 3600). */
+  ttlSecondsAfterFinished?: number;
+  /** Pod grace period between SIGTERM and SIGKILL (default 30). */
+  terminationGracePeriodSeconds?: number;
+  /** Added to a task's `timeout` for the Job's activeDeadlineSeconds (default 60: the engine's own timeout kills first). */
+  deadlineMarginSeconds?: number;
+  /** Non-root user of task containers (default 1000). */
+  runAsUser?: number;
+}
+
+export const ANNOTATIONS = {
+  inputUri: 'flowpilot.io/input-uri',
+  taskId: 'flowpilot.io/task-id',
+  flowId: 'flowpilot.io/flow',
+  /** Set by the launcher once the outcome was reported, so a restarted launcher does not report it again. */
+  reported: 'flowpilot.io/reported',
+} as const;
+
+export const RUNNER_LAYOUT = {
+  appDir: '/app',
+  entry: 'runner-image/runner.ts',
+  mount: '/flowpilot',
+  node: '/flowpilot/node/bin/node',
+  copiedApp: '/flowpilot/app',
+  workDir: '/work',
+} as const;
+
+export const MAIN_CONTAINER = 'task';
+export const INIT_CONTAINER = 'install-runner';
+
+const DOCKER_RUNNER = `${PREFIX}scripts.runner.docker.Docker`;
+
+export const PULL_POLICIES: Record<'ALWAYS' | 'IF_NOT_PRESENT' | 'NEVER', PullPolicy> = {
+  ALWAYS: 'Always', IF_NOT_PRESENT: 'IfNotPresent', NEVER: 'Never',
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+export interface DockerRunner { image: string; pullPolicy?: PullPolicy }
+
+/** The task's Docker runner (image and pull policy), or undefined for a process runner / no runner. Throws when unusable. */
+export function dockerRunnerOf(task: Task): DockerRunner | undefined {
+  const runner = isRecord(task.taskRunner) ? task.taskRunner : undefined;
+  const isDocker = (typeof runner?.type === 'string' && normalizeType(runner.type) === DOCKER_RUNNER)
+    || String(task.runner ?? '').toUpperCase() === 'DOCKER';
+  if (!isDocker) return undefined;
+  const docker = isRecord(task.docker) ? task.docker : undefined;
+  const image = task.containerImage ?? runner?.containerImage ?? runner?.image ?? docker?.image;
+  if (typeof image !== 'string' || image.trim() === '') throw new Error(`Task '${task.id}': the Docker task runner needs a containerImage`);
+  if (image.includes('{{')) throw new Error(`Task '${task.id}': a templated containerImage is not supported in cluster mode (${image})`);
+  const policy = runner?.pullPolicy ?? docker?.pullPolicy;
+  if (policy === undefined) return { image: image.trim() };
+  const mapped = PULL_POLICIES[String(policy).toUpperCase() as keyof typeof PULL_POLICIES];
+  if (!mapped) throw new Error(`Task '${task.id}': unknown pullPolicy '${String(policy)}' (ALWAYS, IF_NOT_PRESENT or NEVER)`);
+  return { image: image.trim(), pullPolicy: mapped };
+}
+
+/** activeDeadlineSeconds for a task `timeout` (a literal ISO duration; templated or invalid ones give no deadline). */
+export function deadlineSeconds(task: Task, marginSeconds: number): number | undefined {
+  if (typeof task.timeout !== 'string' || task.timeout.includes('{{')) return undefined;
+  let ms: number;
+  try { ms = parseDuration(task.timeout); } catch { return undefined; }
+  return Math.max(1, Math.ceil(ms / 1000) + marginSeconds);
+}
+
+export interface JobSpecInput {
+  namespace: string;
+  exec: Execution;
+  run: TaskRun;
+  attempt: number;
+  /** The task with plugin defaults applied. */
+  task: Task;
+  inputUri: string;
+  /** The Execution resource owning the Job (garbage collection with the execution). */
+  owner?: { apiVersion: string; kind: string; name: string; uid: string };
+  settings: LauncherSettings;
+}
+
+export function jobLabels(executionId: string, taskRunId: string, attempt: number): Record<string, string> {
+  return { [LABELS.managedBy]: MANAGER, [LABELS.executionId]: executionId, [LABELS.taskRunId]: taskRunId, [LABELS.attempt]: String(attempt) };
+}
+
+function extraEnv(env: LauncherSettings['env']): V1EnvVar[] {
+  if (!env) return [];
+  return Array.isArray(env) ? env : Object.entries(env).map(([name, value]) => ({ name, value }));
+}
+
+export function buildJob(i: JobSpecInput): V1Job {
+  const { exec, run, attempt, task, settings } = i;
+  const docker = dockerRunnerOf(task);
+  const labels = jobLabels(exec.id, run.id, attempt);
+  const env: V1EnvVar[] = [
+    { name: 'EXECUTION_ID', value: exec.id },
+    { name: 'TASK_RUN_ID', value: run.id },
+    { name: 'ATTEMPT', value: String(attempt) },
+    { name: 'INPUT_URI', value: i.inputUri },
+    { name: 'WORK_DIR', value: RUNNER_LAYOUT.workDir },
+    { name: 'HOME', value: RUNNER_LAYOUT.workDir },
+    ...extraEnv(settings.env),
+  ];
+  const workMount: V1VolumeMount = { name: 'work', mountPath: RUNNER_LAYOUT.workDir };
+  const volumes: V1Volume[] = [{ name: 'work', emptyDir: {} }];
+  const securityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+  const runnerArgs = (dir: string) => ['--import', 'tsx', `${dir}/${RUNNER_LAYOUT.entry}`];
+  const main: V1Container = {
+    name: MAIN_CONTAINER,
+    image: docker?.image ?? settings.runnerImage,
+    command: docker ? [RUNNER_LAYOUT.node, ...runnerArgs(RUNNER_LAYOUT.copiedApp)] : ['node', ...runnerArgs(RUNNER_LAYOUT.appDir)],
+    workingDir: docker ? RUNNER_LAYOUT.copiedApp : RUNNER_LAYOUT.appDir,
+    env,
+    volumeMounts: [workMount],
+    securityContext,
+  };
+  const pullPolicy = docker ? docker.pullPolicy : settings.imagePullPolicy;
+  if (pullPolicy) main.imagePullPolicy = pullPolicy;
+  if (settings.envFrom?.length) main.envFrom = settings.envFrom;
+  if (settings.resources) main.resources = settings.resources;
+  const initContainers: V1Container[] = [];
+  if (docker) {
+    volumes.push({ name: 'flowpilot', emptyDir: {} });
+    main.volumeMounts!.push({ name: 'flowpilot', mountPath: RUNNER_LAYOUT.mount, readOnly: true });
+    const init: V1Container = {
+      name: INIT_CONTAINER,
+      image: settings.runnerImage,
+      command: ['node', ...runnerArgs(RUNNER_LAYOUT.appDir), 'install', RUNNER_LAYOUT.mount],
+      workingDir: RUNNER_LAYOUT.appDir,
+      env: extraEnv(settings.env),
+      volumeMounts: [{ name: 'flowpilot', mountPath: RUNNER_LAYOUT.mount }],
+      securityContext,
+    };
+    if (settings.imagePullPolicy) init.imagePullPolicy = settings.imagePullPolicy;
+    initContainers.push(init);
+  }
+  const deadline = deadlineSeconds(task, settings.deadlineMarginSeconds ?? 60);
+  const user = settings.runAsUser ?? 1000;
+  const job: V1Job = {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: jobName(exec.id, run.id, attempt),
+      namespace: i.namespace,
+      labels,
+      annotations: { [ANNOTATIONS.inputUri]: i.inputUri, [ANNOTATIONS.taskId]: run.taskId, [ANNOTATIONS.flowId]: `${exec.namespace}.${exec.flowId}` },
+      ...(i.owner ? { ownerReferences: [{ ...i.owner, controller: true, blockOwnerDeletion: true }] } : {}),
+    },
+    spec: {
+      backoffLimit: 0,
+      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished ?? 3600,
+      ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          terminationGracePeriodSeconds: settings.terminationGracePeriodSeconds ?? 30,
+          automountServiceAccountToken: settings.serviceAccountName !== undefined,
+          ...(settings.serviceAccountName ? { serviceAccountName: settings.serviceAccountName } : {}),
+          securityContext: { runAsNonRoot: true, runAsUser: user, runAsGroup: user, fsGroup: user, seccompProfile: { type: 'RuntimeDefault' } },
+          ...(initContainers.length ? { initContainers } : {}),
+          containers: [main],
+          volumes,
+        },
+      },
+    },
+  };
+  return job;
+}
