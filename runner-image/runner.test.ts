@@ -1,0 +1,122 @@
+// The task runner: in-process with injected stores (outputs, logs, failures, masking) and as the real program in a
+// child process (result file, exit codes, SIGTERM → KILLED, the Docker-layout install step).
+import { spawn } from 'node:child_process';
+import { existsSync, readlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readAttemptResult, writeAttemptInput } from '../operator/kube/attempt-io.js';
+import { LocalStorage } from '../operator/storage/local.js';
+import { openDatabase, SqliteKVStore, SqliteLogStore } from '../operator/store/sqlite/index.js';
+import { tempDir } from '../operator/store/sqlite/test-fixtures.js';
+import { oneTask, type Attempt } from '../test/kube/attempt-fixtures.js';
+import { runRunner } from './runner.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+
+async function setup(a: Attempt) {
+  const tmp = tempDir('runner-test-');
+  const storage = new LocalStorage(join(tmp.dir, 'storage'));
+  const logDb = join(tmp.dir, 'logs.db');
+  const db = openDatabase(logDb);
+  const logs = new SqliteLogStore(db);
+  cleanups.push(() => { logs.close(); db.close(); tmp.remove(); });
+  const inputUri = await writeAttemptInput(storage, { flow: a.flow, execution: a.exec }, a.run.id, 1);
+  const env: NodeJS.ProcessEnv = {
+    EXECUTION_ID: a.exec.id, TASK_RUN_ID: a.run.id, ATTEMPT: '1', INPUT_URI: inputUri, WORK_DIR: join(tmp.dir, 'work'),
+    STORAGE_DIR: join(tmp.dir, 'storage'), LOG_DB: logDb, PATH: process.env.PATH,
+  };
+  return { tmp, storage, logs, db, env, inputUri };
+}
+
+describe('runRunner (in process)', () => {
+  it('runs a Log task: SUCCESS, the line in the log store, result.json written', async () => {
+    const a = oneTask('id: hello\ntype: ai.service.plugin.core.log.Log\nmessage: "hi from {{ flow.id }}"');
+    const s = await setup(a);
+    const kv = new SqliteKVStore(s.db);
+    const outcome = await runRunner(s.env, { stores: { storage: s.storage, logs: s.logs, kv } });
+    expect(outcome.state).toBe('SUCCESS');
+    expect(await readAttemptResult(s.storage, s.inputUri)).toEqual(outcome);
+    const lines = await s.logs.forExecution(a.exec.id);
+    expect(lines.map((l) => l.message)).toContain('hi from kube-test');
+    expect(lines[0]?.taskRunId).toBe(a.run.id);
+  });
+
+  it('returns a failing script as FAILED (not as a runner error) and masks secrets', async () => {
+    const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo "token {{ secret(\'TOKEN\') }}"\n  - exit 3');
+    const s = await setup(a);
+    const kv = new SqliteKVStore(s.db);
+    const outcome = await runRunner({ ...s.env, SECRET_TOKEN: Buffer.from('s3cr3t-value').toString('base64') }, { stores: { storage: s.storage, logs: s.logs, kv } });
+    expect(outcome.state).toBe('FAILED');
+    expect(outcome.error).toMatch(/3/);
+    const text = (await s.logs.forExecution(a.exec.id)).map((l) => l.message).join('\n');
+    expect(text).toContain('token ');
+    expect(text).not.toContain('s3cr3t-value');
+  });
+
+  it('throws when the runner cannot run (task run not in the input)', async () => {
+    const a = oneTask('id: hello\ntype: ai.service.plugin.core.log.Log\nmessage: x');
+    const s = await setup(a);
+    const kv = new SqliteKVStore(s.db);
+    await expect(runRunner({ ...s.env, TASK_RUN_ID: 'nope' }, { stores: { storage: s.storage, logs: s.logs, kv } })).rejects.toThrow(/not in execution/);
+    await expect(runRunner({ ...s.env, ATTEMPT: 'x' }, { stores: { storage: s.storage, logs: s.logs, kv } })).rejects.toThrow(/ATTEMPT/);
+  });
+});
+
+function runProgram(args: string[], env: NodeJS.ProcessEnv, onStart?: (pid: number) => void) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'runner-image/runner.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { out += d; });
+  cleanups.push(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  if (onStart) onStart(child.pid!);
+  return { child, output: () => out, exit: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('runner program', () => {
+  it('writes the result of a shell task with outputs and exits 0', async () => {
+    const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo \'::{"outputs":{"answer":42}}::\'');
+    const s = await setup(a);
+    const p = runProgram([], s.env);
+    expect(await p.exit, p.output()).toBe(0);
+    const result = await readAttemptResult(s.storage, s.inputUri);
+    expect(result?.state).toBe('SUCCESS');
+    expect(result?.outputs).toMatchObject({ vars: { answer: 42 } });
+  });
+
+  it('exits non-zero when the input is missing', async () => {
+    const a = oneTask('id: hello\ntype: ai.service.plugin.core.log.Log\nmessage: x');
+    const s = await setup(a);
+    const p = runProgram([], { ...s.env, INPUT_URI: 'kestra:///nowhere/input.json' });
+    expect(await p.exit).not.toBe(0);
+    expect(p.output()).toMatch(/runner failed/);
+  });
+
+  it('SIGTERM aborts the attempt: KILLED result, exit 0', async () => {
+    const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo started\n  - sleep 30');
+    const s = await setup(a);
+    const p = runProgram([], s.env);
+    await until(async () => (await s.logs.forExecution(a.exec.id)).some((l) => l.message.includes('started')), 'the script to start');
+    p.child.kill('SIGTERM');
+    expect(await p.exit, p.output()).toBe(0);
+    expect((await readAttemptResult(s.storage, s.inputUri))?.state).toBe('KILLED');
+  });
+
+  it('install (symlink mode) lays out node and the app for the Docker task runner', async () => {
+    const tmp = tempDir('runner-install-');
+    cleanups.push(() => tmp.remove());
+    const p = runProgram(['install', join(tmp.dir, 'fp')], { PATH: process.env.PATH, FLOWPILOT_INSTALL: 'symlink' });
+    expect(await p.exit, p.output()).toBe(0);
+    expect(readlinkSync(join(tmp.dir, 'fp/node/bin/node'))).toBe(process.execPath);
+    expect(existsSync(join(tmp.dir, 'fp/app/runner-image/runner.ts'))).toBe(true);
+  });
+});
