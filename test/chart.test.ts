@@ -1,0 +1,122 @@
+// Static checks of the Helm chart (no helm binary needed): its plain YAML parses, templates only read values that
+// values.yaml defines and only include defined helpers, blocks are balanced, and RBAC stays least-privilege on
+// resources that exist. When a `helm` binary is on PATH, the chart is also rendered and the output parsed.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { KINDS } from '../operator/kube/names.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const CHART = join(ROOT, 'charts/flowpilot');
+const read = (p: string): string => readFileSync(p, 'utf8');
+const templates = readdirSync(join(CHART, 'templates')).map((f) => [f, read(join(CHART, 'templates', f))] as const);
+const values = parse(read(join(CHART, 'values.yaml'))) as Record<string, unknown>;
+
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+interface RbacDoc { kind: string; metadata: { name: string }; rules?: Rule[]; subjects?: Array<{ name: string }>; roleRef?: { name: string } }
+
+/** rbac.yaml with the template directives removed (its rules are literal), as YAML documents. */
+function rbacDocs(): RbacDoc[] {
+  const text = read(join(CHART, 'templates/rbac.yaml'))
+    .replace(/\{\{\/\*[\s\S]*?\*\/\}\}|\{\{-? \/\*[\s\S]*?\*\/ -?\}\}/g, '')
+    .split('\n').filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join('\n')
+    .replace(/\{\{[^}]*\}\}/g, 'x');
+  return parseAllDocuments(text).map((d) => d.toJS() as RbacDoc).filter(Boolean);
+}
+
+const CRD_RESOURCES = Object.values(KINDS).map((k) => k.plural);
+const WITH_STATUS = ['flows', 'executions', 'inferencejobs'];
+const BUILTIN: Record<string, string[]> = {
+  '': ['pods', 'pods/log', 'secrets', 'events', 'configmaps', 'services', 'serviceaccounts'],
+  batch: ['jobs'],
+  'coordination.k8s.io': ['leases'],
+  'authentication.k8s.io': ['tokenreviews'],
+  'authorization.k8s.io': ['subjectaccessreviews'],
+  'flowpilot.io': [...CRD_RESOURCES, ...WITH_STATUS.map((r) => `${r}/status`)],
+};
+const VERBS = new Set(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']);
+
+function hasPath(obj: unknown, path: string[]): boolean {
+  let cur = obj;
+  for (const p of path) {
+    if (cur === null || typeof cur !== 'object' || !(p in (cur as object))) return false;
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return true;
+}
+
+describe('Helm chart charts/flowpilot', () => {
+  it('plain YAML files of the chart and crds/ parse', () => {
+    const chart = parse(read(join(CHART, 'Chart.yaml'))) as Record<string, unknown>;
+    expect(chart).toMatchObject({ apiVersion: 'v2', name: 'flowpilot' });
+    for (const dir of [join(CHART, 'crds'), join(ROOT, 'crds')]) {
+      const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+      expect(files).toHaveLength(CRD_RESOURCES.length);
+      for (const f of files) expect((parse(read(join(dir, f))) as { kind: string }).kind).toBe('CustomResourceDefinition');
+    }
+  });
+
+  it.each(templates)('%s reads only values defined in values.yaml', (_file, text) => {
+    const refs = [...text.matchAll(/(?:\$|\.ctx)?\.Values\.([A-Za-z0-9_.]+)/g)].map((m) => m[1]!.replace(/\.$/, ''));
+    for (const ref of refs) expect(hasPath(values, ref.split('.')), `.Values.${ref}`).toBe(true);
+  });
+
+  it.each(templates)('%s has balanced blocks and includes only defined helpers', (_file, text) => {
+    const code = text.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, '');
+    const actions = [...code.matchAll(/\{\{-?\s*([a-z]+)\b/g)].map((m) => m[1]);
+    const opens = actions.filter((a) => ['if', 'range', 'with', 'define'].includes(a!)).length;
+    expect(actions.filter((a) => a === 'end').length).toBe(opens);
+    const defined = new Set([...read(join(CHART, 'templates/_helpers.tpl')).matchAll(/define "([^"]+)"/g)].map((m) => m[1]));
+    for (const m of code.matchAll(/include "([^"]+)"/g)) expect(defined.has(m[1]), m[1]).toBe(true);
+  });
+
+  it('RBAC rules name existing resources and valid verbs', () => {
+    const rules = rbacDocs().flatMap((d) => d.rules ?? []);
+    expect(rules.length).toBeGreaterThan(5);
+    for (const r of rules) {
+      for (const g of r.apiGroups) for (const res of r.resources) expect(BUILTIN[g], `${g}/${res}`).toContain(res);
+      for (const v of r.verbs) expect(VERBS.has(v), v).toBe(true);
+    }
+  });
+
+  it('RBAC is least-privilege: API writes no status and reads no secrets, task Pods only read and write KV', () => {
+    const docs = rbacDocs();
+    const role = (suffix: string) => docs.find((d) => d.kind === 'Role' && d.metadata.name === `x-${suffix}`)!;
+    const grants = (d: RbacDoc) => (d.rules ?? []).flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`))));
+    const api = grants(role('api'));
+    expect(api.some((g) => g.includes('/status') || g.includes('secrets') || g.startsWith('/'))).toBe(false);
+    expect(api).toContain('flowpilot.io/executions:create');
+    expect(grants(role('task')).sort()).toEqual([
+      'flowpilot.io/executions:get', 'flowpilot.io/flowrevisions:get', 'flowpilot.io/kvpairs:create',
+      'flowpilot.io/kvpairs:delete', 'flowpilot.io/kvpairs:get', 'flowpilot.io/kvpairs:update',
+    ]);
+    const op = grants(role('operator'));
+    for (const g of ['flowpilot.io/executions/status:patch', 'batch/jobs:create', '/pods/log:get', '/secrets:watch', '/events:create']) expect(op).toContain(g);
+    expect(op.some((g) => g.startsWith('/secrets:') && !/:(get|list|watch)$/.test(g))).toBe(false);
+    expect(grants(role('operator-lease')).sort()).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
+    const cluster = docs.filter((d) => d.kind === 'ClusterRole');
+    expect(cluster.flatMap(grants).sort()).toEqual(['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);
+  });
+
+  it('pods run as non-root with no capabilities and the RuntimeDefault seccomp profile', () => {
+    expect(values.podSecurityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(values.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    for (const f of ['operator-deployment.yaml', 'api-deployment.yaml']) {
+      const text = templates.find(([n]) => n === f)![1];
+      expect(text).toContain('toYaml .Values.securityContext');
+      expect(text).toContain('mountPath: /tmp'); // writable /tmp for tsx's cache under a read-only root
+      expect(text).toMatch(/path: \/healthz/);
+    }
+    expect(templates.find(([n]) => n === 'configmap.yaml')![1]).toContain('FLOWPILOT_MODE: cluster');
+  });
+
+  let helm: string | undefined;
+  try { helm = execFileSync('sh', ['-c', 'command -v helm'], { encoding: 'utf8' }).trim() || undefined; } catch { helm = undefined; }
+  it.skipIf(!helm)('renders with helm template (default values) into parseable manifests', () => {
+    const out = execFileSync(helm!, ['template', 'rel', CHART, '-n', 'flow'], { encoding: 'utf8' });
+    const kinds = parseAllDocuments(out).map((d) => (d.toJS() as { kind?: string } | null)?.kind).filter(Boolean);
+    expect(kinds).toEqual(expect.arrayContaining(['Deployment', 'Service', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole']));
+  });
+});
