@@ -266,7 +266,7 @@ triggers:
   - { id: secs, type: io.kestra.plugin.core.trigger.Schedule, cron: "0 */5 * * * *", withSeconds: true }
   - { id: hourly, type: io.kestra.plugin.core.trigger.Schedule, cron: "@hourly", disabled: true }
   - { id: hook, type: io.kestra.plugin.core.trigger.Webhook, key: 4wjtkzwVGBM9yKnjm3yv8r }
-  - { id: poll, type: io.kestra.plugin.jdbc.postgresql.Trigger, interval: PT1M, sql: select 1 }
+  - { id: poll, type: io.kestra.plugin.jdbc.postgresql.Trigger, interval: PT1M, url: "jdbc:postgresql://db:5432/app", sql: select 1 }
 pluginDefaults:
   - type: io.kestra.plugin.core.log.Log
     values: { level: ERROR }

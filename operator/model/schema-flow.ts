@@ -7,6 +7,7 @@ import {
 } from './schema-common.js';
 import { tag } from './schema-roles.js';
 import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
+import { PLUGIN_TRIGGER_SCHEMAS } from './schema-triggers.js';
 import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
 
 const needs = (type: string, fields: string[]): Schema =>
@@ -87,6 +88,9 @@ const KNOWN_TRIGGERS: Record<string, Schema> = {
   }),
   [TRIGGER_TYPES.flow]: triggerType({ inputs: OBJECT, states: TRIGGER_COMMON.stopAfter, preconditions: OBJECT }),
   [TRIGGER_TYPES.webhook]: triggerType({ key: { type: 'string', minLength: 1 }, inputs: OBJECT }),
+  // Polling and realtime triggers of plugins (operator/triggers/sources).
+  ...Object.fromEntries(Object.entries(PLUGIN_TRIGGER_SCHEMAS).map(([t, s]) =>
+    [t, { ...triggerType(s.properties), required: s.required, ...(s.allOf ? { allOf: s.allOf } : {}) }])),
 };
 
 const triggerSchema: Schema = {

@@ -23,8 +23,11 @@ export interface TriggerLogger {
 export interface TriggerContext {
   flow: Flow;
   trigger: Trigger;
-  /** Renders a property (strings inside values too) against `{ flow, trigger? , vars }`; secrets resolved, never logged. */
-  render<T = unknown>(value: T): T;
+  /**
+   * Renders a property (strings inside values too) against `{ flow, trigger? , vars }` plus `extra` (e.g. `response`
+   * for the HTTP trigger's condition); secrets resolved, never logged.
+   */
+  render<T = unknown>(value: T, extra?: Record<string, unknown>): T;
   /** Internal storage (large batches of events are stored as a file and passed as a URI). */
   stores: Stores;
   logger: TriggerLogger;

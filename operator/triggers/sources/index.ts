@@ -1,0 +1,22 @@
+// Registry of the plugin trigger sources by canonical type. Open for more: a new source (e.g. AMQP) adds its plugin to
+// SOURCES and its property schema to operator/model/schema-triggers.ts.
+import type { TriggerPlugin } from '../types.js';
+import { redisListTrigger } from './redis-list.js';
+
+const SOURCES: TriggerPlugin[] = [redisListTrigger];
+
+/** Type aliases accepted for a source (Kestra moved some plugins between packages). */
+const ALIASES: Record<string, string> = {};
+
+export const PLUGIN_TRIGGERS: ReadonlyMap<string, TriggerPlugin> = new Map([
+  ...SOURCES.map((p) => [p.type, p] as const),
+  ...Object.entries(ALIASES).flatMap(([alias, type]) => {
+    const p = SOURCES.find((s) => s.type === type);
+    return p ? [[alias, p] as const] : [];
+  }),
+]);
+
+/** A registry with extra sources (tests, or a source added by another module). */
+export function withSources(...extra: TriggerPlugin[]): ReadonlyMap<string, TriggerPlugin> {
+  return new Map([...PLUGIN_TRIGGERS, ...extra.map((p) => [p.type, p] as const)]);
+}
