@@ -235,7 +235,7 @@ function inferenceJobCrd(): Schema {
       idempotencyKey: str('Idempotency-Key header of the submission.'),
       requestHash: str('Hash of the request body (to detect a reused idempotency key with another body).'),
     }, ['model', 'bucket_name', 'session']),
-    status: obj('Progress of the job, written by the operator and the inference runner.', {
+    status: obj('Progress of the job, written by the operator.', {
       status: str('QUEUED, RUNNING, SUCCESS, FAILED or CANCELLED; SUCCESS and FAILED are final.', { enum: INFERENCE_STATUSES }),
       total: int('Number of inputs.'),
       done: int('Inputs answered.'),
