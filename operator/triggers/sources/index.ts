@@ -1,9 +1,12 @@
 // Registry of the plugin trigger sources by canonical type. Open for more: a new source (e.g. AMQP) adds its plugin to
 // SOURCES and its property schema to operator/model/schema-triggers.ts.
 import type { TriggerPlugin } from '../types.js';
+import { httpTrigger } from './http.js';
+import { minioTrigger } from './minio.js';
+import { postgresQueryTrigger } from './postgres-query.js';
 import { redisListTrigger } from './redis-list.js';
 
-const SOURCES: TriggerPlugin[] = [redisListTrigger];
+const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger];
 
 /** Type aliases accepted for a source (Kestra moved some plugins between packages). */
 const ALIASES: Record<string, string> = {};

@@ -1,0 +1,89 @@
+// S3 / MinIO polling trigger (`minio.Trigger`): lists `bucket`/`prefix` at every interval; new objects are copied to
+// internal storage and start one execution (`trigger.objects`: [{bucket, key, size, etag, lastModified, uri}]).
+// Each object triggers once: after the execution is durably created the objects are marked as triggered (durable
+// marks), then the action runs (MOVE to `moveTo`, DELETE, or NONE). A crash before the marks repeats the same event
+// (same dedupe key, so the same execution); a crash before the action only repeats the action.
+import { createHash } from 'node:crypto';
+import { Client, type BucketItem } from 'minio';
+import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
+import { isRecord } from '../../plugins/util.js';
+import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
+import { int, str, triggerStoragePath } from './util.js';
+
+interface Found { key: string; size: number; etag: string; lastModified?: string }
+type Action = 'MOVE' | 'DELETE' | 'NONE';
+
+export function minioClient(ctx: TriggerContext): Client {
+  const t = ctx.trigger;
+  const endpoint = str(ctx, t.endpoint, 'endpoint')!;
+  const url = new URL(/^[a-z]+:\/\//i.test(endpoint) ? endpoint : `https://${endpoint}`);
+  const region = str(ctx, t.region, 'region', false);
+  return new Client({
+    endPoint: url.hostname.replace(/^\[|\]$/g, ''), useSSL: url.protocol === 'https:', pathStyle: true,
+    ...(url.port ? { port: Number(url.port) } : {}),
+    accessKey: str(ctx, t.accessKeyId, 'accessKeyId', false) ?? '', secretKey: str(ctx, t.secretKeyId, 'secretKeyId', false) ?? '',
+    ...(region ? { region } : {}),
+  });
+}
+
+async function list(client: Client, bucket: string, prefix: string, max: number, regexp?: RegExp): Promise<Found[]> {
+  const out: Found[] = [];
+  const stream = client.listObjectsV2(bucket, prefix, true);
+  for await (const item of stream as AsyncIterable<BucketItem>) {
+    if (!item.name || item.name.endsWith('/')) continue;
+    if (regexp && !regexp.test(item.name)) continue;
+    out.push({ key: item.name, size: item.size, etag: item.etag, ...(item.lastModified ? { lastModified: new Date(item.lastModified).toISOString() } : {}) });
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+const markScope = (ctx: TriggerContext) => `minio:${ctx.flow.namespace}/${ctx.flow.id}/${ctx.trigger.id}`;
+const markKey = (o: Found) => `${o.key}@${o.etag}`;
+
+async function act(ctx: TriggerContext, client: Client, bucket: string, action: Action, o: Found): Promise<void> {
+  if (action === 'NONE') return;
+  if (action === 'MOVE') {
+    const moveTo = ctx.render(ctx.trigger.moveTo) as unknown;
+    if (!isRecord(moveTo) || typeof moveTo.key !== 'string') throw new Error('action MOVE needs moveTo.key');
+    const target = typeof moveTo.bucket === 'string' && moveTo.bucket ? moveTo.bucket : bucket;
+    const name = o.key.split('/').pop()!;
+    await client.copyObject(target, `${moveTo.key.replace(/\/+$/, '')}/${name}`, `/${bucket}/${o.key}`);
+  }
+  await client.removeObject(bucket, o.key);
+}
+
+export const minioTrigger: PollingTriggerPlugin = {
+  kind: 'polling',
+  type: PLUGIN_TRIGGER_TYPES.minio,
+  schema: pluginTriggerSchema(PLUGIN_TRIGGER_TYPES.minio),
+  defaultInterval: 'PT60S',
+  async poll(ctx) {
+    const t = ctx.trigger;
+    const client = minioClient(ctx);
+    const bucket = str(ctx, t.bucket, 'bucket')!;
+    const action = String(ctx.render(t.action ?? 'NONE')).toUpperCase() as Action;
+    const pattern = str(ctx, t.regexp, 'regexp', false);
+    const listed = await list(client, bucket, str(ctx, t.prefix, 'prefix', false) ?? '', int(ctx, t.maxKeys, 1000), pattern ? new RegExp(`^(?:${pattern})$`) : undefined);
+    const fresh: Found[] = [];
+    for (const o of listed) {
+      if (!(await ctx.stores.triggers.isMarked(markScope(ctx), markKey(o)))) fresh.push(o);
+      else if (action !== 'NONE') await act(ctx, client, bucket, action, o); // triggered before a crash: finish its action
+    }
+    if (fresh.length === 0) return undefined;
+    const dedupeKey = createHash('sha256').update(fresh.map(markKey).sort().join('\n')).digest('hex');
+    const objects = [];
+    for (const o of fresh) {
+      const data = await client.getObject(bucket, o.key);
+      const uri = await ctx.stores.storage.put(triggerStoragePath(ctx, `${dedupeKey.slice(0, 16)}/${o.key}`), data);
+      objects.push({ bucket, ...o, uri });
+    }
+    return {
+      event: { dedupeKey, variables: { objects } },
+      commit: async () => {
+        for (const o of fresh) await ctx.stores.triggers.mark(markScope(ctx), markKey(o));
+        for (const o of fresh) await act(ctx, client, bucket, action, o);
+      },
+    };
+  },
+};
