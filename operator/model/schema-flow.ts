@@ -7,6 +7,7 @@ import {
 } from './schema-common.js';
 import { tag } from './schema-roles.js';
 import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
+import { conditionDispatch } from './schema-conditions.js';
 import { PLUGIN_TRIGGER_SCHEMAS } from './schema-triggers.js';
 import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
 
@@ -50,6 +51,7 @@ const conditionSchema: Schema = {
   type: 'object',
   required: ['type'],
   properties: { type: tag({ type: 'string', enum: [...CONDITION_TYPES] }, { kind: 'condition-type' }) },
+  allOf: conditionDispatch(),
 };
 
 const CONDITIONS: Schema = { type: 'array', items: ref('condition') };

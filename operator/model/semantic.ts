@@ -3,6 +3,7 @@
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { compileValidator, coerceInputValue, rangeKey, RANGED_TYPES } from './input-coerce.js';
+import { conditionIssues } from './semantic-conditions.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
 import { locateAllTasks, type LocatedTask } from './traverse.js';
@@ -137,5 +138,6 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   uniqueIds(located(flow.outputs, 'outputs'), 'output', out);
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
   out.push(...triggerIssues(flow.triggers));
+  out.push(...conditionIssues(flow.triggers));
   return out;
 }

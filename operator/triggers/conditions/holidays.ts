@@ -3,34 +3,12 @@
 // `DE-BY` or `BY`). Calendars are built once per (country, subdivision).
 import Holidays from 'date-holidays';
 import { DateTime } from 'luxon';
+import { holidayRegionProblem, knownCountries, subdivisionCode } from '../../model/semantic-conditions.js';
 import { ConditionError } from './dates.js';
 
+export { holidayRegionProblem };
+
 const calendars = new Map<string, Holidays>();
-let countries: Set<string> | undefined;
-
-export function knownCountries(): Set<string> {
-  countries ??= new Set(Object.keys(new Holidays().getCountries()));
-  return countries;
-}
-
-/** Subdivision code without its country prefix (`DE-BY` → `BY`), upper-cased. */
-export function subdivisionCode(country: string, sub: string): string {
-  const s = sub.trim().toUpperCase();
-  const prefix = `${country.toUpperCase()}-`;
-  return s.startsWith(prefix) ? s.slice(prefix.length) : s;
-}
-
-/** Why the country / subdivision is not known, or undefined when both are. */
-export function holidayRegionProblem(country: string, sub?: string): string | undefined {
-  const c = country.trim().toUpperCase();
-  if (!knownCountries().has(c)) return `\`${country}\` is not a known country code (ISO 3166-1 alpha-2, e.g. FR, US)`;
-  if (sub === undefined || sub === '') return undefined;
-  const states = new Holidays().getStates(c) ?? {};
-  if (!Object.prototype.hasOwnProperty.call(states, subdivisionCode(c, sub))) {
-    return `\`${sub}\` is not a known subdivision of ${c}`;
-  }
-  return undefined;
-}
 
 /** The default country when none is given: the region of the process locale (as Kestra uses the default locale). */
 export function defaultCountry(): string | undefined {
