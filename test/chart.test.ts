@@ -112,6 +112,16 @@ describe('Helm chart charts/flowpilot', () => {
     expect(templates.find(([n]) => n === 'configmap.yaml')![1]).toContain('FLOWPILOT_MODE: cluster');
   });
 
+  it('every setting of the ConfigMap and the Pods is documented in docs/kubernetes.md', () => {
+    const docs = read(join(ROOT, 'docs/kubernetes.md'));
+    const names = templates.flatMap(([, text]) => [
+      ...[...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!),
+      ...[...text.matchAll(/- name: ([A-Z][A-Z0-9_]+)$/gm)].map((m) => m[1]!),
+    ]);
+    expect(names).toEqual(expect.arrayContaining(['FLOWPILOT_MODE', 'WATCH_NAMESPACE', 'LEADER_ELECTION_LEASE_NAME', 'LOG_STORE_URL']));
+    for (const n of names) expect(docs, n).toContain(`\`${n}\``);
+  });
+
   let helm: string | undefined;
   try { helm = execFileSync('sh', ['-c', 'command -v helm'], { encoding: 'utf8' }).trim() || undefined; } catch { helm = undefined; }
   it.skipIf(!helm)('renders with helm template (default values) into parseable manifests', () => {
