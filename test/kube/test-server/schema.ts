@@ -1,0 +1,197 @@
+// CRD handling: load apiextensions.k8s.io/v1 CRDs from YAML, check they are structural, and turn each version's
+// openAPIV3Schema into pruning + defaulting + ajv validation that reports causes the way the real server does.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { parseAllDocuments } from 'yaml';
+import type { StatusCause } from './errors.js';
+import { STD_VERBS, type KubeObject, type ResourceType } from './resources.js';
+
+type Schema = Record<string, any>;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** Every CustomResourceDefinition found in the *.yaml / *.yml / *.json files of `dir` (not recursive). */
+export function loadCrdFiles(dir: string): Schema[] {
+  const out: Schema[] = [];
+  for (const f of readdirSync(dir).sort()) {
+    if (!/\.(ya?ml|json)$/.test(f)) continue;
+    const text = readFileSync(join(dir, f), 'utf8');
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length) throw new Error(`${f}: ${doc.errors[0].message}`);
+      const v = doc.toJS();
+      if (v && v.kind === 'CustomResourceDefinition') out.push(v);
+    }
+  }
+  return out;
+}
+
+const FORBIDDEN = ['$ref', 'patternProperties', 'dependencies', 'additionalItems', 'definitions', '$schema', 'id'];
+
+/** Throw an Error naming the CRD and the schema path when a node is not structural (what the real server refuses). */
+function checkStructural(node: unknown, path: string, crd: string, root = false): void {
+  const fail = (msg: string): never => { throw new Error(`CRD ${crd}: ${path}: ${msg}`); };
+  if (!node || typeof node !== 'object' || Array.isArray(node)) fail('schema node must be an object');
+  const n = node as Schema;
+  const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
+  const intOrString = n['x-kubernetes-int-or-string'] === true;
+  if (typeof n.type !== 'string' && !preserve && !intOrString) fail('type: Required value: must not be empty for specified fields (structural schema)');
+  if (n.type !== undefined && !['object', 'array', 'string', 'integer', 'number', 'boolean'].includes(n.type)) fail(`type: Unsupported value: "${n.type}"`);
+  if (intOrString && n.type !== undefined) fail('type: must be empty when x-kubernetes-int-or-string is true');
+  if (root && n.type !== 'object') fail('type: Invalid value: must be object at the root');
+  for (const k of FORBIDDEN) if (n[k] !== undefined) fail(`${k}: Forbidden: ${k} is not supported`);
+  if (n.uniqueItems === true) fail('uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic');
+  if (n.properties !== undefined && n.additionalProperties !== undefined) {
+    fail('additionalProperties: Forbidden: additionalProperties and properties are mutually exclusive');
+  }
+  if (n.type === 'array' && n.items === undefined) fail('items: Required value: must be specified');
+  if (Array.isArray(n.items)) fail('items: Forbidden: items must be a schema object and not an array');
+  for (const [k, v] of Object.entries(n.properties ?? {})) checkStructural(v, `${path}.properties[${k}]`, crd);
+  if (n.additionalProperties && typeof n.additionalProperties === 'object') checkStructural(n.additionalProperties, `${path}.additionalProperties`, crd);
+  if (n.items) checkStructural(n.items, `${path}.items`, crd);
+}
+
+/** Structural schema → JSON Schema for ajv (defaults are applied by `applyPruneAndDefaults`, not ajv). */
+export function toJsonSchema(n: Schema, formats: Set<string>, root = false): Schema {
+  const out: Schema = {};
+  let types: string[] | undefined = n['x-kubernetes-int-or-string'] ? ['integer', 'string'] : typeof n.type === 'string' ? [n.type] : undefined;
+  if (types && n.nullable) types = [...types, 'null'];
+  if (types) out.type = types.length === 1 ? types[0] : types;
+  for (const k of ['pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'multipleOf', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'required']) {
+    if (n[k] !== undefined) out[k] = n[k];
+  }
+  if (n.enum !== undefined) out.enum = n.nullable ? [...n.enum, null] : n.enum;
+  if (n.exclusiveMinimum === true && n.minimum !== undefined) { out.exclusiveMinimum = n.minimum; delete out.minimum; }
+  if (n.exclusiveMaximum === true && n.maximum !== undefined) { out.exclusiveMaximum = n.maximum; delete out.maximum; }
+  if (typeof n.format === 'string' && !(n['x-kubernetes-int-or-string'])) { out.format = n.format; formats.add(n.format); }
+  if (n.properties) {
+    out.properties = {};
+    for (const [k, v] of Object.entries(n.properties as Record<string, Schema>)) {
+      if (root && (k === 'metadata' || k === 'apiVersion' || k === 'kind')) continue;
+      out.properties[k] = toJsonSchema(v, formats);
+    }
+  }
+  if (n.additionalProperties && typeof n.additionalProperties === 'object') out.additionalProperties = toJsonSchema(n.additionalProperties, formats);
+  if (n.items && typeof n.items === 'object') out.items = toJsonSchema(n.items, formats);
+  for (const k of ['anyOf', 'allOf', 'oneOf']) if (Array.isArray(n[k])) out[k] = n[k].map((b: Schema) => toJsonSchema(b, formats));
+  if (n.not) out.not = toJsonSchema(n.not, formats);
+  return out;
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Remove fields the schema does not know (unless preserve-unknown-fields) and fill `default`s, in place. */
+export function applyPruneAndDefaults(value: unknown, n: Schema | undefined, root = false): void {
+  if (!n) return;
+  if (Array.isArray(value)) {
+    if (n.items) for (const item of value) applyPruneAndDefaults(item, n.items);
+    return;
+  }
+  if (!isPlain(value)) return;
+  if (n['x-kubernetes-embedded-resource'] && !n.properties) return;
+  const props: Record<string, Schema> | undefined = n.properties;
+  const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
+  for (const key of Object.keys(value)) {
+    if (root && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
+    if (n['x-kubernetes-embedded-resource'] && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
+    if (props && props[key]) applyPruneAndDefaults(value[key], props[key]);
+    else if (isPlain(n.additionalProperties)) applyPruneAndDefaults(value[key], n.additionalProperties);
+    else if (!preserve && n.additionalProperties !== true) delete value[key];
+  }
+  for (const [key, p] of Object.entries(props ?? {})) {
+    if (value[key] === undefined && p.default !== undefined) {
+      value[key] = structuredClone(p.default);
+      applyPruneAndDefaults(value[key], p);
+    }
+  }
+}
+
+/** `/spec/tasks/0/id` → `spec.tasks[0].id` */
+export function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+const show = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : JSON.stringify(v));
+const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+
+function causeOf(e: ErrorObject): StatusCause {
+  if (e.keyword === 'required') return { reason: 'FieldValueRequired', message: 'Required value', field: fieldPath(e.instancePath, String(e.params.missingProperty)) };
+  const field = fieldPath(e.instancePath);
+  if (e.keyword === 'type') {
+    return { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: "${typeName(e.data)}": ${field} in body must be of type ${[e.params.type].flat().join(',')}: ${show(e.data)}` };
+  }
+  if (e.keyword === 'enum') {
+    return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${show(e.data)}: supported values: ${(e.params.allowedValues as unknown[]).map(show).join(', ')}` };
+  }
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${show(e.data)}: ${field} in body ${e.message ?? 'is invalid'}` };
+}
+
+/** Go-style durations (`1h30m`, `500ms`), as Kubernetes' `duration` format accepts; ISO 8601 too. */
+const GO_DURATION = /^-?((\d+(\.\d+)?)(ns|us|µs|ms|s|m|h))+$|^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
+
+function makeAjv(formats: Set<string>): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
+  addFormats(ajv);
+  ajv.addFormat('duration', GO_DURATION);
+  ajv.addFormat('int32', { type: 'number', validate: (x: number) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31 });
+  ajv.addFormat('int64', { type: 'number', validate: (x: number) => Number.isInteger(x) });
+  ajv.addFormat('byte', /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/);
+  // Kubernetes ignores formats it does not know; so does this server.
+  for (const f of formats) if (!ajv.formats[f]) ajv.addFormat(f, true);
+  return ajv;
+}
+
+export interface CompiledVersion { schema: Schema; validate: ValidateFunction; status: boolean; }
+
+/** Check and compile a CRD into a ResourceType; throws an Error naming the CRD and path when it is not acceptable. */
+export function compileCrd(crd: Schema): ResourceType {
+  const name = crd?.metadata?.name ?? '<unnamed>';
+  const fail = (msg: string): never => { throw new Error(`CRD ${name}: ${msg}`); };
+  if (crd.apiVersion !== 'apiextensions.k8s.io/v1') fail(`apiVersion must be apiextensions.k8s.io/v1, got ${crd.apiVersion}`);
+  const spec = crd.spec ?? fail('spec: Required value');
+  const names = spec.names ?? fail('spec.names: Required value');
+  if (!spec.group) fail('spec.group: Required value');
+  if (!names.plural || !names.kind) fail('spec.names.plural and spec.names.kind are required');
+  if (name !== `${names.plural}.${spec.group}`) fail(`metadata.name: must be spec.names.plural+"."+spec.group ("${names.plural}.${spec.group}")`);
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') fail('spec.scope: must be Namespaced or Cluster');
+  const versions: Schema[] = spec.versions ?? [];
+  if (versions.length === 0) fail('spec.versions: Required value');
+  if (versions.filter((v) => v.storage).length !== 1) fail('spec.versions: exactly one version must be storage');
+  const compiled = new Map<string, CompiledVersion>();
+  versions.forEach((v, i) => {
+    const s = v.schema?.openAPIV3Schema ?? fail(`spec.versions[${i}].schema.openAPIV3Schema: Required value`);
+    checkStructural(s, `spec.versions[${i}].schema.openAPIV3Schema`, name, true);
+    const formats = new Set<string>();
+    const js = toJsonSchema(s, formats, true);
+    compiled.set(v.name, { schema: s, validate: makeAjv(formats).compile(js), status: Boolean(v.subresources?.status) });
+  });
+  const served = versions.filter((v) => v.served !== false);
+  const storage = versions.find((v) => v.storage)!;
+  const ordered = [storage, ...served.filter((v) => v !== storage)].map((v) => v.name as string);
+  const selectable: string[] = (storage.selectableFields ?? []).map((f: { jsonPath: string }) => f.jsonPath.replace(/^\./, ''));
+  return {
+    group: spec.group, versions: ordered, plural: names.plural, singular: names.singular ?? names.kind.toLowerCase(), kind: names.kind,
+    listKind: names.listKind ?? `${names.kind}List`, namespaced: spec.scope === 'Namespaced', shortNames: names.shortNames ?? [],
+    categories: names.categories, status: Boolean(storage.subresources?.status), verbs: STD_VERBS, fieldSelectors: selectable,
+    customResource: true,
+    defaults: (obj: KubeObject) => {
+      const v = compiled.get(String(obj.apiVersion ?? '').split('/')[1] ?? '') ?? compiled.get(storage.name)!;
+      applyPruneAndDefaults(obj, v.schema, true);
+    },
+    validate: (obj: KubeObject, _old, version: string) => {
+      const v = compiled.get(version) ?? compiled.get(storage.name)!;
+      if (v.validate(obj)) return [];
+      const seen = new Set<string>();
+      return (v.validate.errors ?? []).filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' || true).map(causeOf).filter((c) => {
+        const k = `${c.field}|${c.message}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
+    },
+  };
+}

@@ -1,0 +1,277 @@
+// In-process Kubernetes API test server (plain HTTP on 127.0.0.1) for the test suite: custom resources from CRD files,
+// a few built-in kinds, watch, garbage collection, schema validation and pruning, token auth and reviews.
+//
+// Known simplifications versus a real kube-apiserver (keep tests honest about them):
+// - One process, in memory; no etcd. resourceVersion is a global counter; lists always read the latest state
+//   (resourceVersion / resourceVersionMatch on lists are ignored) and `continue` pages show the current state, not a
+//   snapshot; continue tokens never expire.
+// - No controllers: no Job controller, no kubelet, no scheduler, no service-account token controller. The garbage
+//   collector, finalizer handling (orphan / foregroundDeletion) and namespace termination do run (asynchronously).
+// - Pods are deleted at once (no graceful termination, gracePeriodSeconds ignored).
+// - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
+// - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
+//   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
+//   fields, no conflicts, lists replaced. dryRun is not supported (the write happens).
+// - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
+//   CEL rules (x-kubernetes-validations), list-type/map-keys uniqueness and version conversion (served versions share
+//   the storage version's data, apiVersion is rewritten) are not. Metadata inside custom resources is not pruned.
+// - Built-in kinds are not schema-validated beyond a few rules clients hit (pod containers, job restartPolicy and
+//   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
+// - Auth: bearer tokens from `tokens` (401 otherwise) and, only with `authorizeRequests`, `authorize` for every
+//   request (403); no RBAC objects. No admission webhooks, no quotas, no audit, no protobuf, no table output.
+// - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents / streaming lists are not
+//   supported. A watch from a resourceVersion older than the last `historyLimit` events gets ERROR 410 (reason Expired).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Api } from './api.js';
+import { TokenTable, subjectAccessReview, tokenReview, type AuthzAttributes, type TokenUser } from './auth.js';
+import { KUBE_VERSION, apiGroup, apiGroupList, apiVersions, resourceList } from './discovery.js';
+import { ApiError, methodNotAllowed } from './errors.js';
+import { DEFAULT_MAX_OBJECT_BYTES } from './meta.js';
+import { routeRequest, type Route } from './routes.js';
+import { builtinTypes, typeKey, type ResourceType } from './resources.js';
+import { compileCrd, loadCrdFiles } from './schema.js';
+import { Store } from './store.js';
+import { serveWatch } from './watch.js';
+
+export interface KubeTestServerOptions {
+  /** Directory of CRD YAML files (default: the repository's `crds/` when it exists). */
+  crdDir?: string;
+  /** CRD objects to serve in addition to those of crdDir. */
+  crds?: object[];
+  /** token → user. When set, requests without a known bearer token get 401. */
+  tokens?: Record<string, TokenUser>;
+  /** Answers SubjectAccessReviews (default: allow), and every request when `authorizeRequests` is true. */
+  authorize?: (attrs: AuthzAttributes) => boolean;
+  authorizeRequests?: boolean;
+  /** Watch events kept for resuming watches (default 1000). */
+  historyLimit?: number;
+  bookmarkIntervalMs?: number;
+  /** Server-side cap of a watch (default 1800 s). */
+  watchTimeoutSeconds?: number;
+  maxObjectBytes?: number;
+  /** Refuse namespaced writes in namespaces that do not exist (default false: any namespace works). */
+  requireNamespaces?: boolean;
+  /** Namespaces created at start (default default, kube-system, kube-public). */
+  namespaces?: string[];
+}
+
+export interface KubeTestServerStats {
+  /** `POST jobs`, `PATCH executions/status`, `DELETE pods`: requests by verb and resource (/subresource). */
+  writes: Record<string, number>;
+  /** `GET flows`, `LIST flows`, `WATCH flows`. */
+  reads: Record<string, number>;
+  totalWrites: number;
+}
+
+export interface KubeTestServer {
+  url: string;
+  /** A client-node KubeConfig pointing here with token auth (the first configured token unless one is given). */
+  kubeConfig(token?: string): KubeConfig;
+  close(): Promise<void>;
+  stats: KubeTestServerStats;
+  resetStats(): void;
+  /** End every open watch stream (clients re-watch from their last resourceVersion). */
+  closeWatches(): void;
+  /** Hold new watch requests (and end open ones) until resumeWatches(): lets tests make a watch fall out of the history. */
+  suspendWatches(): void;
+  resumeWatches(): void;
+  /** Resolves when the garbage collector has no pending work. */
+  gcIdle(): Promise<void>;
+  /** Serve one more CRD (throws when it is not structural). */
+  addCrd(crd: object): void;
+  readonly resourceVersion: string;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DEFAULT_CRD_DIR = resolve(here, '../../../crds');
+const MAX_BODY = 3 * 1024 * 1024;
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) { fail(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728')); req.destroy(); return; }
+      chunks.push(c);
+    });
+    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', fail);
+  });
+}
+
+export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Promise<KubeTestServer> {
+  const types = new Map<string, ResourceType>();
+  for (const t of builtinTypes()) types.set(typeKey(t.group, t.plural), t);
+  const addCrd = (crd: object): void => {
+    const t = compileCrd(crd as Record<string, unknown>);
+    types.set(typeKey(t.group, t.plural), t);
+  };
+  const dir = opts.crdDir ?? (existsSync(DEFAULT_CRD_DIR) ? DEFAULT_CRD_DIR : undefined);
+  if (dir) for (const crd of loadCrdFiles(dir)) addCrd(crd);
+  for (const crd of opts.crds ?? []) addCrd(crd);
+
+  const store = new Store(opts.historyLimit ?? 1000);
+  const api = new Api(store, types, { maxObjectBytes: opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES, requireNamespaces: opts.requireNamespaces ?? false });
+  const nsType = types.get('/namespaces')!;
+  for (const ns of opts.namespaces ?? ['default', 'kube-system', 'kube-public']) api.create(nsType, undefined, { metadata: { name: ns } }, 'v1');
+  const tokens = new TokenTable(opts.tokens);
+  const stats: KubeTestServerStats = { writes: {}, reads: {}, totalWrites: 0 };
+  const watchEnds = new Set<() => void>();
+  let suspended: (() => void)[] | undefined;
+  let address = '';
+
+  const count = (bucket: Record<string, number>, key: string): void => { bucket[key] = (bucket[key] ?? 0) + 1; };
+
+  const nonResource = (path: string): unknown => {
+    if (path === '/api' || path === '/api/') return apiVersions(address);
+    if (path === '/apis' || path === '/apis/') return apiGroupList([...types.values()]);
+    if (path === '/version' || path === '/version/') return KUBE_VERSION;
+    const g = /^\/apis\/([^/]+)\/?$/.exec(path);
+    if (g) return apiGroup([...types.values()], g[1]) ?? new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const rl = /^\/api\/(v1)\/?$/.exec(path) ?? /^\/apis\/([^/]+\/[^/]+)\/?$/.exec(path);
+    if (rl) {
+      const [group, version] = rl[1].includes('/') ? rl[1].split('/') : ['', rl[1]];
+      return resourceList([...types.values()], group, version) ?? new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    return undefined;
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    if (/^\/(healthz|livez|readyz)(\/.*)?$/.test(path)) { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('ok'); return; }
+    const user = tokens.fromHeader(req.headers.authorization);
+    if (tokens.enabled && !user && path !== '/version') throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const who = { user: user?.username ?? 'system:anonymous', groups: user ? [...(user.groups ?? []), 'system:authenticated'] : ['system:unauthenticated'] };
+    const doc = nonResource(path);
+    if (doc !== undefined) {
+      if (opts.authorizeRequests && opts.authorize && !opts.authorize({ ...who, verb: 'get', path })) throw new ApiError(403, 'Forbidden', `forbidden: User "${who.user}" cannot get path "${path}"`);
+      if (doc instanceof ApiError) throw doc;
+      send(res, 200, doc);
+      return;
+    }
+    const route: Route = routeRequest(path, method, url.searchParams, types);
+    const { t, ns, name, sub, verb, version } = route;
+    if (opts.authorizeRequests && opts.authorize && !opts.authorize({ ...who, verb, group: t.group, version, resource: t.plural, subresource: sub, namespace: ns, name })) {
+      throw new ApiError(403, 'Forbidden', `${t.plural}${t.group ? `.${t.group}` : ''}${name ? ` "${name}"` : ''} is forbidden: User "${who.user}" cannot ${verb} resource "${t.plural}" in API group "${t.group}"${ns ? ` in the namespace "${ns}"` : ''}`);
+    }
+    if (!t.verbs.includes(verb)) throw methodNotAllowed(verb);
+    const resName = `${t.plural}${sub ? `/${sub}` : ''}`;
+    if (method === 'GET') {
+      count(stats.reads, `${verb.toUpperCase()} ${resName}`);
+      if (verb === 'get') { send(res, 200, api.present(t, api.get(t, ns, name!), version)); return; }
+      const q = url.searchParams;
+      if (verb === 'watch') {
+        const start = (): void => {
+          if (res.destroyed) return;
+          let end: () => void = () => {};
+          end = serveWatch(res, store, t, {
+            namespace: ns, version, resourceVersion: q.get('resourceVersion') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined,
+            fieldSelector: q.get('fieldSelector') ?? undefined, allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+            timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined,
+          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000 }, () => watchEnds.delete(end));
+          watchEnds.add(end);
+        };
+        if (suspended) suspended.push(start);
+        else start();
+        return;
+      }
+      const limit = q.get('limit') ? Number(q.get('limit')) : undefined;
+      const page = api.list(t, ns, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined, limit, continue: q.get('continue') ?? undefined });
+      send(res, 200, {
+        kind: t.listKind, apiVersion: t.group ? `${t.group}/${version}` : version,
+        metadata: { resourceVersion: page.rv, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remaining } : {}) },
+        items: page.items.map((o) => api.present(t, o, version)),
+      });
+      return;
+    }
+    count(stats.writes, `${method} ${resName}`);
+    stats.totalWrites++;
+    const raw = await readBody(req);
+    const parse = (): any => {
+      if (!raw.trim()) return undefined;
+      try { return JSON.parse(raw); } catch (e) { throw new ApiError(400, 'BadRequest', `error decoding body: ${(e as Error).message}`); }
+    };
+    if (verb === 'create') {
+      if (t.review === 'token') { send(res, 201, tokenReview(tokens, parse())); return; }
+      if (t.review === 'access') { send(res, 201, subjectAccessReview(opts.authorize, parse())); return; }
+      send(res, 201, api.present(t, api.create(t, ns, parse(), version), version));
+      return;
+    }
+    if (verb === 'update') { send(res, 200, api.present(t, api.update(t, ns, name!, parse(), version, sub), version)); return; }
+    if (verb === 'patch') {
+      if (!raw.trim()) throw new ApiError(400, 'BadRequest', 'the body of the request was empty');
+      send(res, 200, api.present(t, api.patch(t, ns, name!, String(req.headers['content-type'] ?? ''), raw, version, sub), version));
+      return;
+    }
+    const body = parse() ?? {};
+    const q = url.searchParams;
+    const delOpts = {
+      propagationPolicy: body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined,
+      orphanDependents: body.orphanDependents ?? (q.has('orphanDependents') ? q.get('orphanDependents') === 'true' : undefined),
+      preconditions: body.preconditions,
+    };
+    if (verb === 'delete') { send(res, 200, api.present(t, api.delete(t, ns, name!, delOpts), version)); return; }
+    const deleted = api.deleteCollection(t, ns, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined }, delOpts);
+    send(res, 200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${version}` : version, metadata: { resourceVersion: String(store.resourceVersion) }, items: deleted.map((o) => api.present(t, o, version)) });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error)?.message ?? String(e)}`);
+      if (res.headersSent) { res.end(); return; }
+      send(res, err.code, err.toStatus());
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const port = (server.address() as AddressInfo).port;
+  address = `127.0.0.1:${port}`;
+  const url = `http://${address}`;
+  const firstToken = Object.keys(opts.tokens ?? {})[0];
+
+  const closeWatches = (): void => { for (const end of [...watchEnds]) end(); };
+  return {
+    url,
+    kubeConfig(token?: string): KubeConfig {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'test', server: url, skipTLSVerify: true }],
+        users: [{ name: 'test', token: token ?? firstToken ?? 'test-token' }],
+        contexts: [{ name: 'test', cluster: 'test', user: 'test', namespace: 'default' }],
+        currentContext: 'test',
+      });
+      return kc;
+    },
+    async close() {
+      closeWatches();
+      suspended = undefined;
+      await new Promise<void>((ok) => { server.close(() => ok()); server.closeAllConnections(); });
+    },
+    stats,
+    resetStats() {
+      for (const k of Object.keys(stats.writes)) delete stats.writes[k];
+      for (const k of Object.keys(stats.reads)) delete stats.reads[k];
+      stats.totalWrites = 0;
+    },
+    closeWatches,
+    suspendWatches() { suspended ??= []; closeWatches(); },
+    resumeWatches() { const held = suspended ?? []; suspended = undefined; for (const s of held) s(); },
+    gcIdle: () => api.gc.idle(),
+    addCrd,
+    get resourceVersion() { return String(store.resourceVersion); },
+  };
+}

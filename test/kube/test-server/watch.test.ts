@@ -1,0 +1,94 @@
+// Watches and client-node informers against the test server: events, selectors, resume from a resourceVersion,
+// 410 Expired for a resourceVersion out of the history window, and an informer relisting after it.
+import { afterEach, describe, expect, it } from 'vitest';
+import { CoreV1Api, CustomObjectsApi, Watch, makeInformer, type KubernetesObject } from '@kubernetes/client-node';
+import { startKubeTestServer, type KubeTestServer } from './index.js';
+import { widgetCrd } from './fixtures.js';
+
+const G = 'test.flowpilot.io';
+const PATH = `/apis/${G}/v1/namespaces/default/widgets`;
+let srv: KubeTestServer | undefined;
+afterEach(async () => { await srv?.close(); srv = undefined; });
+
+async function until(cond: () => boolean, what: string, ms = 10000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const widget = (name: string, labels?: Record<string, string>) => ({ apiVersion: `${G}/v1`, kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } });
+
+describe('watch', () => {
+  it('streams ADDED / MODIFIED / DELETED with a label selector and resumes from a resourceVersion', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()] });
+    const kc = srv.kubeConfig();
+    const co = kc.makeApiClient(CustomObjectsApi);
+    const events: string[] = [];
+    const w = new Watch(kc);
+    const req = await w.watch(PATH, { labelSelector: 'app=x', allowWatchBookmarks: true }, (type, obj) => { if (type !== 'BOOKMARK') events.push(`${type} ${obj.metadata.name}`); }, () => {});
+    await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('a', { app: 'x' }) });
+    await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('b', { app: 'y' }) });
+    const mid: any = await co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'a', body: [{ op: 'replace', path: '/spec/size', value: 2 }] });
+    // b starts matching the selector: the watcher sees it ADDED; a stops matching: DELETED.
+    await co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'b', body: [{ op: 'replace', path: '/metadata/labels/app', value: 'x' }] });
+    await co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'a', body: [{ op: 'replace', path: '/metadata/labels/app', value: 'z' }] });
+    await co.deleteNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'b' });
+    await until(() => events.length >= 5, 'events');
+    expect(events).toEqual(['ADDED a', 'MODIFIED a', 'ADDED b', 'DELETED a', 'DELETED b']);
+    req.abort();
+
+    const resumed: string[] = [];
+    let done = false;
+    await w.watch(PATH, { resourceVersion: mid.metadata.resourceVersion, timeoutSeconds: 1 }, (type, obj) => resumed.push(`${type} ${obj.metadata.name}`), () => { done = true; });
+    await until(() => done, 'the watch timeout');
+    expect(resumed).toEqual(['MODIFIED b', 'MODIFIED a', 'DELETED b']);
+  });
+
+  it('answers ERROR 410 Expired for a resourceVersion older than the history window', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()], historyLimit: 3 });
+    const kc = srv.kubeConfig();
+    const co = kc.makeApiClient(CustomObjectsApi);
+    const first: any = await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('a') });
+    for (let i = 0; i < 5; i++) await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget(`n${i}`) });
+    const got: { type: string; obj: any }[] = [];
+    let ended = false;
+    await new Watch(kc).watch(PATH, { resourceVersion: first.metadata.resourceVersion }, (type, obj) => got.push({ type, obj }), () => { ended = true; });
+    await until(() => ended, 'the watch to end');
+    expect(got).toHaveLength(1);
+    expect(got[0].type).toBe('ERROR');
+    expect(got[0].obj).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+    expect(got[0].obj.message).toMatch(/too old resource version/);
+  });
+
+  it('keeps a client-node informer in sync, including a relist after 410', async () => {
+    srv = await startKubeTestServer({ historyLimit: 3 });
+    const kc = srv.kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => core.listNamespacedConfigMap({ namespace: 'default' }));
+    const seen = new Set<string>();
+    const deleted: string[] = [];
+    let connects = 0;
+    informer.on('add', (o: KubernetesObject) => { seen.add(o.metadata!.name!); });
+    informer.on('delete', (o: KubernetesObject) => { deleted.push(o.metadata!.name!); });
+    informer.on('connect', () => { connects++; });
+    await informer.start();
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'one' } } });
+    await until(() => seen.has('one'), 'one in the informer');
+    const listedBefore = connects;
+
+    // The watch falls behind: new watches are held while more than historyLimit events happen, including a delete.
+    srv.suspendWatches();
+    await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'one' });
+    for (let i = 0; i < 5; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `cm${i}` } } });
+    srv.resumeWatches();
+    await until(() => seen.has('cm4') && deleted.includes('one'), 'the informer to relist');
+    expect(informer.list().map((o) => o.metadata!.name).sort()).toEqual(['cm0', 'cm1', 'cm2', 'cm3', 'cm4']);
+    expect(connects).toBeGreaterThan(listedBefore);
+    // and it keeps watching after the relist
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' } } });
+    await until(() => seen.has('after'), 'an object created after the relist');
+    await informer.stop();
+  });
+});

@@ -1,0 +1,94 @@
+// Watch streams: newline-delimited JSON events over a chunked HTTP response, resumable from a resourceVersion inside
+// the history window (older: an ERROR event with a 410 Expired Status), with selectors, bookmarks and timeouts.
+import type { ServerResponse } from 'node:http';
+import { ApiError } from './errors.js';
+import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './resources.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { Store, StoreEvent } from './store.js';
+
+export interface WatchParams {
+  namespace?: string;
+  version: string;
+  resourceVersion?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  allowWatchBookmarks: boolean;
+  timeoutSeconds?: number;
+}
+
+export interface WatchSettings { maxTimeoutSeconds: number; bookmarkIntervalMs: number }
+
+/** Start streaming; returns a function that ends the stream (used by the server's closeWatches). */
+export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p: WatchParams, s: WatchSettings, onEnd: () => void): () => void {
+  const key = typeKey(t.group, t.plural);
+  const byLabel = parseLabelSelector(p.labelSelector);
+  const byField = parseFieldSelector(p.fieldSelector, t.fieldSelectors);
+  const match = (o: KubeObject | undefined): boolean => o !== undefined && (p.namespace === undefined || o.metadata.namespace === p.namespace) && byLabel(o.metadata.labels) && byField(o);
+  const apiVersion = apiVersionOf(t.group, p.version);
+  const send = (type: string, object: unknown): void => { res.write(`${JSON.stringify({ type, object })}\n`); };
+  const present = (o: KubeObject): KubeObject => ({ ...o, apiVersion, kind: t.kind });
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+
+  const rvParam = p.resourceVersion;
+  let fromRv: number | undefined;
+  if (rvParam !== undefined && rvParam !== '' && rvParam !== '0') {
+    if (!/^\d+$/.test(rvParam)) {
+      send('ERROR', new ApiError(400, 'BadRequest', `invalid resource version "${rvParam}"`).toStatus());
+      res.end();
+      onEnd();
+      return () => {};
+    }
+    fromRv = Number(rvParam);
+  }
+  let backlog: StoreEvent[] = [];
+  if (fromRv !== undefined) {
+    const since = fromRv > store.resourceVersion ? [] : store.eventsSince(key, fromRv);
+    if (since === 'expired') {
+      send('ERROR', new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${store.oldestResumable + 1})`).toStatus());
+      res.end();
+      onEnd();
+      return () => {};
+    }
+    backlog = since;
+  }
+
+  let ended = false;
+  const deliver = (ev: StoreEvent): void => {
+    if (ended) return;
+    const now = match(ev.object);
+    const before = ev.type === 'MODIFIED' && match(ev.prev);
+    if (ev.type === 'ADDED' && now) send('ADDED', present(ev.object));
+    else if (ev.type === 'DELETED' && (now || match(ev.prev))) send('DELETED', present(ev.object));
+    else if (ev.type === 'MODIFIED') {
+      if (now && before) send('MODIFIED', present(ev.object));
+      else if (now) send('ADDED', present(ev.object));
+      else if (before) send('DELETED', present(ev.object));
+    }
+  };
+  const unsubscribe = store.addWatcher({ typeKey: key, deliver });
+  if (fromRv === undefined) {
+    for (const o of store.list(key, p.namespace)) if (match(o)) send('ADDED', present(o));
+  } else {
+    for (const ev of backlog) deliver(ev);
+  }
+
+  const timers: NodeJS.Timeout[] = [];
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    unsubscribe();
+    for (const tm of timers) clearTimeout(tm);
+    res.end();
+    onEnd();
+  };
+  const timeout = Math.min(p.timeoutSeconds && p.timeoutSeconds > 0 ? p.timeoutSeconds : s.maxTimeoutSeconds, s.maxTimeoutSeconds);
+  timers.push(setTimeout(end, timeout * 1000));
+  if (p.allowWatchBookmarks) {
+    const iv = setInterval(() => send('BOOKMARK', { kind: t.kind, apiVersion, metadata: { resourceVersion: String(store.resourceVersion) } }), s.bookmarkIntervalMs);
+    timers.push(iv);
+  }
+  res.on('close', end);
+  return end;
+}
