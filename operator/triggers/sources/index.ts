@@ -3,10 +3,11 @@
 import type { TriggerPlugin } from '../types.js';
 import { httpTrigger } from './http.js';
 import { minioTrigger } from './minio.js';
+import { mqttTrigger } from './mqtt.js';
 import { postgresQueryTrigger } from './postgres-query.js';
 import { redisListTrigger } from './redis-list.js';
 
-const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger];
+const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger];
 
 /** Type aliases accepted for a source (Kestra moved some plugins between packages). */
 const ALIASES: Record<string, string> = {};
