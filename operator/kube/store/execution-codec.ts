@@ -1,0 +1,146 @@
+// Execution records ⇄ Execution custom resources: the spec written at creation (what to run, commands), the
+// status the operator writes (summary fields + the whole record, gzip+base64 when large), and decoding back.
+import { gunzipSync, gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
+import { formatDuration } from '../../model/duration.js';
+import type { ExecutionCommand, PendingCommand } from '../../store/types.js';
+import { LABELS, executionName } from '../names.js';
+import type { KubeObject } from './kube-api.js';
+import { ANNOTATIONS, flowLabels } from './labels.js';
+
+const gzipAsync = promisify(gzip);
+
+/** Records whose JSON is larger than this are stored compressed (etcd objects must stay under ~1.5 MiB). */
+export const RECORD_GZ_THRESHOLD = 256 * 1024;
+/** Initial records larger than this go to status instead of an annotation (annotations total ≤ 256 KiB). */
+const INITIAL_ANNOTATION_MAX = 128 * 1024;
+
+export interface CommandSpec { seq: number; type: ExecutionCommand['type']; inputs?: Record<string, unknown>; created?: string }
+
+export interface ExecutionSpec {
+  namespace: string;
+  flowId: string;
+  flowRevision?: number;
+  inputs?: Record<string, unknown>;
+  labels?: { key: string; value: string }[];
+  trigger?: Record<string, unknown>;
+  parent?: Record<string, unknown>;
+  commands?: CommandSpec[];
+}
+
+export interface ExecutionStatus {
+  state?: ExecutionState;
+  startDate?: string;
+  endDate?: string;
+  duration?: string;
+  taskRunCount?: number;
+  record?: Execution;
+  recordGz?: string;
+  acked?: number;
+  observedGeneration?: number;
+  message?: string;
+}
+
+export type ExecutionObject = KubeObject<ExecutionSpec, ExecutionStatus>;
+
+/** The execution id of a resource: its execution-id label, else (created by hand) its name. */
+export const executionIdOf = (obj: ExecutionObject): string => obj.metadata.labels?.[LABELS.executionId] ?? obj.metadata.name;
+
+/**
+ * The resource `create` posts. The initial record rides in an annotation (spec has no room for state, dates,
+ * task runs of a replay...); when it is too large, `statusPending` says the record follows in status.
+ */
+export function executionResource(execution: Execution): { body: Omit<ExecutionObject, 'apiVersion' | 'kind'>; needsStatus: boolean } {
+  const { inputs, ...rest } = execution;
+  const initial = JSON.stringify(rest);
+  const needsStatus = initial.length > INITIAL_ANNOTATION_MAX;
+  const spec: ExecutionSpec = {
+    namespace: execution.namespace,
+    flowId: execution.flowId,
+    flowRevision: execution.flowRevision,
+    inputs: inputs ?? {},
+    labels: (execution.labels ?? []).map((l) => ({ key: String(l.key), value: String(l.value) })),
+    commands: [],
+  };
+  if (execution.trigger) spec.trigger = JSON.parse(JSON.stringify(execution.trigger)) as Record<string, unknown>;
+  if (execution.parent) spec.parent = { ...execution.parent };
+  if (!(spec.flowRevision! >= 1)) delete spec.flowRevision;
+  return {
+    body: {
+      metadata: {
+        name: executionName(execution.id),
+        labels: { ...flowLabels(execution.namespace, execution.flowId), [LABELS.executionId]: execution.id },
+        annotations: needsStatus ? { [ANNOTATIONS.statusPending]: 'true' } : { [ANNOTATIONS.initialRecord]: initial },
+      },
+      spec,
+    },
+    needsStatus,
+  };
+}
+
+/** Status for a record; `acked` is the last command seq consumed. */
+export async function executionStatus(execution: Execution, acked: number, generation: number | undefined, now = new Date()): Promise<ExecutionStatus> {
+  const start = execution.state.startDate;
+  const end = execution.state.endDate;
+  const status: ExecutionStatus = {
+    state: execution.state.current,
+    startDate: start,
+    taskRunCount: execution.taskRunList?.length ?? 0,
+    acked,
+  };
+  if (end) status.endDate = end;
+  const startMs = Date.parse(start);
+  const endMs = end ? Date.parse(end) : isTerminal(execution.state.current) ? startMs : now.getTime();
+  if (Number.isFinite(startMs) && Number.isFinite(endMs)) status.duration = formatDuration(Math.max(0, endMs - startMs));
+  if (generation !== undefined) status.observedGeneration = generation;
+  if (execution.error) status.message = execution.error;
+  const json = JSON.stringify(execution);
+  if (json.length > RECORD_GZ_THRESHOLD) status.recordGz = (await gzipAsync(Buffer.from(json))).toString('base64');
+  else status.record = JSON.parse(json) as Execution;
+  return status;
+}
+
+/** The record of a resource: status (operator-written), else the initial record; undefined while status is pending. */
+export function decodeExecution(obj: ExecutionObject): Execution | undefined {
+  const status = obj.status;
+  if (status?.recordGz) return JSON.parse(gunzipSync(Buffer.from(status.recordGz, 'base64')).toString('utf8')) as Execution;
+  if (status?.record) return structuredClone(status.record);
+  const annotations = obj.metadata.annotations ?? {};
+  if (annotations[ANNOTATIONS.statusPending]) return undefined;
+  const spec = obj.spec;
+  const initial = annotations[ANNOTATIONS.initialRecord];
+  if (initial) return { ...(JSON.parse(initial) as Omit<Execution, 'inputs'>), inputs: structuredClone(spec.inputs ?? {}) } as Execution;
+  // Created by hand (kubectl): derive the record from the spec.
+  const id = executionIdOf(obj);
+  const date = obj.metadata.creationTimestamp ?? new Date().toISOString();
+  const execution: Execution = {
+    id, namespace: spec.namespace, flowId: spec.flowId, flowRevision: spec.flowRevision ?? 0,
+    state: { current: 'CREATED', histories: [{ state: 'CREATED', date }], startDate: date },
+    originalId: id, labels: (spec.labels ?? []).map((l) => ({ key: l.key, value: l.value })),
+    inputs: structuredClone(spec.inputs ?? {}), taskRunList: [],
+  };
+  if (spec.trigger) execution.trigger = structuredClone(spec.trigger) as unknown as Execution['trigger'];
+  if (spec.parent) execution.parent = structuredClone(spec.parent) as unknown as Execution['parent'];
+  return execution;
+}
+
+export const ackedOf = (obj: ExecutionObject | undefined): number => obj?.status?.acked ?? 0;
+
+/** Commands of the resource not yet consumed (seq > status.acked), oldest first. */
+export function pendingOf(obj: ExecutionObject): PendingCommand[] {
+  const acked = ackedOf(obj);
+  const executionId = executionIdOf(obj);
+  return (obj.spec.commands ?? []).filter((c) => c.seq > acked).sort((a, b) => a.seq - b.seq).map((c) => toPending(executionId, c));
+}
+
+export function toPending(executionId: string, c: CommandSpec): PendingCommand {
+  const command = (c.type === 'resume' && c.inputs !== undefined ? { type: 'resume', inputs: c.inputs } : { type: c.type }) as ExecutionCommand;
+  return { seq: c.seq, executionId, command, created: c.created ?? '' };
+}
+
+export function commandSpec(seq: number, command: ExecutionCommand, created: string): CommandSpec {
+  const spec: CommandSpec = { seq, type: command.type, created };
+  if (command.type === 'resume' && command.inputs !== undefined) spec.inputs = command.inputs;
+  return spec;
+}

@@ -1,0 +1,66 @@
+// An execution with 10,000 task runs fits in one Execution resource: the record goes to status.recordGz (gzip+base64)
+// and the stored object, measured as the API server returns it, stays under etcd's ~1.5 MiB object limit.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newId } from '../../core/ids.js';
+import type { Execution, TaskRun } from '../../core/types.js';
+import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
+import { executionName } from '../names.js';
+import { type StoreHarness, crd, startStoreHarness, until } from './test-support.js';
+
+const ETCD_LIMIT = 1.5 * 1024 * 1024;
+
+/** Task runs shaped like the engine's for a wide ForEach: random ids, three-state histories, one attempt, small outputs. */
+function wideExecution(id: string, count: number): Execution {
+  const exec = sampleExecution(id, { state: 'SUCCESS', startDate: '2026-03-01T10:00:00.000Z' });
+  const t0 = Date.parse(exec.state.startDate);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const parent = newId();
+  const runs: TaskRun[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i * 137 + Math.floor(Math.random() * 50);
+    const histories = [
+      { state: 'CREATED' as const, date: iso(t) },
+      { state: 'RUNNING' as const, date: iso(t + 10 + Math.floor(Math.random() * 20)) },
+      { state: 'SUCCESS' as const, date: iso(t + 250 + Math.floor(Math.random() * 900)) },
+    ];
+    runs.push({
+      id: newId(), executionId: id, namespace: exec.namespace, flowId: exec.flowId, taskId: `step${i % 5}`,
+      parentTaskRunId: parent, value: JSON.stringify({ n: i, name: `item-${i}` }), iteration: i,
+      state: { current: 'SUCCESS', histories, startDate: histories[0]!.date, endDate: histories[2]!.date },
+      attempts: [{ state: { current: 'SUCCESS', histories: histories.slice(1), startDate: histories[1]!.date, endDate: histories[2]!.date } }],
+      outputs: { value: `result ${i}`, uri: `kestra:///company/team/hello/executions/${id}/tasks/step/${newId()}/out.json` },
+    });
+  }
+  exec.taskRunList = runs;
+  exec.state.endDate = iso(t0 + count * 137 + 2000);
+  return exec;
+}
+
+let h: StoreHarness;
+beforeAll(async () => { h = await startStoreHarness(); });
+afterAll(async () => { await h.close(); });
+
+it('stores 10,000 task runs compressed, under 1.5 MiB, and reads them back in this and another process', async () => {
+  const { resourceVersion } = await h.stores.executions.create(sampleExecution('wide'));
+  const record = wideExecution('wide', 10_000);
+  const rawJson = JSON.stringify(record).length;
+  expect(rawJson).toBeGreaterThan(ETCD_LIMIT * 2); // uncompressed it would never fit
+
+  const saved = await h.stores.executions.update(record, resourceVersion);
+  const obj = (await h.co.getNamespacedCustomObject({ ...crd('executions'), name: executionName('wide') })) as any;
+  const storedBytes = Buffer.byteLength(JSON.stringify(obj));
+  expect(storedBytes, `stored object is ${storedBytes} bytes (record JSON ${rawJson} bytes)`).toBeLessThan(ETCD_LIMIT);
+  expect(obj.status.record).toBeUndefined();
+  expect(typeof obj.status.recordGz).toBe('string');
+  expect(obj.status).toMatchObject({ state: 'SUCCESS', taskRunCount: 10_000, endDate: record.state.endDate });
+
+  expect((await h.stores.executions.get('wide'))?.execution).toEqual(JSON.parse(JSON.stringify(record)));
+  const peer = await h.openPeer();
+  const seen = await until(async () => {
+    const s = await peer.executions.get('wide');
+    return s && s.resourceVersion === saved.resourceVersion ? s : undefined;
+  }, 'the peer informer');
+  expect(seen.execution.taskRunList).toHaveLength(10_000);
+  expect(seen.execution.taskRunList[9_999]).toEqual(JSON.parse(JSON.stringify(record.taskRunList[9_999])));
+  expect((await peer.executions.search({ state: ['SUCCESS'] })).total).toBe(1);
+});

@@ -1,0 +1,251 @@
+// ExecutionStore on Execution custom resources: the API creates them and appends commands to spec (JSON patch), the
+// operator writes status (one conditional PUT on /status per update). Reads come from the informer cache.
+// resourceVersion is the Kubernetes resourceVersion as a number (an etcd revision, a decimal string on real servers).
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
+import { Emitter } from '../../store/sqlite/emitter.js';
+import {
+  ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
+  type PendingCommand, type StoredExecution, type WatchEvent,
+} from '../../store/types.js';
+import { KINDS, executionName } from '../names.js';
+import { type CacheEvent, type CacheOptions, KubeCache } from './cache.js';
+import {
+  type ExecutionObject, ackedOf, commandSpec, decodeExecution, executionIdOf, executionResource, executionStatus,
+  pendingOf, toPending,
+} from './execution-codec.js';
+import { ANNOTATIONS } from './labels.js';
+import { type JsonPatchOp, KindApi, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
+
+/** Flow namespace `ns` or one of its children (dotted segments). */
+export const inNamespace = (value: string, ns: string): boolean => value === ns || value.startsWith(`${ns}.`);
+
+const dateMs = (s: string | undefined): number => (s ? Date.parse(s) : NaN);
+
+export class KubeExecutionStore implements ExecutionStore {
+  readonly cache: KubeCache<ExecutionObject>;
+  private readonly api: KindApi<ExecutionObject>;
+  private readonly changes = new Emitter<WatchEvent>('execution watch');
+  private readonly commands = new Emitter<PendingCommand>('execution command');
+  /** Decoded records by resource name, valid for one resourceVersion (records may be gzip'd). */
+  private readonly decoded = new Map<string, { rv: number; execution: Execution | undefined }>();
+  /** Highest command seq announced to onCommand listeners, by resource name. */
+  private readonly announced = new Map<string, number>();
+  /** Names whose record has been announced (ADDED) to watchers. */
+  private readonly visible = new Set<string>();
+
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}) {
+    this.api = new KindApi<ExecutionObject>(kc, KINDS.Execution, namespace);
+    this.cache = new KubeCache(kc, this.api, opts);
+    this.cache.addIndex('id', (o) => [executionIdOf(o)]);
+    this.cache.on((e) => this.onCacheEvent(e));
+  }
+
+  async create(execution: Execution): Promise<StoredExecution> {
+    await this.cache.ready();
+    const { body, needsStatus } = executionResource(execution);
+    let obj: ExecutionObject;
+    try {
+      obj = await this.api.create(this.api.body(body));
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      const existing = await this.cache.refresh(body.metadata.name);
+      if (!existing) throw new Error(`Execution '${execution.id}' exists and vanished while being read: ${apiMessage(err)}`);
+      const stored = this.stored(existing);
+      if (stored) return stored;
+      obj = existing; // created by an earlier call that stopped before writing its status: complete it
+    }
+    this.cache.observe(obj);
+    if (!needsStatus && !obj.metadata.annotations?.[ANNOTATIONS.statusPending]) return this.stored(obj)!;
+    const status = await executionStatus(execution, 0, obj.metadata.generation);
+    const written = await this.api.replaceStatus({ ...obj, status });
+    this.cache.observe(written);
+    return { execution, resourceVersion: rvNumber(written) };
+  }
+
+  async get(id: string): Promise<StoredExecution | undefined> {
+    await this.cache.ready();
+    const obj = this.find(id) ?? (await this.cache.refresh(executionName(id)));
+    return obj && executionIdOf(obj) === id ? this.stored(obj) : undefined;
+  }
+
+  async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
+    await this.cache.ready();
+    let obj = this.find(execution.id);
+    if (!obj || rvNumber(obj) !== expected) obj = await this.cache.refresh(obj?.metadata.name ?? executionName(execution.id));
+    if (!obj) throw new Error(`Execution '${execution.id}' not found`);
+    const acked = Math.max(ackedOf(obj), ...ackCommands.filter((s) => Number.isInteger(s)));
+    const status = await executionStatus(execution, acked, obj.metadata.generation);
+    let written: ExecutionObject;
+    try {
+      written = await this.api.replaceStatus({
+        ...this.api.body({ metadata: { ...obj.metadata, resourceVersion: String(expected) }, spec: obj.spec }),
+        status,
+      });
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 409) {
+        await this.cache.refresh(obj.metadata.name).catch(() => undefined);
+        throw new ConflictError(`Execution '${execution.id}' was modified: resourceVersion ${expected} is stale (${apiMessage(err)})`);
+      }
+      if (code === 404) {
+        this.cache.observeDeleted(obj);
+        throw new Error(`Execution '${execution.id}' not found`);
+      }
+      throw err;
+    }
+    this.decoded.set(written.metadata.name, { rv: rvNumber(written), execution: structuredClone(execution) });
+    this.cache.observe(written);
+    return { execution, resourceVersion: rvNumber(written) };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.cache.ready();
+    const name = this.find(id)?.metadata.name ?? executionName(id);
+    const res = await this.api.delete(name);
+    const cached = this.cache.get(name);
+    if (res && 'metadata' in res) this.cache.observeDeleted(res);
+    else if (cached) this.cache.observeDeleted(cached);
+    return res !== undefined;
+  }
+
+  async search(query: ExecutionQuery): Promise<Page<Execution>> {
+    await this.cache.ready();
+    const from = dateMs(query.startDate);
+    const to = dateMs(query.endDate);
+    const labels = Object.entries(query.labels ?? {});
+    const states = query.state?.length ? new Set(query.state) : undefined;
+    const rows: { e: Execution; start: number; name: string }[] = [];
+    for (const obj of this.cache.list()) {
+      const spec = obj.spec;
+      if (query.namespace && !inNamespace(spec.namespace, query.namespace)) continue;
+      if (query.flowId && spec.flowId !== query.flowId) continue;
+      const e = this.record(obj);
+      if (!e) continue;
+      if (states && !states.has(e.state.current)) continue;
+      const start = dateMs(e.state.startDate);
+      if (Number.isFinite(from) && !(start >= from)) continue;
+      if (Number.isFinite(to) && !(start <= to)) continue;
+      if (labels.some(([k, v]) => !(e.labels ?? []).some((l) => l.key === k && String(l.value) === v))) continue;
+      rows.push({ e, start, name: obj.metadata.creationTimestamp ?? '' });
+    }
+    rows.sort((a, b) => b.start - a.start || b.name.localeCompare(a.name) || b.e.id.localeCompare(a.e.id));
+    const offset = query.offset && query.offset > 0 ? Math.floor(query.offset) : 0;
+    const end = query.limit !== undefined && query.limit >= 0 ? offset + Math.floor(query.limit) : undefined;
+    return { results: rows.slice(offset, end).map((r) => structuredClone(r.e)), total: rows.length };
+  }
+
+  async listActive(): Promise<StoredExecution[]> {
+    await this.cache.ready();
+    const active: { s: StoredExecution; start: number; created: string }[] = [];
+    for (const obj of this.cache.list()) {
+      const e = this.record(obj);
+      if (!e || isTerminal(e.state.current)) continue;
+      active.push({ s: { execution: structuredClone(e), resourceVersion: rvNumber(obj) }, start: dateMs(e.state.startDate), created: obj.metadata.creationTimestamp ?? '' });
+    }
+    active.sort((a, b) => a.start - b.start || a.created.localeCompare(b.created));
+    return active.map((a) => a.s);
+  }
+
+  async count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number> {
+    await this.cache.ready();
+    const wanted = new Set(states);
+    let n = 0;
+    for (const obj of this.cache.list()) {
+      if (obj.spec.namespace !== namespace || obj.spec.flowId !== flowId) continue;
+      const e = this.record(obj);
+      if (e && wanted.has(e.state.current)) n++;
+    }
+    return n;
+  }
+
+  /**
+   * Appends `{seq, type, inputs, created}` to spec.commands with a JSON patch whose `test` op requires the list to be
+   * exactly the one read (so two writers never share a seq); a failed test or a conflict re-reads and retries.
+   */
+  async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {
+    await this.cache.ready();
+    const created = new Date().toISOString();
+    return retrying(12, (err) => statusCode(err) === 409 || statusCode(err) === 422, async (attempt) => {
+      let obj = this.find(executionId);
+      if (!obj || attempt > 0) obj = await this.cache.refresh(obj?.metadata.name ?? executionName(executionId));
+      if (!obj || executionIdOf(obj) !== executionId) throw new Error(`Execution '${executionId}' not found`);
+      const list = obj.spec.commands;
+      const seq = Math.max(ackedOf(obj), 0, ...(list ?? []).map((c) => c.seq)) + 1;
+      const cmd = commandSpec(seq, command, created);
+      const ops: JsonPatchOp[] = Array.isArray(list)
+        ? [{ op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
+        : [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }, { op: 'add', path: '/spec/commands', value: [cmd] }];
+      const patched = await this.api.jsonPatch(obj.metadata.name, ops);
+      this.cache.observe(patched);
+      return toPending(executionId, cmd);
+    });
+  }
+
+  async pendingCommands(executionId?: string): Promise<PendingCommand[]> {
+    await this.cache.ready();
+    if (executionId !== undefined) {
+      const obj = this.find(executionId);
+      return obj ? pendingOf(obj) : [];
+    }
+    return this.cache.list().flatMap(pendingOf).sort((a, b) => a.created.localeCompare(b.created) || a.executionId.localeCompare(b.executionId) || a.seq - b.seq);
+  }
+
+  watch(listener: (event: WatchEvent) => void): () => void {
+    return this.changes.subscribe(listener);
+  }
+
+  onCommand(listener: (command: PendingCommand) => void): () => void {
+    return this.commands.subscribe(listener);
+  }
+
+  /** The cached resource of an execution id (deterministic name first, then the id index for hand-made ones). */
+  private find(id: string): ExecutionObject | undefined {
+    const byName = this.cache.get(executionName(id));
+    if (byName && executionIdOf(byName) === id) return byName;
+    return this.cache.byIndex('id', id)[0];
+  }
+
+  private record(obj: ExecutionObject): Execution | undefined {
+    const rv = rvNumber(obj);
+    const memo = this.decoded.get(obj.metadata.name);
+    if (memo && memo.rv === rv) return memo.execution;
+    const execution = decodeExecution(obj);
+    this.decoded.set(obj.metadata.name, { rv, execution });
+    return execution;
+  }
+
+  private stored(obj: ExecutionObject): StoredExecution | undefined {
+    const e = this.record(obj);
+    return e && { execution: structuredClone(e), resourceVersion: rvNumber(obj) };
+  }
+
+  /** Watch events and command notifications from the cache (informer or our own writes); not for the initial list. */
+  private onCacheEvent(event: CacheEvent<ExecutionObject>): void {
+    const name = event.obj.metadata.name;
+    if (event.type === 'deleted') {
+      this.decoded.delete(name);
+      this.announced.delete(name);
+      this.visible.delete(name);
+      return;
+    }
+    const obj = event.obj;
+    const lastSeq = Math.max(0, ...(obj.spec.commands ?? []).map((c) => c.seq));
+    if (event.initial) {
+      this.announced.set(name, lastSeq);
+      if (this.record(obj)) this.visible.add(name);
+      return;
+    }
+    const execution = this.changes.size > 0 || !this.visible.has(name) ? this.record(obj) : undefined;
+    if (execution) {
+      const type = this.visible.has(name) ? 'MODIFIED' : 'ADDED';
+      this.visible.add(name);
+      if (this.changes.size > 0) this.changes.emit({ type, execution: structuredClone(execution), resourceVersion: rvNumber(obj) });
+    }
+    const since = Math.max(this.announced.get(name) ?? 0, ackedOf(obj));
+    if (lastSeq > since) {
+      this.announced.set(name, lastSeq);
+      for (const c of pendingOf(obj)) if (c.seq > since) this.commands.emit(c);
+    }
+  }
+}
