@@ -11,6 +11,7 @@ import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
+import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 
 /** Kestra ≥ 0.24 puts a tenant in the path (`/api/v1/main/...`); both forms are served. */
@@ -27,6 +28,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerWebhookRoutes(r, deps);
   registerLogRoutes(r, deps);
   registerKvRoutes(r, deps);
+  registerTriggerRoutes(r, deps);
   return r;
 }
 

@@ -43,6 +43,11 @@ function checkSchedule(t: Obj, path: string, out: ValidationIssue[]): void {
         out.push({ path: `${path}.backfill.${field}`, message: `\`${v}\` is not an ISO 8601 date-time` });
       }
     }
+    const start = parseDateTime(t.backfill.start);
+    const end = parseDateTime(t.backfill.end);
+    if (start && end && end < start) {
+      out.push({ path: `${path}.backfill.end`, message: `\`${String(t.backfill.end)}\` is before backfill.start` });
+    }
   }
 }
 

@@ -172,3 +172,11 @@ describe('backfill', () => {
     expect(unlock(locked).executionId).toBeUndefined();
   });
 });
+
+describe('source backfill (deprecated `backfill.start` property)', () => {
+  it('a new schedule runs every date since backfill.start, whatever the recovery policy', () => {
+    const trigger = hourly({ backfill: { start: '2026-05-10T07:30:00Z' }, recoverMissedSchedules: 'NONE' });
+    expect(run(trigger, {}, at('2026-05-10T10:20:00Z'), { recovery: true }).dates)
+      .toEqual(['2026-05-10T08:00:00.000Z', '2026-05-10T09:00:00.000Z', '2026-05-10T10:00:00.000Z']);
+  });
+});

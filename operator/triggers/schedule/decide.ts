@@ -2,7 +2,8 @@
 // execution still runs, which scheduled date (if any) to start now and the new state. The scheduler (./scheduler.ts)
 // applies it: create the execution (deterministic id from the date), then save the state with compare-and-set.
 //
-// Semantics (Kestra's): a new or changed schedule starts from the current time; dates are handled oldest first, one
+// Semantics (Kestra's): a new or changed schedule starts from the current time (or from the source's deprecated
+// `backfill.start`); dates are handled oldest first, one
 // execution at a time (no overlap: a due date waits until the previous execution of the trigger is terminal, then runs
 // with its own date); after a restart, the dates missed while nothing ran follow `recoverMissedSchedules` (ALL: every
 // one, in order; LAST: only the latest; NONE: none); dates falling while the trigger or its flow is disabled are
@@ -117,6 +118,13 @@ function recover(spec: CronSpec, cursor: Date, now: Date, policy: RecoverPolicy)
   return before && before > cursor ? before : cursor;
 }
 
+/** The flow source's (deprecated, Kestra) `backfill.start`: a new schedule runs every date since then. */
+function sourceBackfillStart(trigger: Trigger, now: Date): Date | undefined {
+  const raw = (trigger.backfill as { start?: unknown } | undefined)?.start;
+  const start = typeof raw === 'string' ? new Date(raw) : undefined;
+  return start && !Number.isNaN(start.getTime()) && start < now ? new Date(start.getTime() - 1) : undefined;
+}
+
 /** The backfill's end: its `end`, or when it was requested. */
 const backfillEnd = (b: BackfillState): Date => new Date(b.end ?? b.created);
 
@@ -134,7 +142,8 @@ export function decide(input: DecideInput): Decision {
   const spec = cronSpecOf(trigger);
   const signature = signatureOf(spec);
   let state: ScheduleState = { ...input.state };
-  if (!state.cursor || state.signature !== signature) state = { ...state, signature, cursor: iso(now) };
+  const fresh = !state.cursor || state.signature !== signature;
+  if (fresh) state = { ...state, signature, cursor: iso(sourceBackfillStart(trigger, now) ?? now) };
   if (!input.running && state.executionId) {
     const { executionId: _done, ...rest } = state;
     state = rest;
@@ -147,7 +156,7 @@ export function decide(input: DecideInput): Decision {
     if (last) state = { ...state, cursor: iso(last) };
     return { state, wakeAt: nextAfter(spec, last ?? cursor) };
   }
-  if (input.recovery) {
+  if (input.recovery && !fresh) {
     cursor = recover(spec, cursor, now, policyOf(trigger, input.defaultPolicy));
     state = { ...state, cursor: iso(cursor) };
   }
