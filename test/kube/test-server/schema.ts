@@ -134,7 +134,7 @@ function causeOf(e: ErrorObject): StatusCause {
 const GO_DURATION = /^-?((\d+(\.\d+)?)(ns|us|µs|ms|s|m|h))+$|^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
 
 function makeAjv(formats: Set<string>): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, verbose: true });
   addFormats(ajv);
   ajv.addFormat('duration', GO_DURATION);
   ajv.addFormat('int32', { type: 'number', validate: (x: number) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31 });
@@ -186,7 +186,7 @@ export function compileCrd(crd: Schema): ResourceType {
       const v = compiled.get(version) ?? compiled.get(storage.name)!;
       if (v.validate(obj)) return [];
       const seen = new Set<string>();
-      return (v.validate.errors ?? []).filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' || true).map(causeOf).filter((c) => {
+      return (v.validate.errors ?? []).map(causeOf).filter((c) => {
         const k = `${c.field}|${c.message}`;
         if (seen.has(k)) return false;
         seen.add(k);
