@@ -17,8 +17,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 export type ConditionName = (typeof CONDITION_NAMES)[number];
 const CONDITION_PREFIX = `${PREFIX}core.condition.`;
-/** Internal: every listed condition holds (used for Flow trigger preconditions); never valid in a flow source. */
-export const AND_CONDITION = `${CONDITION_PREFIX}$And`;
+/** Internal (Flow trigger `preconditions.flows[]`): namespace, flowId, states and labels all match; never valid in a flow source. */
+export const UPSTREAM_CONDITION = `${CONDITION_PREFIX}$Upstream`;
 export const MULTIPLE_CONDITION = `${CONDITION_PREFIX}MultipleCondition`;
 
 interface Scope {
@@ -34,9 +34,9 @@ type Handler = (c: Obj, s: Scope) => boolean | Promise<boolean>;
 const DEFAULT_DATE = /^\{\{\s*trigger\.date\s*\}\}$/;
 
 /** The condition's short name (`DayWeekCondition`), or undefined for an unknown type. */
-export function conditionName(type: unknown): ConditionName | '$And' | undefined {
+export function conditionName(type: unknown): ConditionName | '$Upstream' | undefined {
   if (typeof type !== 'string') return undefined;
-  if (type === AND_CONDITION) return '$And';
+  if (type === UPSTREAM_CONDITION) return '$Upstream';
   const t = normalizeType(type);
   const name = t.startsWith(CONDITION_PREFIX) ? t.slice(CONDITION_PREFIX.length) : '';
   return (CONDITION_NAMES as readonly string[]).includes(name) ? (name as ConditionName) : undefined;
@@ -96,7 +96,7 @@ export function createConditionEvaluator(deps: TriggerServiceDeps): ConditionEva
     return c.conditions.map((x, i) => [isObj(x) ? x : {}, { ...s, path: `${s.path}.conditions[${i}]` }]);
   };
 
-  const HANDLERS: Record<ConditionName | '$And', Handler> = {
+  const HANDLERS: Record<ConditionName | '$Upstream', Handler> = {
     DateTimeBetweenCondition: (c, s) => dateTimeBetween(dateOf(c, s), optDate(c.after, s), optDate(c.before, s)),
     DayWeekCondition: (c, s) => dayWeek(dateOf(c, s), str(c.dayOfWeek, s)),
     DayWeekInMonthCondition: (c, s) => dayWeekInMonth(dateOf(c, s), str(c.dayOfWeek, s), str(c.dayInMonth, s)),
@@ -111,9 +111,10 @@ export function createConditionEvaluator(deps: TriggerServiceDeps): ConditionEva
       for (const [child, cs] of children(c, s)) if (await one(child, cs)) return true;
       return false;
     },
-    $And: async (c, s) => {
-      for (const [child, cs] of children(c, s)) if (!(await one(child, cs))) return false;
-      return true;
+    $Upstream: (c, s) => {
+      const e = executionView(s, 'preconditions');
+      return (c.namespace === undefined || e.namespace === c.namespace) && (c.flowId === undefined || e.flowId === c.flowId)
+        && executionStatus(e, c.states) && (c.labels === undefined || executionLabels(e, c.labels));
     },
     ExecutionFlowCondition: (c, s) => executionFlow(executionView(s, 'ExecutionFlowCondition'), str(c.namespace, s), str(c.flowId, s)),
     ExecutionNamespaceCondition: (c, s) =>

@@ -1,6 +1,6 @@
 // Trigger conditions (`core.condition.*`): the evaluator the trigger service and the webhook route use, and the
 // pure per-condition functions behind it.
-export { AND_CONDITION, MULTIPLE_CONDITION, conditionName, conditionVariables, createConditionEvaluator, executionVariables } from './evaluator.js';
+export { MULTIPLE_CONDITION, UPSTREAM_CONDITION, conditionName, conditionVariables, createConditionEvaluator, executionVariables } from './evaluator.js';
 export { ConditionError, dateTimeBetween, dayWeek, dayWeekInMonth, parseDate, parseTime, timeBetween, weekend } from './dates.js';
 export { executionFlow, executionLabels, executionNamespace, executionStatus } from './execution.js';
 export { holidayRegionProblem, publicHoliday } from './holidays.js';

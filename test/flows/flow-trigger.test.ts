@@ -1,0 +1,194 @@
+// Flow triggers end to end on the embedded service (real SQLite, controller, REST API) plus the Flow trigger
+// component: A ends → B starts once with inputs from A's outputs; restarts of the component (including executions
+// that ended while it was stopped, and a crash between creating B and marking A done) never create a second B;
+// ExecutionStatus/ExecutionFlow conditions filter; disabled flows/triggers create nothing; preconditions wait for
+// every upstream flow; a flow does not trigger itself without explicit conditions. (The fixture format of
+// fixtures.test.ts runs one flow; triggered flows need the trigger component, hence this dedicated test.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretRenderer } from '../../operator/controller/secrets.js';
+import type { Execution } from '../../operator/core/types.js';
+import { startTriggeredExecution } from '../../operator/triggers/create.js';
+import { createFlowTriggerComponent } from '../../operator/triggers/flow-trigger.js';
+import { flowTriggerVariables } from '../../operator/triggers/flow-trigger-match.js';
+import type { TriggerComponent, TriggerServiceDeps } from '../../operator/triggers/types.js';
+import { startEmbedded, type Embedded } from '../support/embedded.js';
+
+const NS = 'chain.team';
+const C = 'io.kestra.plugin.core.condition.';
+const TERMINAL = ['SUCCESS', 'WARNING', 'FAILED', 'KILLED', 'CANCELLED', 'RETRIED'];
+
+const upstream = (id: string) => `id: ${id}
+namespace: ${NS}
+inputs:
+  - { id: fail, type: BOOLEAN, defaults: false }
+tasks:
+  - { id: fail_maybe, type: io.kestra.plugin.core.execution.Fail, condition: "{{ inputs.fail }}", errorMessage: asked }
+  - { id: produce, type: io.kestra.plugin.core.debug.Return, format: "rows-{{ execution.id | length }}" }
+outputs:
+  - { id: value, type: STRING, value: "{{ outputs.produce.value }}" }
+`;
+
+const listener = (id: string, trigger: string, extra = '') => `id: ${id}
+namespace: ${NS}
+${extra}
+inputs:
+  - { id: value, type: STRING, defaults: none }
+  - { id: from, type: STRING, defaults: none }
+tasks:
+  - { id: echo, type: io.kestra.plugin.core.debug.Return, format: "{{ inputs.value }} from {{ trigger.flowId }}" }
+triggers:
+  - id: on_upstream
+    type: io.kestra.plugin.core.trigger.Flow
+    inputs:
+      value: "{{ trigger.outputs.value ?? 'no output' }}"
+      from: "{{ trigger.executionId }}"
+${trigger}
+`;
+
+const onA = (states: string[]) => `    conditions:
+      - { type: ${C}ExecutionFlowCondition, namespace: ${NS}, flowId: a }
+      - { type: ${C}ExecutionStatusCondition, in: [${states.join(', ')}] }`;
+
+let env: Embedded;
+let component: TriggerComponent;
+const errors: unknown[] = [];
+let deps: TriggerServiceDeps;
+
+async function executionsOf(flowId: string): Promise<Execution[]> {
+  return (await env.stores.executions.search({ namespace: NS, flowId, limit: 100 })).results;
+}
+
+async function waitUntil<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Runs an upstream flow to its end. */
+async function run(flowId: string, inputs: Record<string, unknown> = {}): Promise<Execution> {
+  const created = await env.execute(NS, flowId, 'create', inputs);
+  return env.waitFor(created.id, (e) => TERMINAL.includes(e?.state?.current));
+}
+
+/** The execution of `flowId` started by upstream execution `upstreamId`, once it exists. */
+const triggeredBy = (flowId: string, upstreamId: string) => waitUntil(async () =>
+  (await executionsOf(flowId)).find((e) => e.trigger?.variables?.executionId === upstreamId), `${flowId} triggered by ${upstreamId}`);
+
+const countTriggeredBy = async (flowId: string, upstreamId: string) =>
+  (await executionsOf(flowId)).filter((e) => e.trigger?.variables?.executionId === upstreamId).length;
+
+/** stop() handles everything queued; start() catches up on what ended meanwhile. */
+async function restart(): Promise<void> {
+  await component.stop();
+  component = createFlowTriggerComponent({ checkpointEveryMs: 0 });
+  await component.start(deps);
+}
+
+beforeAll(async () => {
+  env = await startEmbedded();
+  deps = {
+    stores: env.stores, renderer: createSecretRenderer(env.stores, {}), clock: () => new Date(), env: {},
+    onError: (err) => { errors.push(err); },
+  };
+  await env.createFlow(upstream('a'));
+  await env.createFlow(upstream('u2'));
+  await env.createFlow(listener('b', onA(['SUCCESS'])));
+  await env.createFlow(listener('on_fail', onA(['FAILED'])));
+  await env.createFlow(listener('off_flow', onA(['SUCCESS']), 'disabled: true'));
+  await env.createFlow(listener('off_trigger', `${onA(['SUCCESS'])}\n    disabled: true`));
+  await env.createFlow(listener('other', `    conditions:\n      - { type: ${C}ExecutionFlowCondition, namespace: ${NS}, flowId: nope }`));
+  await env.createFlow(listener('both', `    preconditions:
+      id: both
+      flows:
+        - { namespace: ${NS}, flowId: a, states: [SUCCESS] }
+        - { namespace: ${NS}, flowId: u2 }`));
+  component = createFlowTriggerComponent({ checkpointEveryMs: 0 });
+  await component.start(deps);
+}, 60_000);
+
+afterAll(async () => {
+  await component?.stop();
+  await env?.close();
+});
+
+describe('Flow trigger', () => {
+  it('A ends → B starts once with inputs rendered from A\'s outputs, and runs', async () => {
+    const a = await run('a');
+    expect(a.state.current).toBe('SUCCESS');
+    const b = await triggeredBy('b', a.id);
+    expect(b.inputs).toEqual({ value: a.outputs!.value, from: a.id });
+    expect(b.trigger).toMatchObject({ id: 'on_upstream', variables: { namespace: NS, flowId: 'a', state: 'SUCCESS', flowRevision: 1 } });
+    const done = await env.waitFor(b.id, (e) => TERMINAL.includes(e?.state?.current));
+    expect(done.state.current).toBe('SUCCESS');
+    expect(done.taskRunList[0].outputs.value).toBe(`${a.outputs!.value} from a`);
+    await restart(); // handled everything A's end caused
+    expect(await countTriggeredBy('b', a.id)).toBe(1);
+    expect(await countTriggeredBy('on_fail', a.id)).toBe(0); // ExecutionStatusCondition in [FAILED]
+    for (const id of ['off_flow', 'off_trigger', 'other']) expect(await executionsOf(id)).toEqual([]);
+  });
+
+  it('conditions filter: a failed A starts on_fail, not b', async () => {
+    const a = await run('a', { fail: true });
+    expect(a.state.current).toBe('FAILED');
+    const f = await triggeredBy('on_fail', a.id);
+    expect(f.inputs.from).toBe(a.id);
+    expect(f.inputs.value).toBe('no output'); // A failed before producing outputs
+    await restart();
+    expect(await countTriggeredBy('b', a.id)).toBe(0);
+    expect(await countTriggeredBy('on_fail', a.id)).toBe(1);
+  });
+
+  it('an A that ended while the component was stopped triggers B once it starts, and only once', async () => {
+    await component.stop();
+    const a = await run('a');
+    expect(await countTriggeredBy('b', a.id)).toBe(0);
+    component = createFlowTriggerComponent({ checkpointEveryMs: 0 });
+    await component.start(deps); // catch-up scan
+    expect(await countTriggeredBy('b', a.id)).toBe(1);
+    await restart();
+    await restart();
+    expect(await countTriggeredBy('b', a.id)).toBe(1);
+  });
+
+  it('a crash after creating B but before marking A done does not create a second B', async () => {
+    await component.stop();
+    const a = await run('a');
+    // What the crashed process did: B created with the derived id, no done-mark for A.
+    const bFlow = (await env.stores.flows.get(NS, 'b'))!;
+    const flow = { ...bFlow.flow, revision: bFlow.revision };
+    await startTriggeredExecution(env.stores, {
+      flow, trigger: flow.triggers![0]!, variables: flowTriggerVariables(a), dedupeKey: a.id, now: new Date(),
+    }, deps.renderer);
+    expect(await env.stores.triggers.isMarked('flow-trigger', a.id)).toBe(false);
+    component = createFlowTriggerComponent({ checkpointEveryMs: 0 });
+    await component.start(deps);
+    expect(await env.stores.triggers.isMarked('flow-trigger', a.id)).toBe(true);
+    expect(await countTriggeredBy('b', a.id)).toBe(1);
+  });
+
+  it('preconditions wait for every upstream flow, then fire once and start over', async () => {
+    const before = (await executionsOf('both')).length;
+    const a = await run('a');
+    await restart();
+    expect((await executionsOf('both')).length).toBe(before);
+    const u = await run('u2');
+    const both = await triggeredBy('both', u.id);
+    expect(both.trigger?.variables?.flowId).toBe('u2');
+    await restart();
+    expect((await executionsOf('both')).length).toBe(before + 1);
+    expect(await countTriggeredBy('both', a.id)).toBe(0);
+  });
+
+  it('a flow without conditions does not trigger itself', async () => {
+    await env.createFlow(listener('loop', '    states: [SUCCESS]'));
+    const created = await env.execute(NS, 'loop', 'create', {});
+    await env.waitFor(created.id, (e) => TERMINAL.includes(e?.state?.current));
+    await restart();
+    expect((await executionsOf('loop')).length).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
