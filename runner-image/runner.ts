@@ -8,6 +8,7 @@
 //                                                            FLOWPILOT_INSTALL=symlink links instead (local simulation)
 // Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME>, plus the stores' settings
 // (see stores.ts).
+import { realpathSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -113,7 +114,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+// Run as a program (argv[1] may be a symlink: the Docker layout links the app in local simulations).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(resolve(process.argv[1]))).href) {
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -138,6 +138,8 @@ export function buildJob(i: JobSpecInput): V1Job {
     env,
     volumeMounts: [workMount],
     securityContext,
+    // On a non-zero exit the tail of the output becomes the termination message (the runner's own error).
+    terminationMessagePolicy: 'FallbackToLogsOnError',
   };
   const pullPolicy = docker ? docker.pullPolicy : settings.imagePullPolicy;
   if (pullPolicy) main.imagePullPolicy = pullPolicy;
@@ -155,6 +157,7 @@ export function buildJob(i: JobSpecInput): V1Job {
       env: extraEnv(settings.env),
       volumeMounts: [{ name: 'flowpilot', mountPath: RUNNER_LAYOUT.mount }],
       securityContext,
+      terminationMessagePolicy: 'FallbackToLogsOnError',
     };
     if (settings.imagePullPolicy) init.imagePullPolicy = settings.imagePullPolicy;
     initContainers.push(init);

@@ -1,0 +1,314 @@
+// The cluster launcher: one Kubernetes Job per task attempt (deterministic name), watched through an informer; the
+// outcome comes from the result file the runner wrote to internal storage, else from the Job/Pod status. Each
+// outcome is reported once per (task run, attempt): a `reported` annotation on the Job tells a restarted launcher
+// not to report it again unless the engine asks (launch of an attempt it has no result for).
+// Call start() before the controller recovers, so running Jobs are adopted instead of created again.
+import {
+  BatchV1Api, CoreV1Api, CustomObjectsApi, makeInformer, PatchStrategy, setHeaderOptions,
+  type Informer, type KubeConfig, type ObjectCache, type V1Job, type V1Pod,
+} from '@kubernetes/client-node';
+import type { TaskOutcome } from '../core/engine-types.js';
+import { taskForRun } from '../core/runs.js';
+import type { Execution, Flow, TaskRun } from '../core/types.js';
+import { applyPluginDefaults } from '../model/index.js';
+import type { InternalStorage } from '../store/types.js';
+import type { Launcher, Report } from '../controller/launcher.js';
+import { readAttemptResult, writeAttemptInput } from './attempt-io.js';
+import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
+import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
+import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, MANAGER, VERSION } from './names.js';
+
+export interface KubeLauncherOptions {
+  kc: KubeConfig;
+  namespace: string;
+  storage: InternalStorage;
+  report: Report;
+  settings: LauncherSettings;
+  onError?: (message: string, err?: unknown) => void;
+}
+
+interface Attempt extends AttemptKey {
+  jobName: string;
+  launching?: Promise<void>;
+  killing?: boolean;
+  settling?: boolean;
+  /** Reported, by this launcher (outcome set) or by an earlier one (the Job's annotation). */
+  reported?: boolean;
+  outcome?: TaskOutcome;
+  touched: number;
+}
+
+const KILLED: TaskOutcome = { state: 'KILLED', error: 'Task killed' };
+const MAX_TRACKED = 5000;
+
+/** HTTP status of a Kubernetes API error (undefined for network errors). */
+export const statusOf = (err: unknown): number | undefined => {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
+/** The API's own message (`Status.message`) rather than the client's long dump. */
+export function apiMessage(err: unknown): string {
+  const body = (err as { body?: unknown })?.body;
+  try {
+    const parsed = typeof body === 'string' ? JSON.parse(body) as { message?: string } : body as { message?: string } | undefined;
+    if (parsed?.message) return parsed.message;
+  } catch { /* not JSON */ }
+  return (err as Error)?.message ?? String(err);
+}
+
+const transient = (err: unknown): boolean => {
+  const s = statusOf(err);
+  return s === undefined || s === 429 || s >= 500;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class KubeLauncher implements Launcher {
+  private readonly batch: BatchV1Api;
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  private readonly attempts = new Map<string, Attempt>();
+  private readonly owners = new Map<string, string>();
+  private jobs?: Informer<V1Job> & ObjectCache<V1Job>;
+  private pods?: Informer<V1Pod> & ObjectCache<V1Pod>;
+  private stopped = false;
+  private readonly onError: (message: string, err?: unknown) => void;
+
+  constructor(private readonly o: KubeLauncherOptions) {
+    this.batch = o.kc.makeApiClient(BatchV1Api);
+    this.core = o.kc.makeApiClient(CoreV1Api);
+    this.custom = o.kc.makeApiClient(CustomObjectsApi);
+    this.onError = o.onError ?? ((m, e) => console.error(`[kube-launcher] ${m}${e ? `: ${apiMessage(e)}` : ''}`));
+  }
+
+  /** Starts the Job and Pod informers; resolves after their first list (existing Jobs are adopted). */
+  async start(): Promise<void> {
+    const ns = this.o.namespace;
+    const selector = `${LABELS.managedBy}=${MANAGER}`;
+    this.jobs = makeInformer(this.o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`, () => this.batch.listNamespacedJob({ namespace: ns, labelSelector: selector }), selector);
+    this.pods = makeInformer(this.o.kc, `/api/v1/namespaces/${ns}/pods`, () => this.core.listNamespacedPod({ namespace: ns, labelSelector: selector }), selector);
+    this.jobs.on('add', (j) => this.onJob(j));
+    this.jobs.on('update', (j) => this.onJob(j));
+    this.jobs.on('delete', (j) => this.onJobDeleted(j));
+    this.pods.on('add', (p) => this.onPod(p));
+    this.pods.on('update', (p) => this.onPod(p));
+    for (const inf of [this.jobs, this.pods] as Informer<V1Job | V1Pod>[]) {
+      inf.on('error', (err) => {
+        if (this.stopped) return;
+        this.onError('watch failed, restarting', err);
+        setTimeout(() => { if (!this.stopped) inf.start().catch((e) => this.onError('watch restart failed', e)); }, 1000);
+      });
+    }
+    await Promise.all([this.jobs.start(), this.pods.start()]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.jobs?.stop(), this.pods?.stop()]);
+  }
+
+  launch(flow: Flow, exec: Execution, run: TaskRun, attempt: number): void {
+    const existing = this.attempts.get(`${run.id}:${attempt}`);
+    if (existing) {
+      // Reported by an earlier launcher, and the engine still waits for it: report it again.
+      if (existing.reported && !existing.outcome) this.resettle(existing);
+      return;
+    }
+    const a = this.track({ executionId: exec.id, taskRunId: run.id, attempt });
+    a.launching = this.create(a, flow, exec, run)
+      .catch((err) => this.deliver(a, { state: 'FAILED', error: `Could not start task '${run.taskId}' as a Kubernetes Job: ${apiMessage(err)}` }))
+      .finally(() => { a.launching = undefined; });
+  }
+
+  kill(taskRunId: string, attempt: number): void {
+    this.stopAttempt(taskRunId, attempt).catch((err) => this.onError(`could not kill task run ${taskRunId} attempt ${attempt}`, err));
+  }
+
+  /** Jobs outlive the operator: nothing to stop (a restarted operator adopts them). */
+  killAll(): void {}
+
+  private track(k: AttemptKey, name = jobName(k.executionId, k.taskRunId, k.attempt)): Attempt {
+    const key = `${k.taskRunId}:${k.attempt}`;
+    let a = this.attempts.get(key);
+    if (!a) {
+      a = { ...k, jobName: name, touched: Date.now() };
+      this.attempts.set(key, a);
+      if (this.attempts.size > MAX_TRACKED) this.forgetOld();
+    }
+    a.touched = Date.now();
+    return a;
+  }
+
+  private forgetOld(): void {
+    const done = [...this.attempts].filter(([, a]) => a.reported).sort((x, y) => x[1].touched - y[1].touched);
+    for (const [key] of done.slice(0, Math.ceil(done.length / 2))) this.attempts.delete(key);
+  }
+
+  private deliver(a: Attempt, outcome: TaskOutcome): void {
+    if (a.outcome) return;
+    a.reported = true;
+    a.outcome = outcome;
+    this.o.report(a.executionId, a.taskRunId, a.attempt, outcome);
+  }
+
+  private async create(a: Attempt, flow: Flow, exec: Execution, run: TaskRun): Promise<void> {
+    const cached = this.jobs?.get(a.jobName, this.o.namespace);
+    if (cached) return this.adopt(a, cached);
+    const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
+    const inputUri = await writeAttemptInput(this.o.storage, { flow, execution: exec }, run.id, a.attempt);
+    const owner = await this.ownerOf(exec.id);
+    const body = buildJob({ namespace: this.o.namespace, exec, run, attempt: a.attempt, task, inputUri, settings: this.o.settings, ...(owner ? { owner } : {}) });
+    for (let i = 0; ; i++) {
+      try {
+        await this.batch.createNamespacedJob({ namespace: this.o.namespace, body });
+        return;
+      } catch (err) {
+        if (statusOf(err) === 409) return this.adopt(a, await this.batch.readNamespacedJob({ name: a.jobName, namespace: this.o.namespace }));
+        if (!transient(err) || i >= 4) throw err;
+        await sleep(250 * 2 ** i);
+      }
+    }
+  }
+
+  /** The Job already exists (restarted operator): watch it; if it already finished, report its outcome now. */
+  private adopt(a: Attempt, job: V1Job): void {
+    const finish = jobFinish(job);
+    if (finish) void this.settle(a, job, finish);
+  }
+
+  private resettle(a: Attempt): void {
+    const job = this.jobs?.get(a.jobName, this.o.namespace);
+    const finish = job && jobFinish(job);
+    if (job && finish) void this.settle(a, job, finish);
+  }
+
+  /** The Execution resource owning the Job, when it exists (cluster stores create it). */
+  private async ownerOf(executionId: string): Promise<{ apiVersion: string; kind: string; name: string; uid: string } | undefined> {
+    const name = executionName(executionId);
+    let uid = this.owners.get(executionId);
+    if (!uid) {
+      try {
+        const obj = await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.o.namespace, plural: KINDS.Execution.plural, name }) as { metadata?: { uid?: string } };
+        uid = obj.metadata?.uid;
+      } catch (err) {
+        if (statusOf(err) !== 404) this.onError(`could not read Execution ${name} (the Job gets no owner)`, err);
+        return undefined;
+      }
+      if (!uid) return undefined;
+      this.owners.set(executionId, uid);
+      if (this.owners.size > MAX_TRACKED) this.owners.delete(this.owners.keys().next().value!);
+    }
+    return { apiVersion: API_VERSION, kind: KINDS.Execution.kind, name, uid };
+  }
+
+  private onJob(job: V1Job): void {
+    const k = attemptKeyOf(job);
+    if (!k || !job.metadata?.name) return;
+    const a = this.track(k, job.metadata.name);
+    if (a.outcome) return;
+    const finish = jobFinish(job);
+    if (!finish) {
+      if (job.metadata.deletionTimestamp) a.killing = true;
+      return;
+    }
+    if (job.metadata.annotations?.[ANNOTATIONS.reported] === 'true') { a.reported = true; return; }
+    void this.settle(a, job, finish);
+  }
+
+  private onJobDeleted(job: V1Job): void {
+    const k = attemptKeyOf(job);
+    if (!k || !job.metadata?.name) return;
+    const a = this.track(k, job.metadata.name);
+    if (a.reported || a.settling) return;
+    const finish = jobFinish(job);
+    if (finish) { void this.settle(a, job, finish); return; }
+    this.deliver(a, a.killing || job.metadata.deletionTimestamp ? KILLED
+      : { state: 'FAILED', error: `The Job ${job.metadata.name} of this attempt was deleted before it finished` });
+  }
+
+  /** A Pod that cannot start (bad image...) would leave the Job waiting until its deadline: fail the attempt now. */
+  private onPod(pod: V1Pod): void {
+    const k = attemptKeyOf(pod);
+    if (!k || pod.metadata?.deletionTimestamp) return;
+    const stuck = podStuck(pod);
+    if (!stuck) return;
+    const a = this.track(k);
+    if (a.reported || a.killing || a.settling) return;
+    this.deliver(a, { state: 'FAILED', error: stuck });
+    this.batch.deleteNamespacedJob({ name: a.jobName, namespace: this.o.namespace, propagationPolicy: 'Background' })
+      .catch((err) => { if (statusOf(err) !== 404) this.onError(`could not delete stuck Job ${a.jobName}`, err); });
+  }
+
+  private async settle(a: Attempt, job: V1Job, finish: NonNullable<JobFinish>): Promise<void> {
+    if (a.settling || a.outcome) return;
+    a.settling = true;
+    try {
+      const inputUri = job.metadata?.annotations?.[ANNOTATIONS.inputUri];
+      let result: TaskOutcome | undefined;
+      try {
+        result = inputUri ? await readAttemptResult(this.o.storage, inputUri) : undefined;
+      } catch (err) {
+        this.onError(`could not read the result of Job ${a.jobName}`, err);
+      }
+      const pods = result ? [] : await this.podsOf(a.jobName);
+      this.deliver(a, outcomeOfJob(job, finish, result, pods));
+      await this.markReported(a.jobName);
+    } finally {
+      a.settling = false;
+    }
+  }
+
+  private async podsOf(name: string): Promise<V1Pod[]> {
+    try {
+      return (await this.core.listNamespacedPod({ namespace: this.o.namespace, labelSelector: `job-name=${name}` })).items;
+    } catch (err) {
+      this.onError(`could not list the pods of Job ${name}`, err);
+      return [];
+    }
+  }
+
+  private async markReported(name: string): Promise<void> {
+    try {
+      await this.batch.patchNamespacedJob(
+        { name, namespace: this.o.namespace, body: { metadata: { annotations: { [ANNOTATIONS.reported]: 'true' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      if (statusOf(err) !== 404) this.onError(`could not mark Job ${name} as reported`, err);
+    }
+  }
+
+  private async stopAttempt(taskRunId: string, attempt: number): Promise<void> {
+    let a = this.attempts.get(`${taskRunId}:${attempt}`);
+    if (!a) {
+      const job = await this.findJob(taskRunId, attempt);
+      const k = job && attemptKeyOf(job);
+      if (!job || !k) { this.onError(`kill: no Job for task run ${taskRunId} attempt ${attempt}`); return; }
+      a = this.track(k, job.metadata!.name!);
+    }
+    if (a.reported) return;
+    a.killing = true;
+    if (a.launching) await a.launching;
+    if (a.reported) return;
+    try {
+      await this.batch.deleteNamespacedJob({
+        name: a.jobName, namespace: this.o.namespace, propagationPolicy: 'Foreground',
+        gracePeriodSeconds: this.o.settings.terminationGracePeriodSeconds ?? 30,
+      });
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      if (!a.settling) this.deliver(a, KILLED);
+      return;
+    }
+    // Without a running informer nobody sees the Job go: report now.
+    if (!this.jobs || this.stopped) this.deliver(a, KILLED);
+  }
+
+  private async findJob(taskRunId: string, attempt: number): Promise<V1Job | undefined> {
+    const match = (j: V1Job) => j.metadata?.labels?.[LABELS.taskRunId] === taskRunId && j.metadata?.labels?.[LABELS.attempt] === String(attempt);
+    const cached = this.jobs?.list(this.o.namespace).find(match);
+    if (cached) return cached;
+    const list = await this.batch.listNamespacedJob({ namespace: this.o.namespace, labelSelector: `${LABELS.taskRunId}=${taskRunId},${LABELS.attempt}=${attempt}` });
+    return list.items[0];
+  }
+}
