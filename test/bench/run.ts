@@ -1,4 +1,4 @@
-// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference
+// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers
 // selects one group; default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
@@ -7,4 +7,8 @@ if (!only || only === 'orchestration') await runOrchestrationBench();
 if (!only || only === 'inference') {
   const { runInferenceBench } = await import('./inference.js');
   await runInferenceBench();
+}
+if (!only || only === 'triggers') {
+  const { runTriggersBench } = await import('./triggers.js');
+  await runTriggersBench();
 }
