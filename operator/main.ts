@@ -1,6 +1,7 @@
 // Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, the REST API
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
-// Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml).
+// Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml),
+// TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,12 +11,13 @@ import { startServer } from '../api/server.js';
 import { newExecution } from './core/execution.js';
 import { newId } from './core/ids.js';
 import { isTerminal } from './core/types.js';
-import { startController } from './controller/index.js';
+import { createSecretRenderer, startController } from './controller/index.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
+import { startTriggerService } from './triggers/service.js';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 
@@ -39,6 +41,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
   const controller = await startController(stores, { dataDir, env });
+  const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService({
+    stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,
+    onError: (err, where) => console.error(`[triggers] ${where}:`, err),
+  });
   const inference = await startInferenceService({ dataDir, env });
   const app = createApp({ stores });
   app.use(createInferenceRouter(inference).routes());
@@ -51,6 +57,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     stopping = true;
     console.log(`[server] ${signal}: shutting down`);
     await server.close();
+    await triggers?.stop();
     await controller.stop();
     await inference.stop();
     await stores.close();
