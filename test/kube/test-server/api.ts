@@ -194,11 +194,8 @@ export class Api {
     } else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
     if (!patched || typeof patched !== 'object') throw badRequest('the patch did not produce an object');
     const p = patched as KubeObject;
+    // A patch only conflicts when it names another resourceVersion itself (otherwise it applies to the latest object).
     if (p.metadata && typeof p.metadata === 'object' && p.metadata.resourceVersion === current.metadata.resourceVersion) delete p.metadata.resourceVersion;
-    if (p.metadata && typeof p.metadata === 'object' && p.metadata.resourceVersion === undefined) {
-      // A patch only conflicts when it names a resourceVersion itself (otherwise it applies to the latest object).
-      p.metadata.resourceVersion = undefined;
-    }
     return this.update(t, ns, name, p, version, sub);
   }
 

@@ -150,6 +150,19 @@ describe('built-in kinds', () => {
     expect(badJob.body.details.causes.map((c: any) => c.field)).toContain('spec.template.spec.restartPolicy');
   });
 
+  it('strategic merge patch merges containers by name; json merge patch replaces lists', async () => {
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'smp' }, spec: { containers: [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }] } } });
+    const p = await core.patchNamespacedPod({ namespace: 'default', name: 'smp', body: { spec: { containers: [{ name: 'b', image: 'b:2' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+    expect(p.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['a=a:1', 'b=b:2']);
+    const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'mp', labels: { x: '1', y: '2' } }, data: { a: '1' } } });
+    const m = await core.patchNamespacedConfigMap({ namespace: 'default', name: 'mp', body: { metadata: { labels: { x: null } }, data: { b: '2' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    expect(m.metadata?.labels).toEqual({ y: '2' });
+    expect(m.data).toEqual({ a: '1', b: '2' });
+    expect(Number(m.metadata?.resourceVersion)).toBeGreaterThan(Number(cm.metadata?.resourceVersion));
+    const immutable = await failure(core.patchNamespacedPod({ namespace: 'default', name: 'smp', body: { spec: { restartPolicy: 'Never' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+    expect(immutable.code).toBe(422);
+  });
+
   it('Secrets, ConfigMaps and Leases', async () => {
     const s = await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's1' }, stringData: { k: 'v' } } });
     expect(s.data?.k).toBe(Buffer.from('v').toString('base64'));

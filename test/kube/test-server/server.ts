@@ -11,7 +11,8 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun is not supported (the write happens).
+//   fields, no conflicts, lists replaced. dryRun is not supported (the write happens); fieldValidation is ignored
+//   (unknown fields of custom resources are always pruned, never refused).
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
 //   CEL rules (x-kubernetes-validations), list-type/map-keys uniqueness and version conversion (served versions share
 //   the storage version's data, apiVersion is rewritten) are not. Metadata inside custom resources is not pruned.
@@ -19,8 +20,8 @@
 //   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
 // - Auth: bearer tokens from `tokens` (401 otherwise) and, only with `authorizeRequests`, `authorize` for every
 //   request (403); no RBAC objects. No admission webhooks, no quotas, no audit, no protobuf, no table output.
-// - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents / streaming lists are not
-//   supported. A watch from a resourceVersion older than the last `historyLimit` events gets ERROR 410 (reason Expired).
+// - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents=true (watch-list) sends the
+//   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a resourceVersion older than the last `historyLimit` events gets ERROR 410 (reason Expired).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -181,7 +182,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
           end = serveWatch(res, store, t, {
             namespace: ns, version, resourceVersion: q.get('resourceVersion') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined,
             fieldSelector: q.get('fieldSelector') ?? undefined, allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
-            timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined,
+            timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined, sendInitialEvents: q.get('sendInitialEvents') === 'true',
           }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000 }, () => watchEnds.delete(end));
           watchEnds.add(end);
         };

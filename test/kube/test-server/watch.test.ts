@@ -91,4 +91,20 @@ describe('watch', () => {
     await until(() => seen.has('after'), 'an object created after the relist');
     await informer.stop();
   });
+
+  it('speaks the raw protocol: ?watch=1, chunked newline-delimited JSON, bookmarks, initial events, timeoutSeconds', async () => {
+    srv = await startKubeTestServer({ bookmarkIntervalMs: 50 });
+    const core = srv.kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'raw' } } });
+    const res = await fetch(`${srv.url}/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: 'ADDED', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'raw' } } });
+    expect(lines[1]).toMatchObject({ type: 'BOOKMARK', object: { metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+    expect(lines.slice(2).length).toBeGreaterThan(0);
+    expect(lines.slice(2).every((l) => l.type === 'BOOKMARK' && l.object.metadata.resourceVersion === srv!.resourceVersion)).toBe(true);
+    const bad = await fetch(`${srv.url}/api/v1/namespaces/default/configmaps?watch=true&labelSelector=${encodeURIComponent('a in (')}`);
+    expect(bad.status).toBe(400);
+  });
 });

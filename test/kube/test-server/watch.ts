@@ -14,6 +14,8 @@ export interface WatchParams {
   fieldSelector?: string;
   allowWatchBookmarks: boolean;
   timeoutSeconds?: number;
+  /** Watch-list: the current objects as ADDED, then a BOOKMARK annotated k8s.io/initial-events-end. */
+  sendInitialEvents?: boolean;
 }
 
 export interface WatchSettings { maxTimeoutSeconds: number; bookmarkIntervalMs: number }
@@ -43,7 +45,7 @@ export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p
     fromRv = Number(rvParam);
   }
   let backlog: StoreEvent[] = [];
-  if (fromRv !== undefined) {
+  if (fromRv !== undefined && !p.sendInitialEvents) {
     const since = fromRv > store.resourceVersion ? [] : store.eventsSince(key, fromRv);
     if (since === 'expired') {
       send('ERROR', new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${store.oldestResumable + 1})`).toStatus());
@@ -68,8 +70,11 @@ export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p
     }
   };
   const unsubscribe = store.addWatcher({ typeKey: key, deliver });
-  if (fromRv === undefined) {
+  if (fromRv === undefined || p.sendInitialEvents) {
     for (const o of store.list(key, p.namespace)) if (match(o)) send('ADDED', present(o));
+    if (p.sendInitialEvents) {
+      send('BOOKMARK', { kind: t.kind, apiVersion, metadata: { resourceVersion: String(store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    }
   } else {
     for (const ev of backlog) deliver(ev);
   }
