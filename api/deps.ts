@@ -1,5 +1,7 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
+import type { Renderer } from '../operator/core/engine-types.js';
 import type { Stores } from '../operator/store/types.js';
+import type { ConditionEvaluator } from '../operator/triggers/types.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_FILE_BYTES } from './body.js';
 
 export interface ApiOptions {
@@ -10,9 +12,13 @@ export interface ApiOptions {
   maxFileBytes?: number;
   /** How long `?wait=true` waits for a terminal state before answering with the current one (default 5 min). */
   waitTimeoutMs?: number;
+  /** Evaluates Webhook trigger `conditions` (the trigger service's evaluator; default: one without secrets). */
+  conditions?: ConditionEvaluator;
+  /** Renders Webhook trigger `inputs` with secrets (default: a renderer without secrets). */
+  renderer?: Renderer;
 }
 
-export type ApiDeps = Required<ApiOptions>;
+export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pick<ApiOptions, 'conditions' | 'renderer'>;
 
 export function resolveDeps(o: ApiOptions): ApiDeps {
   return {
@@ -20,5 +26,7 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
+    ...(o.conditions ? { conditions: o.conditions } : {}),
+    ...(o.renderer ? { renderer: o.renderer } : {}),
   };
 }
