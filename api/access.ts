@@ -1,0 +1,123 @@
+// Which Kubernetes permission each REST route needs in cluster mode: a table of (method, path pattern) → verbs on a
+// flowpilot.io resource, matched like the router does (most specific pattern wins). Webhooks and /healthz are public
+// (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied (fail closed).
+import { GROUP, KINDS } from '../operator/kube/names.js';
+
+export interface ResourceCheck { verb: string; group: string; resource: string }
+
+export type Access =
+  | { kind: 'public' }
+  /** Every check must be allowed. */
+  | { kind: 'resource'; checks: ResourceCheck[] }
+  | { kind: 'nonResource'; verb: string; path: string }
+  | { kind: 'unmapped' };
+
+type Rule = [method: string, pattern: string, access: Access];
+
+const PUBLIC: Access = { kind: 'public' };
+const on = (resource: string, ...verbs: string[]): Access => ({ kind: 'resource', checks: verbs.map((verb) => ({ verb, group: GROUP, resource })) });
+const flows = (...verbs: string[]) => on(KINDS.Flow.plural, ...verbs);
+const executions = (...verbs: string[]) => on(KINDS.Execution.plural, ...verbs);
+const kv = (...verbs: string[]) => on(KINDS.KVPair.plural, ...verbs);
+const triggers = (...verbs: string[]) => on(KINDS.TriggerState.plural, ...verbs);
+
+/** Every route under /api/v1 (and /api/v1/main). Keep in step with api/routes: a test checks that none is missing. */
+export const API_ROUTE_ACCESS: Rule[] = [
+  ['POST', '/flows/validate', flows('create')],
+  ['POST', '/flows', flows('create')],
+  ['GET', '/flows/search', flows('list')],
+  ['GET', '/flows/:namespace', flows('list')],
+  ['GET', '/flows/:namespace/:id', flows('get')],
+  ['GET', '/flows/:namespace/:id/revisions', flows('get')],
+  ['PUT', '/flows/:namespace/:id', flows('update')],
+  ['DELETE', '/flows/:namespace/:id', flows('delete')],
+
+  ['GET', '/executions/search', executions('list')],
+  ['GET', '/executions', executions('list')],
+  ['POST', '/executions/trigger/:namespace/:flowId', executions('create')],
+  ['POST', '/executions/:namespace/:flowId', executions('create')],
+  ['GET', '/executions/:id', executions('get')],
+  ['DELETE', '/executions/:id', executions('delete')],
+  ['DELETE', '/executions/:id/kill', executions('update')],
+  ['POST', '/executions/:id/restart', executions('update')],
+  ['POST', '/executions/:id/resume', executions('update')],
+  ['POST', '/executions/:id/replay', executions('create')],
+  ['GET', '/executions/:id/follow', executions('get')],
+  ['GET', '/executions/:id/file', executions('get')],
+  ['GET', '/executions/:id/file/metas', executions('get')],
+  ['GET', '/executions/webhook/:namespace/:flowId/:key', PUBLIC],
+  ['POST', '/executions/webhook/:namespace/:flowId/:key', PUBLIC],
+  ['PUT', '/executions/webhook/:namespace/:flowId/:key', PUBLIC],
+
+  ['GET', '/logs/search', executions('list')],
+  ['GET', '/logs/:executionId', executions('get')],
+  ['GET', '/logs/:executionId/download', executions('get')],
+  ['DELETE', '/logs/:executionId', executions('delete')],
+
+  ['GET', '/namespaces/:namespace/kv', kv('list')],
+  ['GET', '/namespaces/:namespace/kv/:key', kv('get')],
+  ['PUT', '/namespaces/:namespace/kv/:key', kv('create', 'update')],
+  ['DELETE', '/namespaces/:namespace/kv/:key', kv('delete')],
+
+  ['GET', '/triggers/search', triggers('list')],
+  ['GET', '/triggers/:namespace/:flowId', triggers('list')],
+  ['PUT', '/triggers', triggers('update')],
+  ['POST', '/triggers/set-disabled/by-triggers', triggers('update')],
+  ['PUT', '/triggers/backfill/pause', triggers('update')],
+  ['PUT', '/triggers/backfill/unpause', triggers('update')],
+  ['POST', '/triggers/backfill/delete', triggers('update')],
+  ['PUT', '/triggers/backfill/delete', triggers('update')],
+  ['POST', '/triggers/:namespace/:flowId/:triggerId/unlock', triggers('update')],
+];
+
+const API_PREFIXES = ['/api/v1/main', '/api/v1'];
+
+interface Compiled { method: string; segments: string[]; params: number; access: Access }
+const COMPILED: Compiled[] = API_ROUTE_ACCESS.map(([method, pattern, access]) => {
+  const segments = pattern.split('/').slice(1);
+  return { method, segments, params: segments.filter((s) => s.startsWith(':')).length, access };
+});
+
+/** Path segments of `path` as the router sees them (case-insensitive literals, optional trailing slash). */
+function matches(rule: Compiled, parts: string[]): boolean {
+  if (rule.segments.length !== parts.length) return false;
+  return rule.segments.every((s, i) => (s.startsWith(':') ? parts[i] !== '' : s === parts[i]!.toLowerCase()));
+}
+
+/** The access rule of one API path (without prefix): the matching pattern with the fewest parameters wins. */
+function apiAccess(method: string, rest: string): Access | undefined {
+  const trimmed = rest.length > 1 && rest.endsWith('/') ? rest.slice(0, -1) : rest;
+  if (!trimmed.startsWith('/')) return undefined;
+  const parts = trimmed.split('/').slice(1);
+  // HEAD is served by GET routes.
+  const m = method === 'HEAD' ? 'GET' : method;
+  let best: Compiled | undefined;
+  for (const rule of COMPILED) {
+    if (rule.method === m && matches(rule, parts) && (!best || rule.params < best.params)) best = rule;
+  }
+  return best?.access;
+}
+
+/**
+ * What a request needs. `/healthz` is public; `/metrics` needs `get` on that non-resource URL; API paths follow the
+ * table (both the `/api/v1` and the tenant `/api/v1/main` forms); other paths are left to their own routers (public).
+ */
+export function accessFor(method: string, path: string): Access {
+  const lower = path.toLowerCase();
+  if (lower === '/healthz' || lower === '/healthz/') return PUBLIC;
+  if (lower === '/metrics' || lower === '/metrics/') return { kind: 'nonResource', verb: 'get', path: '/metrics' };
+  const candidates: Access[] = [];
+  for (const prefix of API_PREFIXES) {
+    if (lower === prefix || lower.startsWith(`${prefix}/`)) {
+      const access = apiAccess(method.toUpperCase(), path.slice(prefix.length) || '/');
+      if (access) candidates.push(access);
+    }
+  }
+  if (lower === '/api' || lower.startsWith('/api/')) {
+    // A path both routers could serve must satisfy both rules; public only when every match is public.
+    const checks = candidates.flatMap((a) => (a.kind === 'resource' ? a.checks : []));
+    if (checks.length > 0) return { kind: 'resource', checks };
+    return candidates.length > 0 ? PUBLIC : { kind: 'unmapped' };
+  }
+  return PUBLIC;
+}
