@@ -1,6 +1,9 @@
 // The trigger service: starts every trigger component (schedules, flow triggers, polling and realtime triggers) with
 // the shared dependencies and stops them in reverse order. Embedded mode starts it at process start (operator/main.ts);
 // cluster mode starts it when the replica becomes the leader.
+import { createConditionEvaluator } from './conditions/index.js';
+import { createFlowTriggerComponent } from './flow-trigger.js';
+import { pollingAndRealtimeComponent } from './runtime.js';
 import { createScheduler, type SchedulerOptions } from './schedule/scheduler.js';
 import type { ConditionEvaluator, TriggerComponent, TriggerServiceDeps } from './types.js';
 
@@ -15,12 +18,26 @@ export interface DefaultComponentsOptions {
 }
 
 /**
- * The components of a full service. TODO(coordinator): add the Flow-trigger component (./flow-trigger.ts) and the
- * polling/realtime component (./runtime.ts `pollingAndRealtimeComponent`), and pass `createConditionEvaluator(deps)`
- * (./conditions/) as `conditions`, once those modules are committed.
+ * The components of a full service: schedules, flow triggers, polling and realtime triggers of plugins, sharing one
+ * condition evaluator (bound to the service's dependencies when the service starts).
  */
 export function defaultTriggerComponents(opts: DefaultComponentsOptions = {}): TriggerComponent[] {
-  return [createScheduler({ ...opts.scheduler, ...(opts.conditions ? { conditions: opts.conditions } : {}) })];
+  let evaluator = opts.conditions;
+  const conditions: ConditionEvaluator = (list, ctx) => {
+    if (!evaluator) throw new Error('trigger conditions evaluated before the trigger service started');
+    return evaluator(list, ctx);
+  };
+  const bind: TriggerComponent = {
+    name: 'conditions',
+    async start(deps) { evaluator ??= createConditionEvaluator(deps); },
+    async stop() { /* nothing to release */ },
+  };
+  return [
+    bind,
+    createScheduler({ ...opts.scheduler, conditions }),
+    createFlowTriggerComponent({ conditions }),
+    pollingAndRealtimeComponent({ conditions }),
+  ];
 }
 
 /** Starts the components one after the other; if one fails to start, those started are stopped and the error thrown. */

@@ -210,4 +210,24 @@ describe('scheduler', () => {
     await saveFlow(n.stores, yaml.replace(/triggers:[\s\S]*/, 'triggers: []\n'));
     await until(() => n.stores.triggers.get('sched', 'toggle', 'hourly'), (r) => r === undefined, 'state removed');
   });
+
+  it('conditions on trigger.date skip dates without creating executions (weekdays only)', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sched-'));
+    now = new Date('2026-05-08T10:00:00Z'); // a Friday
+    const n = await boot();
+    await saveFlow(n.stores, flowYaml('weekdays', `  - id: daily
+    type: ${SCHEDULE}
+    cron: "0 9 * * *"
+    timezone: Europe/Paris
+    conditions:
+      - type: ai.service.plugin.core.condition.NotCondition
+        conditions:
+          - type: ai.service.plugin.core.condition.WeekendCondition
+            date: "{{ trigger.date }}"`));
+    now = new Date('2026-05-11T07:00:30Z'); // Monday 09:00:30 in Paris
+    const list = await settle(n, 'weekdays', 1);
+    expect(byTrigger(list, 'daily')).toEqual(['2026-05-11T09:00:00+02:00']);
+    expect((await n.stores.triggers.get('sched', 'weekdays', 'daily'))?.state).toMatchObject({ cursor: '2026-05-11T07:00:00.000Z' });
+    expect(n.errors).toEqual([]);
+  });
 });

@@ -6,12 +6,13 @@
 import { isTerminal, type Flow, type Trigger } from '../../core/types.js';
 import { TRIGGER_TYPES } from '../../model/index.js';
 import { ConflictError, type FlowEvent, type FlowRecord, type TriggerStateRecord } from '../../store/types.js';
+import { createConditionEvaluator } from '../conditions/index.js';
 import { startTriggeredExecution, triggerActive } from '../create.js';
 import type { ConditionEvaluator, TriggerComponent, TriggerServiceDeps } from '../types.js';
 import { decideWithConditions, parsePolicy, started, type Candidate, type ScheduleState } from './decide.js';
 
 export interface SchedulerOptions {
-  /** Evaluates the trigger's `conditions` for each date (absent: conditions are not checked, a warning is logged). */
+  /** Evaluates the trigger's `conditions` for each date (default: the service's condition evaluator). */
   conditions?: ConditionEvaluator;
   /** Longest sleep between two passes (default 1000 ms): bounds how late a clock jump or an API change is seen. */
   maxSleepMs?: number;
@@ -48,7 +49,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = true;
-  let warnedConditions = false;
+  let evaluator: ConditionEvaluator | undefined;
 
   function schedulesOf(record: FlowRecord): Trigger[] {
     if (record.deleted) return [];
@@ -85,13 +86,8 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
   async function accept(entry: Entry, c: Candidate): Promise<boolean> {
     const conditions = entry.trigger.conditions as unknown[] | undefined;
     if (!Array.isArray(conditions) || conditions.length === 0) return true;
-    if (!opts.conditions) {
-      if (!warnedConditions) console.warn('[scheduler] no condition evaluator configured: Schedule conditions are not checked');
-      warnedConditions = true;
-      return true;
-    }
     const timezone = typeof entry.trigger.timezone === 'string' ? entry.trigger.timezone : undefined;
-    return opts.conditions(conditions, {
+    return evaluator!(conditions, {
       flow: entry.flow, trigger: entry.trigger, date: c.date, ...(timezone ? { timezone } : {}),
       variables: { trigger: c.variables, schedule: c.variables, flow: { id: entry.flow.id, namespace: entry.flow.namespace, revision: entry.flow.revision } },
     });
@@ -201,6 +197,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
     name: 'schedule',
     async start(d) {
       deps = d;
+      evaluator = opts.conditions ?? createConditionEvaluator(d);
       stopped = false;
       unsubscribe.push(d.stores.flows.watch(onFlow));
       unsubscribe.push(d.stores.executions.watch((e) => {
