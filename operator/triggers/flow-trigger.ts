@@ -113,7 +113,7 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   async function writeCheckpoint(d: TriggerServiceDeps): Promise<void> {
     lastCheckpoint = Date.now();
     try {
-      const at = d.clock().toISOString();
+      const at = new Date().toISOString(); // compared with end dates written by the controller: wall-clock time
       const active = await d.stores.executions.listActive();
       const oldest = active.map((a) => a.execution.state.startDate).sort()[0];
       const state: Checkpoint = { at, ...(oldest ? { oldestActiveStart: oldest } : {}) };

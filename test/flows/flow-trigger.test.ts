@@ -191,4 +191,26 @@ describe('Flow trigger', () => {
     expect((await executionsOf('loop')).length).toBe(1);
     expect(errors).toEqual([]);
   });
+
+  it('inputs that do not fit the triggered flow create nothing and are reported', async () => {
+    await env.createFlow(`id: strict
+namespace: ${NS}
+inputs:
+  - { id: n, type: INT }
+tasks:
+  - { id: t, type: io.kestra.plugin.core.debug.Return, format: "{{ inputs.n }}" }
+triggers:
+  - id: on_a
+    type: io.kestra.plugin.core.trigger.Flow
+    inputs: { n: "{{ trigger.outputs.value }}" }
+${onA(['SUCCESS'])}
+`);
+    errors.length = 0;
+    const a = await run('a');
+    await triggeredBy('b', a.id);
+    await restart();
+    expect(await executionsOf('strict')).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).message).toMatch(/inputs\.n: .* is not an integer/);
+  });
 });
