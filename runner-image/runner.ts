@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TaskOutcome } from '../operator/core/engine-types.js';
 import { runAttempt } from '../operator/controller/attempt.js';
 import { createSecretRenderer } from '../operator/controller/secrets.js';
+import { initExpressions } from '../operator/expr/index.js';
 import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
 import type { Stores } from '../operator/store/types.js';
 import { openRunnerStores, type RunnerStores } from './stores.js';
@@ -62,6 +63,7 @@ function attemptStores(s: RunnerDeps['stores']): Stores {
  */
 export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promise<TaskOutcome> {
   const e = readRunnerEnv(env);
+  await initExpressions();
   const { flow, execution } = await readAttemptInput(deps.stores.storage, e.inputUri);
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);
   const run = execution.taskRunList.find((r) => r.id === e.taskRunId);

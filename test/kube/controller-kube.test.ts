@@ -1,0 +1,135 @@
+// The embedded controller with the cluster launcher: every runnable task attempt of a flow runs as a Job on the
+// Kubernetes API test server (Pods run by the simulated kubelet), sharing the embedded SQLite stores with the
+// runners (storage, logs, KV). Outputs flow between tasks, retries create one Job per attempt, a killed execution
+// deletes its running Job.
+import { join, resolve } from 'node:path';
+import { BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Controller } from '../../operator/controller/controller.js';
+import { newExecution } from '../../operator/core/execution.js';
+import { newId } from '../../operator/core/ids.js';
+import type { Execution } from '../../operator/core/types.js';
+import { initExpressions } from '../../operator/expr/index.js';
+import { KubeLauncher } from '../../operator/kube/launcher.js';
+import { LABELS } from '../../operator/kube/names.js';
+import { parseFlow } from '../../operator/model/index.js';
+import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
+import { tempDir } from '../../operator/store/sqlite/test-fixtures.js';
+import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
+import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const NS = 'controller-kube';
+const P = 'ai.service.plugin.';
+
+let server: KubeTestServer;
+let kc: KubeConfig;
+let kubelet: SimulatedKubelet;
+let tmp: ReturnType<typeof tempDir>;
+let stores: EmbeddedStores;
+let launcher: KubeLauncher;
+let controller: Controller;
+
+beforeAll(async () => {
+  await initExpressions();
+  tmp = tempDir('controller-kube-');
+  stores = openEmbeddedStores(tmp.dir);
+  server = await startKubeTestServer();
+  kc = server.kubeConfig();
+  kubelet = await startSimulatedKubelet({ kc, namespace: NS, pathMap: { '/app': ROOT } });
+  const db = join(tmp.dir, 'store.db');
+  controller = new Controller(stores, {
+    dataDir: tmp.dir,
+    launcher: (report) => (launcher = new KubeLauncher({
+      kc, namespace: NS, storage: stores.storage, report,
+      settings: { runnerImage: 'flowpilot-runner:test', env: { STORAGE_DIR: stores.storage.root, LOG_DB: db, KV_DB: db }, terminationGracePeriodSeconds: 5 },
+    })),
+  });
+  await launcher.start();
+  await controller.start();
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await launcher?.stop();
+  await kubelet?.stop();
+  await server?.close();
+  await stores?.close();
+  tmp?.remove();
+});
+
+async function run(source: string): Promise<Execution> {
+  const flow = (await stores.flows.save(parseFlow(source), source)).record.flow;
+  const exec = newExecution({ id: newId(), flow, inputs: {}, now: new Date() });
+  await stores.executions.create(exec);
+  return exec;
+}
+
+async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const ended = (id: string) => until(async () => {
+  const e = (await stores.executions.get(id))?.execution;
+  return e && ['SUCCESS', 'WARNING', 'FAILED', 'KILLED'].includes(e.state.current) ? e : undefined;
+}, `execution ${id} to end`);
+
+const jobsOf = async (exec: Execution) =>
+  (await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.executionId}=${exec.id}` })).items;
+
+describe('controller + KubeLauncher', () => {
+  it('runs a flow whose tasks pass outputs, logs and KV values through Jobs', async () => {
+    const exec = await run(`id: pipeline\nnamespace: company.kube\ntasks:
+  - id: produce
+    type: ${P}scripts.shell.Commands
+    commands:
+      - echo '::{"outputs":{"answer":42}}::'
+  - id: use
+    type: ${P}core.log.Log
+    message: "got {{ outputs.produce.vars.answer }}"
+  - id: remember
+    type: ${P}core.kv.Set
+    key: answer
+    value: "{{ outputs.produce.vars.answer }}"
+`);
+    const done = await ended(exec.id);
+    expect(done.state.current, JSON.stringify(done.taskRunList.map((r) => [r.taskId, r.state.current, r.outputs]))).toBe('SUCCESS');
+    expect(done.taskRunList.find((r) => r.taskId === 'produce')?.outputs).toMatchObject({ vars: { answer: 42 } });
+    expect((await stores.logs.forExecution(exec.id)).map((l) => l.message)).toContain('got 42');
+    expect((await stores.kv.get('company.kube', 'answer'))?.value).toBe(42);
+    expect((await jobsOf(exec)).map((j) => j.metadata?.labels?.[LABELS.attempt])).toEqual(['1', '1', '1']);
+  });
+
+  it('retries a failed task in a new Job per attempt', async () => {
+    const marker = join(tmp.dir, 'second-try');
+    const exec = await run(`id: retry\nnamespace: company.kube\ntasks:
+  - id: flaky
+    type: ${P}scripts.shell.Commands
+    retry:
+      type: constant
+      interval: PT0.1S
+      maxAttempt: 3
+    commands:
+      - if [ -e ${marker} ]; then echo ok; else touch ${marker}; exit 1; fi
+`);
+    const done = await ended(exec.id);
+    expect(done.state.current).toBe('SUCCESS');
+    expect(done.taskRunList[0]?.attempts.map((a) => a.state.current)).toEqual(['FAILED', 'SUCCESS']);
+    expect((await jobsOf(exec)).map((j) => j.metadata?.labels?.[LABELS.attempt]).sort()).toEqual(['1', '2']);
+  });
+
+  it('kills a running execution: its Job is deleted and the execution ends KILLED', async () => {
+    const exec = await run(`id: long\nnamespace: company.kube\ntasks:\n  - id: sleep\n    type: ${P}scripts.shell.Commands\n    commands:\n      - echo started\n      - sleep 60\n`);
+    await until(async () => ((await stores.logs.forExecution(exec.id)).some((l) => l.message.includes('started')) ? true : undefined), 'the task to start');
+    await stores.executions.addCommand(exec.id, { type: 'kill' });
+    const done = await ended(exec.id);
+    expect(done.state.current).toBe('KILLED');
+    await until(async () => ((await jobsOf(exec)).length === 0 ? true : undefined), 'the Job to be deleted');
+  });
+});
