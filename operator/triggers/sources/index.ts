@@ -1,16 +1,21 @@
 // Registry of the plugin trigger sources by canonical type. Open for more: a new source (e.g. AMQP) adds its plugin to
 // SOURCES and its property schema to operator/model/schema-triggers.ts.
+import { PLUGIN_TRIGGER_TYPES } from '../../model/schema-triggers.js';
 import type { TriggerPlugin } from '../types.js';
+import { amqpTrigger } from './amqp.js';
 import { httpTrigger } from './http.js';
 import { minioTrigger } from './minio.js';
 import { mqttTrigger } from './mqtt.js';
+import { natsTrigger } from './nats.js';
 import { postgresQueryTrigger } from './postgres-query.js';
 import { redisListTrigger } from './redis-list.js';
 
-const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger];
+const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger, natsTrigger, amqpTrigger];
 
 /** Type aliases accepted for a source (Kestra moved some plugins between packages). */
-const ALIASES: Record<string, string> = {};
+const ALIASES: Record<string, string> = {
+  [PLUGIN_TRIGGER_TYPES.natsCore]: PLUGIN_TRIGGER_TYPES.nats,
+};
 
 export const PLUGIN_TRIGGERS: ReadonlyMap<string, TriggerPlugin> = new Map([
   ...SOURCES.map((p) => [p.type, p] as const),
