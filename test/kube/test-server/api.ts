@@ -10,7 +10,7 @@ import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './res
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Store } from './store.js';
 
-export interface ApiOptions { maxObjectBytes: number; requireNamespaces: boolean }
+export interface ApiOptions { maxObjectBytes: number; requireNamespaces: boolean; gracefulPods: boolean }
 export interface ListQuery { labelSelector?: string; fieldSelector?: string; limit?: number; continue?: string }
 export interface DeleteOptions { propagationPolicy?: string; orphanDependents?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; gracePeriodSeconds?: number }
 
@@ -19,7 +19,7 @@ const clone = <T>(v: T): T => structuredClone(v);
 export class Api {
   readonly gc: Collector;
   constructor(readonly store: Store, private readonly types: Map<string, ResourceType>, private readonly opts: ApiOptions) {
-    this.gc = new Collector(store, types);
+    this.gc = new Collector(store, types, opts.gracefulPods);
   }
 
   /** The object as served at `version` (custom resources may be served at several versions without conversion). */
@@ -159,7 +159,7 @@ export class Api {
     if (Array.isArray(next.metadata.finalizers) && next.metadata.finalizers.length === 0) delete next.metadata.finalizers;
     if (sameObject(next, old)) return old;
     checkSize(next, this.opts.maxObjectBytes);
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) {
+    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length) && !this.gc.gracePending(key, next)) {
       const gone = this.store.remove(key, next);
       this.gc.objectRemoved(key, gone);
       return { ...next, metadata: { ...next.metadata, resourceVersion: gone.metadata.resourceVersion } };
@@ -212,7 +212,7 @@ export class Api {
     if (!['Orphan', 'Background', 'Foreground'].includes(policy)) {
       throw invalid('DeleteOptions', '', '', [{ reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"` }]);
     }
-    return this.gc.requestDeletion(typeKey(t.group, t.plural), obj, policy as Propagation);
+    return this.gc.requestDeletion(typeKey(t.group, t.plural), obj, policy as Propagation, opts.gracePeriodSeconds);
   }
 
   deleteCollection(t: ResourceType, ns: string | undefined, q: ListQuery, opts: DeleteOptions): KubeObject[] {

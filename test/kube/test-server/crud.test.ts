@@ -180,6 +180,15 @@ describe('built-in kinds', () => {
     expect(nss.items.map((n) => n.metadata?.name)).toContain('default');
   });
 
+  it('refuses objects over the etcd size limit and deletes collections of Jobs by label', async () => {
+    const big = await failure(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'big' }, data: { x: 'y'.repeat(1600 * 1024) } } }));
+    expect(big.code).toBe(500);
+    expect(big.body.message).toBe('etcdserver: request is too large');
+    for (const n of ['dc1', 'dc2']) await batch.createNamespacedJob({ namespace: 'dc', body: { metadata: { name: n, labels: { batch: 'one' } }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x:1' }] } } } } });
+    await batch.deleteCollectionNamespacedJob({ namespace: 'dc', labelSelector: 'batch=one', propagationPolicy: 'Background' });
+    expect((await batch.listNamespacedJob({ namespace: 'dc' })).items).toEqual([]);
+  });
+
   it('counts writes by verb and resource', async () => {
     srv.resetStats();
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm-stats' } } });

@@ -115,3 +115,23 @@ describe('finalizers', () => {
     expect(await exists(core.readNamespacedConfigMap({ namespace: 'doomed', name: 'c' }))).toBe(false);
   });
 });
+
+describe('graceful pod deletion (gracefulPodDeletion)', () => {
+  it('keeps a bound Pod with a deletionTimestamp until a delete with grace 0; unbound Pods go at once', async () => {
+    const own = await startKubeTestServer({ gracefulPodDeletion: true });
+    try {
+      const api = own.kubeConfig().makeApiClient(CoreV1Api);
+      await api.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'bound' }, spec: { nodeName: 'node-1', terminationGracePeriodSeconds: 600, containers: [{ name: 'c', image: 'x:1' }] } } });
+      await api.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'unbound' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } } });
+      const terminating = await api.deleteNamespacedPod({ namespace: 'default', name: 'bound' });
+      expect(terminating.metadata?.deletionGracePeriodSeconds).toBe(600);
+      expect((await api.readNamespacedPod({ namespace: 'default', name: 'bound' })).metadata?.deletionTimestamp).toBeTruthy();
+      await api.deleteNamespacedPod({ namespace: 'default', name: 'unbound' });
+      expect(await exists(api.readNamespacedPod({ namespace: 'default', name: 'unbound' }))).toBe(false);
+      await api.deleteNamespacedPod({ namespace: 'default', name: 'bound', gracePeriodSeconds: 0 });
+      expect(await exists(api.readNamespacedPod({ namespace: 'default', name: 'bound' }))).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -19,7 +19,14 @@ export class Collector {
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly store: Store, private readonly types: Map<string, ResourceType>) {}
+  /** `gracefulPods`: Pods bound to a node (spec.nodeName) are deleted gracefully, like a real kubelet-backed server. */
+  constructor(private readonly store: Store, private readonly types: Map<string, ResourceType>, private readonly gracefulPods = false) {}
+
+  /** A gracefully deleted Pod whose grace period has not ended: it stays until then or a delete with grace 0. */
+  gracePending(typeKey: string, obj: KubeObject): boolean {
+    const dt = obj.metadata.deletionTimestamp;
+    return this.gracefulPods && typeKey === '/pods' && typeof dt === 'string' && (obj.metadata.deletionGracePeriodSeconds ?? 0) > 0 && Date.parse(dt) > Date.now();
+  }
 
   /** Resolves once the collector has nothing left to do. */
   idle(): Promise<void> {
@@ -61,11 +68,35 @@ export class Collector {
   }
 
   /** DELETE: with finalizers (or a Foreground/Orphan policy) the object only gets a deletionTimestamp; else it goes now. */
-  requestDeletion(typeKey: string, stored: KubeObject, policy: Propagation): KubeObject {
+  requestDeletion(typeKey: string, stored: KubeObject, policy: Propagation, graceSeconds?: number): KubeObject {
     const obj = structuredClone(stored);
     const m = obj.metadata;
     const fins: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : [];
     const isNamespace = typeKey === '/namespaces';
+    if (this.gracefulPods && typeKey === '/pods' && obj.spec?.nodeName) {
+      const grace = graceSeconds ?? obj.spec.terminationGracePeriodSeconds ?? 30;
+      if (m.deletionTimestamp && grace === 0 && this.gracePending(typeKey, stored)) {
+        m.deletionGracePeriodSeconds = 0;
+        if (!fins.length) {
+          const gone = this.store.remove(typeKey, obj);
+          this.objectRemoved(typeKey, gone);
+          return gone;
+        }
+        const w = this.store.write(typeKey, obj);
+        return w;
+      }
+      if (!m.deletionTimestamp && grace > 0) {
+        m.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        m.deletionGracePeriodSeconds = grace;
+        if (policy === 'Orphan') fins.push(ORPHAN);
+        if (policy === 'Foreground') fins.push(FOREGROUND);
+        if (fins.length) m.finalizers = fins;
+        const w = this.store.write(typeKey, obj);
+        this.objectChanged(typeKey, w);
+        setTimeout(() => this.graceOver(w.metadata.uid), grace * 1000 + 50).unref();
+        return w;
+      }
+    }
     if (m.deletionTimestamp) {
       if (policy === 'Orphan' && !fins.includes(ORPHAN) && !fins.includes(FOREGROUND)) fins.push(ORPHAN);
       if (policy === 'Foreground' && !fins.includes(FOREGROUND) && !fins.includes(ORPHAN)) fins.push(FOREGROUND);
@@ -89,6 +120,13 @@ export class Collector {
     const w = this.store.write(typeKey, obj);
     this.objectChanged(typeKey, w);
     return w;
+  }
+
+  private graceOver(uid: string): void {
+    const found = this.store.byUid(uid);
+    if (!found || found.obj.metadata.finalizers?.length) return;
+    const gone = this.store.remove(found.typeKey, found.obj);
+    this.objectRemoved(found.typeKey, gone);
   }
 
   private dependentsOf(uid: string): { typeKey: string; obj: KubeObject }[] {
@@ -157,7 +195,7 @@ export class Collector {
   private dropFinalizer(typeKey: string, obj: KubeObject, fin: string): void {
     const next = structuredClone(obj);
     next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f: string) => f !== fin);
-    if (next.metadata.finalizers.length === 0) {
+    if (next.metadata.finalizers.length === 0 && !this.gracePending(typeKey, next)) {
       delete next.metadata.finalizers;
       const gone = this.store.remove(typeKey, next);
       this.objectRemoved(typeKey, gone);

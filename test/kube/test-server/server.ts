@@ -7,7 +7,8 @@
 //   snapshot; continue tokens never expire.
 // - No controllers: no Job controller, no kubelet, no scheduler, no service-account token controller. The garbage
 //   collector, finalizer handling (orphan / foregroundDeletion) and namespace termination do run (asynchronously).
-// - Pods are deleted at once (no graceful termination, gracePeriodSeconds ignored).
+// - Pods are deleted at once unless `gracefulPodDeletion` is set (then Pods with spec.nodeName get a deletionTimestamp
+//   and stay until a DELETE with gracePeriodSeconds=0 or the end of the grace period; no kubelet kills anything).
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
@@ -57,6 +58,12 @@ export interface KubeTestServerOptions {
   maxObjectBytes?: number;
   /** Refuse namespaced writes in namespaces that do not exist (default false: any namespace works). */
   requireNamespaces?: boolean;
+  /**
+   * Delete Pods bound to a node (spec.nodeName) gracefully, like a real server with a kubelet: DELETE sets
+   * deletionTimestamp (now + grace) and the Pod stays until a DELETE with gracePeriodSeconds=0 (the kubelet's) or the
+   * grace period ends. Default false: Pods go at once.
+   */
+  gracefulPodDeletion?: boolean;
   /** Namespaces created at start (default default, kube-system, kube-public). */
   namespaces?: string[];
 }
@@ -124,7 +131,9 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
   for (const crd of opts.crds ?? []) addCrd(crd);
 
   const store = new Store(opts.historyLimit ?? 1000);
-  const api = new Api(store, types, { maxObjectBytes: opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES, requireNamespaces: opts.requireNamespaces ?? false });
+  const api = new Api(store, types, {
+    maxObjectBytes: opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES, requireNamespaces: opts.requireNamespaces ?? false, gracefulPods: opts.gracefulPodDeletion ?? false,
+  });
   const nsType = types.get('/namespaces')!;
   for (const ns of opts.namespaces ?? ['default', 'kube-system', 'kube-public']) api.create(nsType, undefined, { metadata: { name: ns } }, 'v1');
   const tokens = new TokenTable(opts.tokens);
@@ -224,6 +233,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
       propagationPolicy: body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined,
       orphanDependents: body.orphanDependents ?? (q.has('orphanDependents') ? q.get('orphanDependents') === 'true' : undefined),
       preconditions: body.preconditions,
+      gracePeriodSeconds: body.gracePeriodSeconds ?? (q.has('gracePeriodSeconds') ? Number(q.get('gracePeriodSeconds')) : undefined),
     };
     if (verb === 'delete') { send(res, 200, api.present(t, api.delete(t, ns, name!, delOpts), version)); return; }
     const deleted = api.deleteCollection(t, ns, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined }, delOpts);
