@@ -230,4 +230,23 @@ describe('scheduler', () => {
     expect((await n.stores.triggers.get('sched', 'weekdays', 'daily'))?.state).toMatchObject({ cursor: '2026-05-11T07:00:00.000Z' });
     expect(n.errors).toEqual([]);
   });
+
+  it('a schedule removed while the service was down loses its state at the next start', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sched-'));
+    now = new Date('2026-05-10T10:20:00Z');
+    let n = await boot();
+    const yaml = flowYaml('gone', `  - id: hourly
+    type: ${SCHEDULE}
+    cron: "0 * * * *"`);
+    await saveFlow(n.stores, yaml);
+    expect(await n.stores.triggers.get('sched', 'gone', 'hourly')).toBeDefined();
+    await shutdown();
+    const stores = openEmbeddedStores(dataDir);
+    const bare = yaml.replace(/triggers:[\s\S]*/, 'triggers: []\n');
+    await stores.flows.save(parseFlow(bare), bare);
+    await stores.close();
+    n = await boot();
+    await n.scheduler.evaluateNow();
+    expect(await n.stores.triggers.get('sched', 'gone', 'hourly')).toBeUndefined();
+  });
 });

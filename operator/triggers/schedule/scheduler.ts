@@ -70,8 +70,13 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
     return removed;
   }
 
-  async function forget(keys: string[]): Promise<void> {
-    for (const key of keys) {
+  /** States of removed triggers, deleted at the start of the next pass (serialized with evaluations). */
+  const toForget = new Set<string>();
+
+  async function forget(): Promise<void> {
+    for (const key of [...toForget]) {
+      toForget.delete(key);
+      if (entries.has(key)) continue; // added back meanwhile
       const [namespace, flowId, triggerId] = key.split('\u0000') as [string, string, string];
       await deps!.stores.triggers.delete(namespace, flowId, triggerId); // a trigger added again later starts afresh
     }
@@ -141,6 +146,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
 
   async function pass(): Promise<void> {
     const d = deps!;
+    await forget();
     const now = d.clock().getTime();
     const states = new Map((await d.stores.triggers.list()).map((r) => [keyOf(r.namespace, r.flowId, r.triggerId), r]));
     for (const [key, entry] of entries) {
@@ -183,12 +189,10 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
 
   function onFlow(event: FlowEvent): void {
     if (event.type === 'SAVED') {
-      void forget(setFlow(event.record)).catch((err) => deps?.onError(err, 'scheduler'));
+      for (const key of setFlow(event.record)) toForget.add(key);
     } else {
       const prefix = keyOf(event.namespace, event.id, '');
-      const gone = [...entries.keys()].filter((k) => k.startsWith(prefix));
-      for (const k of gone) entries.delete(k);
-      void forget(gone).catch((err) => deps?.onError(err, 'scheduler'));
+      for (const key of [...entries.keys()].filter((k) => k.startsWith(prefix))) { entries.delete(key); toForget.add(key); }
     }
     void kick();
   }
@@ -206,7 +210,15 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
         const entry = entries.get(keyOf(e.execution.namespace, e.execution.flowId, t.id));
         if (entry) { entry.wakeAt = 0; void kick(); }
       }));
-      for (const record of await d.stores.flows.all()) setFlow(record);
+      const live = new Map<string, Flow>();
+      for (const record of await d.stores.flows.all()) { setFlow(record); live.set(keyOf(record.namespace, record.id, ''), record.flow); }
+      // Schedules removed while the service was down: their state goes, so adding them back later starts afresh.
+      for (const rec of await d.stores.triggers.list()) {
+        const key = keyOf(rec.namespace, rec.flowId, rec.triggerId);
+        const flow = live.get(keyOf(rec.namespace, rec.flowId, ''));
+        const other = flow?.triggers?.some((t) => t.id === rec.triggerId && t.type !== TRIGGER_TYPES.schedule);
+        if (!entries.has(key) && !other && typeof rec.state.signature === 'string') toForget.add(key);
+      }
       await kick();
     },
     async stop() {
