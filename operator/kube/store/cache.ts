@@ -14,7 +14,7 @@ export interface CacheEvent<O> {
 }
 
 export interface CacheOptions {
-  /** Full re-list period that heals anything a watch missed (0 disables); default 5 minutes. */
+  /** Full re-list period that heals anything a watch missed (0 disables); default 30 minutes. */
   resyncMs?: number;
   /** Called on watch/list failures (default: one console.warn per failure streak). */
   onError?: (err: unknown) => void;
@@ -66,7 +66,7 @@ export class KubeCache<O extends AnyKubeObject> {
     informer.on('error', (err) => this.failed(err));
     this.informer = informer;
     informer.start().catch((err: unknown) => this.failed(err));
-    const every = this.opts.resyncMs ?? 300_000;
+    const every = this.opts.resyncMs ?? 1_800_000;
     if (every > 0) {
       this.resyncTimer = setInterval(() => { this.resync().catch((err: unknown) => this.report(err)); }, every);
       this.resyncTimer.unref();

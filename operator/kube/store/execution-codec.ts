@@ -101,16 +101,19 @@ export async function executionStatus(execution: Execution, acked: number, gener
   return status;
 }
 
-/** The record of a resource: status (operator-written), else the initial record; undefined while status is pending. */
+/**
+ * The record of a resource: status (operator-written), else the initial record; undefined while status is pending.
+ * May share objects with the resource (status.record): callers clone before handing it out.
+ */
 export function decodeExecution(obj: ExecutionObject): Execution | undefined {
   const status = obj.status;
   if (status?.recordGz) return JSON.parse(gunzipSync(Buffer.from(status.recordGz, 'base64')).toString('utf8')) as Execution;
-  if (status?.record) return structuredClone(status.record);
+  if (status?.record) return status.record;
   const annotations = obj.metadata.annotations ?? {};
   if (annotations[ANNOTATIONS.statusPending]) return undefined;
   const spec = obj.spec;
   const initial = annotations[ANNOTATIONS.initialRecord];
-  if (initial) return { ...(JSON.parse(initial) as Omit<Execution, 'inputs'>), inputs: structuredClone(spec.inputs ?? {}) } as Execution;
+  if (initial) return { ...(JSON.parse(initial) as Omit<Execution, 'inputs'>), inputs: spec.inputs ?? {} } as Execution;
   // Created by hand (kubectl): derive the record from the spec.
   const id = executionIdOf(obj);
   const date = obj.metadata.creationTimestamp ?? new Date().toISOString();
@@ -118,10 +121,10 @@ export function decodeExecution(obj: ExecutionObject): Execution | undefined {
     id, namespace: spec.namespace, flowId: spec.flowId, flowRevision: spec.flowRevision ?? 0,
     state: { current: 'CREATED', histories: [{ state: 'CREATED', date }], startDate: date },
     originalId: id, labels: (spec.labels ?? []).map((l) => ({ key: l.key, value: l.value })),
-    inputs: structuredClone(spec.inputs ?? {}), taskRunList: [],
+    inputs: spec.inputs ?? {}, taskRunList: [],
   };
-  if (spec.trigger) execution.trigger = structuredClone(spec.trigger) as unknown as Execution['trigger'];
-  if (spec.parent) execution.parent = structuredClone(spec.parent) as unknown as Execution['parent'];
+  if (spec.trigger) execution.trigger = spec.trigger as unknown as Execution['trigger'];
+  if (spec.parent) execution.parent = spec.parent as unknown as Execution['parent'];
   return execution;
 }
 

@@ -61,6 +61,9 @@ describe('KubeExecutionStore CRUD', () => {
 
   it('keeps a created record that is not a fresh one (state, task runs) and hides it until its status is written', async () => {
     const ex = h.stores.executions;
+    const operator = await h.openPeer();
+    const seen: WatchEvent[] = [];
+    operator.executions.watch((e) => seen.push(e));
     const running = sampleExecution('run', { state: 'RUNNING' });
     await ex.create(running);
     expect((await ex.get('run'))?.execution.state.current).toBe('RUNNING');
@@ -73,6 +76,10 @@ describe('KubeExecutionStore CRUD', () => {
     const stored = await ex.create(big);
     expect((await ex.get('big'))).toEqual(stored);
     expect((await raw('big')).status.record.taskRunList).toHaveLength(1);
+    // Another process never sees the big one without its task runs (it is invisible until its status is written).
+    await until(() => seen.some((e) => e.execution.id === 'big'), 'the peer feed');
+    expect(seen.filter((e) => e.execution.id === 'big').map((e) => [e.type, e.execution.taskRunList.length])).toEqual([['ADDED', 1]]);
+    expect(seen.find((e) => e.execution.id === 'run')?.execution.state.current).toBe('RUNNING');
   });
 
   it('reads an Execution created by hand (kubectl): id is the resource name, record derived from spec', async () => {

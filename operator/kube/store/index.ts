@@ -31,7 +31,7 @@ export interface KubeStoresOptions {
   namespace: string;
   logs: LogStore;
   storage: InternalStorage;
-  /** Period of the full re-list that heals missed watch events (default 5 min; 0 disables). */
+  /** Period of the full re-list that heals missed watch events (default 30 min; 0 disables). */
   resyncMs?: number;
   /** List/watch failures (default: a console warning per failure streak; the watch restarts with backoff). */
   onWatchError?: (err: unknown) => void;

@@ -1,7 +1,7 @@
 // Test support for the cluster store tests: the in-process Kubernetes API test server with the repository's CRDs,
 // cluster stores on it (embedded SQLite logs and local storage, which are real), raw CustomObjectsApi access, polling.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { startKubeTestServer, type KubeTestServer } from '../../../test/kube/test-server/index.js';
+import { startKubeTestServer, type KubeTestServer, type KubeTestServerOptions } from '../../../test/kube/test-server/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../store/sqlite/index.js';
 import { tempDir } from '../../store/sqlite/test-fixtures.js';
 import { GROUP, VERSION } from '../names.js';
@@ -19,8 +19,8 @@ export interface StoreHarness {
   close(): Promise<void>;
 }
 
-export async function startStoreHarness(): Promise<StoreHarness> {
-  const srv = await startKubeTestServer({});
+export async function startStoreHarness(server: KubeTestServerOptions = {}): Promise<StoreHarness> {
+  const srv = await startKubeTestServer(server);
   const dirs: ReturnType<typeof tempDir>[] = [];
   const embedded: EmbeddedStores[] = [];
   const opened: KubeStores[] = [];

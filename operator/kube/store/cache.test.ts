@@ -1,0 +1,40 @@
+// Informer cache resilience against the Kubernetes API test server: watches the server ends are resumed from the last
+// resourceVersion, and a watch that fell out of the server's history (410 Expired) re-lists, dropping deleted objects.
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
+import type { WatchEvent } from '../../store/types.js';
+import { type StoreHarness, startStoreHarness, until } from './test-support.js';
+
+let h: StoreHarness;
+beforeEach(async () => { h = await startStoreHarness({ historyLimit: 5 }); });
+afterEach(async () => { await h.close(); });
+
+it('resumes after the server ends its watches', async () => {
+  const peer = await h.openPeer();
+  await peer.kv.set({ namespace: 'ns', key: 'before', value: 1 });
+  await until(() => h.stores.kv.getSync('ns', 'before'), 'the first pair');
+  h.srv.closeWatches();
+  await peer.kv.set({ namespace: 'ns', key: 'after', value: 2 });
+  await until(() => h.stores.kv.getSync('ns', 'after'), 'a pair written after the watch ended');
+  expect(h.stores.kv.getSync('ns', 'before')?.value).toBe(1);
+});
+
+it('re-lists when its resourceVersion expired, removing what was deleted meanwhile and announcing what is new', async () => {
+  const peer = await h.openPeer();
+  await peer.kv.set({ namespace: 'ns', key: 'doomed', value: 1 });
+  await until(() => h.stores.kv.getSync('ns', 'doomed'), 'the pair');
+  const events: WatchEvent[] = [];
+  h.stores.executions.watch((e) => events.push(e));
+  const lists = h.srv.stats.reads['LIST kvpairs'] ?? 0;
+  h.srv.suspendWatches();
+  await peer.kv.delete('ns', 'doomed');
+  for (let i = 0; i < 8; i++) await peer.kv.set({ namespace: 'ns', key: `k${i}`, value: i });
+  await peer.executions.create(sampleExecution('while-away'));
+  h.srv.resumeWatches();
+  await until(() => h.stores.kv.getSync('ns', 'k7'), 'the re-list');
+  await until(() => h.stores.kv.getSync('ns', 'doomed') === undefined, 'the deleted pair to go');
+  expect(h.srv.stats.reads['LIST kvpairs']).toBeGreaterThan(lists);
+  expect((await h.stores.kv.list('ns')).map((e) => e.key)).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7']);
+  await until(() => events.length > 0, 'the execution created while the watch was away');
+  expect(events[0]).toMatchObject({ type: 'ADDED', execution: { id: 'while-away' } });
+});
