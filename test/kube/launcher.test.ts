@@ -35,15 +35,16 @@ function settings(): LauncherSettings {
   return {
     runnerImage: 'flowpilot-runner:test',
     env: { STORAGE_DIR: join(tmp.dir, 'storage'), LOG_DB: join(tmp.dir, 'logs.db'), FLOWPILOT_INSTALL: 'symlink' },
+    envFrom: [{ secretRef: { name: 'task-secrets' } }],
     terminationGracePeriodSeconds: 5,
     deadlineMarginSeconds: 0,
   };
 }
 
-async function newLauncher(): Promise<KubeLauncher> {
+async function newLauncher(over: Partial<LauncherSettings> = {}): Promise<KubeLauncher> {
   const id = launchers.length;
   const l = new KubeLauncher({
-    kc, namespace: NS, storage, settings: settings(),
+    kc, namespace: NS, storage, settings: { ...settings(), ...over },
     report: (executionId, taskRunId, attempt, outcome) => reports.push({ executionId, taskRunId, attempt, outcome, by: id }),
     onError: (m, e) => errors.push(`${m}: ${(e as Error)?.message ?? ''}`),
   });
@@ -60,6 +61,10 @@ beforeAll(async () => {
   closeDb = () => { logs.close(); db.close(); };
   server = await startKubeTestServer();
   kc = server.kubeConfig();
+  // Kestra's convention: SECRET_<NAME> holds the base64 of the secret value; the Secret's data is base64 of that again.
+  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+    namespace: NS, body: { metadata: { name: 'task-secrets' }, stringData: { SECRET_TOKEN: Buffer.from('hunter2-value').toString('base64') } },
+  });
   kubelet = await startSimulatedKubelet({
     kc, namespace: NS, pathMap: { '/app': ROOT },
     pullError: (image) => (image.startsWith('missing.example/') ? 'ImagePullBackOff' : undefined),
@@ -117,6 +122,17 @@ describe('KubeLauncher with the simulated kubelet', () => {
     const outcome = await outcomeOf(a);
     expect(outcome.state, `${JSON.stringify(outcome)}\n${await debug(a)}`).toBe('SUCCESS');
     expect(outcome.outputs).toMatchObject({ vars: { answer: 42, who: 'pod' }, exitCode: 0 });
+  });
+
+  it('gives tasks the secrets of a Kubernetes Secret (envFrom), masked in logs and outputs', async () => {
+    const a = oneTask(`id: sec\ntype: ${SH}\ncommands:\n  - echo "token={{ secret('TOKEN') }}"\n  - echo '::{"outputs":{"t":"{{ secret('TOKEN') }}"}}::'`);
+    launcher.launch(a.flow, a.exec, a.run, 1);
+    const outcome = await outcomeOf(a);
+    expect(outcome.state, JSON.stringify(outcome)).toBe('SUCCESS');
+    const text = await logText(a);
+    expect(text).toContain('token=');
+    expect(text).not.toContain('hunter2-value');
+    expect(JSON.stringify(outcome.outputs)).not.toContain('hunter2-value');
   });
 
   it('reports a failing script as FAILED, once', async () => {
@@ -231,6 +247,16 @@ describe('a restarted launcher', () => {
     expect(reportsOf(a)[1]).toMatchObject({ by: launchers.indexOf(second), outcome: { state: 'SUCCESS' } });
     expect(await jobsOf(a)).toHaveLength(1);
     await second.stop();
+  });
+
+  it('reports the runner\'s own error when it cannot run (exit code and last words from the Pod)', async () => {
+    const l = await newLauncher({ env: { LOG_DB: join(tmp.dir, 'logs.db') } });
+    const a = oneTask('id: nostore\ntype: ai.service.plugin.core.log.Log\nmessage: x');
+    l.launch(a.flow, a.exec, a.run, 1);
+    const outcome = await outcomeOf(a);
+    expect(outcome.state).toBe('FAILED');
+    expect(outcome.error).toMatch(/exited with code 1: [\s\S]*Internal storage is not configured in this runner/);
+    await l.stop();
   });
 
   it('reports a Job that finished while no launcher was running', async () => {
