@@ -131,4 +131,22 @@ describe('startLeaderElection (Kubernetes API test server)', () => {
       await e.stop();
     }
   });
+
+  it('keeps renewing while onStartedLeading is still running', async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => { release = r; });
+    const f = startLeaderElection({
+      kc: server.kubeConfig(), namespace: 'default', leaseName: 'elect-5', identity: 'f', leaseDurationSec: 2, renewEverySec: 0.2,
+      onStartedLeading: () => blocked, onStoppedLeading: () => {}, onError: () => {},
+    });
+    try {
+      await until(() => f.isLeader(), 'f leading');
+      const first = String((await holder('elect-5'))?.renewTime);
+      await until(async () => String((await holder('elect-5'))?.renewTime) !== first, 'a renewal during the callback');
+      expect(f.isLeader()).toBe(true);
+    } finally {
+      release();
+      await f.stop();
+    }
+  });
 });

@@ -97,17 +97,21 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     leaseTransitions: (previous?.leaseTransitions ?? 0) + (takeOver && previous ? 1 : 0),
   });
 
-  async function becomeLeader(now: number): Promise<void> {
+  // Callbacks run beside the renew loop (a long onStartedLeading must not delay renewals); stop() awaits them.
+  let callbacks: Promise<void> = Promise.resolve();
+
+  function becomeLeader(now: number): void {
     lastRenewAt = now;
     if (leading || stopped) return;
     leading = true;
-    await callback(options.onStartedLeading);
+    callbacks = callbacks.then(() => callback(options.onStartedLeading));
   }
 
-  async function loseLeadership(): Promise<void> {
-    if (!leading) return;
+  function loseLeadership(): Promise<void> {
+    if (!leading) return callbacks;
     leading = false;
-    await callback(options.onStoppedLeading);
+    callbacks = callbacks.then(() => callback(options.onStoppedLeading));
+    return callbacks;
   }
 
   async function callback(fn: () => void | Promise<void>): Promise<void> {
@@ -129,7 +133,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     const action = decideLease(view, now, identity, observed.at);
     try {
       if (action.type === 'wait') {
-        await loseLeadership();
+        void loseLeadership();
         return Math.max(100, Math.min(renewMs, action.expiresAt - now + 50));
       }
       if (action.type === 'create') {
@@ -138,18 +142,18 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         const body: V1Lease = { ...lease!, spec: spec(now, lease!.spec, action.type === 'acquire') };
         await api.replaceNamespacedLease({ name, namespace, body });
       }
-      await becomeLeader(now);
+      becomeLeader(now);
       return renewMs;
     } catch (err) {
       // 409: someone else wrote the lease between our read and our write; the next round reads who holds it.
-      if (statusOf(err) === 409) { if (leading && mustStepDown(lastRenewAt, Date.now(), deadlineMs)) await loseLeadership(); return 200; }
+      if (statusOf(err) === 409) { if (leading && mustStepDown(lastRenewAt, Date.now(), deadlineMs)) void loseLeadership(); return 200; }
       return failed(err);
     }
   }
 
-  async function failed(err: unknown): Promise<number> {
+  function failed(err: unknown): number {
     onError(err as Error);
-    if (leading && mustStepDown(lastRenewAt, Date.now(), deadlineMs)) await loseLeadership();
+    if (leading && mustStepDown(lastRenewAt, Date.now(), deadlineMs)) void loseLeadership();
     return Math.min(renewMs, 1000);
   }
 
