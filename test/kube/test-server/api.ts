@@ -90,6 +90,7 @@ export class Api {
     o.apiVersion = apiVersionOf(t.group, version);
     o.kind = t.kind;
     if (t.status) delete o.status;
+    if (Array.isArray(m.finalizers) && m.finalizers.length === 0) delete m.finalizers;
     t.defaults?.(o);
     this.validate(t, o, undefined, version);
     const key = typeKey(t.group, t.plural);

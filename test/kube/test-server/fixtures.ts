@@ -29,12 +29,20 @@ export function widgetCrd(): Record<string, unknown> {
                     items: { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' }, type: { type: 'string' } } },
                   },
                   inputs: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                  tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
                   labels: { type: 'object', additionalProperties: { type: 'string' } },
                 },
               },
               status: {
                 type: 'object',
-                properties: { phase: { type: 'string' }, count: { type: 'integer' } },
+                properties: {
+                  phase: { type: 'string' },
+                  count: { type: 'integer' },
+                  conditions: {
+                    type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
+                    items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, status: { type: 'string' } } },
+                  },
+                },
               },
             },
           },

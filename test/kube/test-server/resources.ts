@@ -170,7 +170,7 @@ export function builtinTypes(): ResourceType[] {
             ...(s.template.metadata.labels ?? {}),
             'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name,
           };
-          o.metadata.labels ??= { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
+          if (!o.metadata.labels || Object.keys(o.metadata.labels).length === 0) o.metadata.labels = { ...s.template.metadata.labels };
         }
         if (s.template.spec && typeof s.template.spec === 'object') defaultPodSpec(s.template.spec, 'Never');
       },

@@ -46,9 +46,62 @@ function checkStructural(node: unknown, path: string, crd: string, root = false)
   }
   if (n.type === 'array' && n.items === undefined) fail('items: Required value: must be specified');
   if (Array.isArray(n.items)) fail('items: Forbidden: items must be a schema object and not an array');
+  checkListType(n, fail);
   for (const [k, v] of Object.entries(n.properties ?? {})) checkStructural(v, `${path}.properties[${k}]`, crd);
   if (n.additionalProperties && typeof n.additionalProperties === 'object') checkStructural(n.additionalProperties, `${path}.additionalProperties`, crd);
   if (n.items) checkStructural(n.items, `${path}.items`, crd);
+}
+
+const SCALARS = ['string', 'integer', 'number', 'boolean'];
+
+/** x-kubernetes-list-type / list-map-keys rules the real server enforces on CRD schemas. */
+function checkListType(n: Schema, fail: (msg: string) => never): void {
+  const lt = n['x-kubernetes-list-type'];
+  if (lt === undefined) {
+    if (n['x-kubernetes-list-map-keys'] !== undefined) fail('x-kubernetes-list-map-keys: Forbidden: must only be used if x-kubernetes-list-type is map');
+    return;
+  }
+  if (n.type !== 'array') fail('x-kubernetes-list-type: Invalid value: must only be used if type is array');
+  if (!['atomic', 'set', 'map'].includes(lt)) fail(`x-kubernetes-list-type: Unsupported value: "${lt}": supported values: "atomic", "set", "map"`);
+  const items: Schema = n.items ?? {};
+  if (lt === 'set' && items.type === 'object' && items['x-kubernetes-map-type'] !== 'atomic') {
+    fail('items.x-kubernetes-map-type: Invalid value: must be atomic as item of a list with x-kubernetes-list-type=set');
+  }
+  if (lt !== 'map') return;
+  const keys = n['x-kubernetes-list-map-keys'];
+  if (!Array.isArray(keys) || keys.length === 0) fail('x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map');
+  if (items.type !== 'object') fail('items.type: Invalid value: must be object if parent array\'s x-kubernetes-list-type is map');
+  for (const k of keys as string[]) {
+    const p: Schema | undefined = items.properties?.[k];
+    if (!p) fail(`x-kubernetes-list-map-keys: Invalid value: "${k}": entries must all be names of item properties`);
+    if (!SCALARS.includes(p!.type)) fail(`items.properties[${k}].type: Invalid value: must be a scalar type if parent array's x-kubernetes-list-type is map`);
+    if (!(items.required ?? []).includes(k) && p!.default === undefined) {
+      fail(`items.properties[${k}]: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property`);
+    }
+  }
+}
+
+/** Duplicate entries of `set` / `map` lists (ajv cannot see them), as FieldValueDuplicate causes. */
+function listDuplicates(value: unknown, n: Schema | undefined, path: string, out: StatusCause[]): void {
+  if (!n || value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    const lt = n['x-kubernetes-list-type'];
+    if (lt === 'set' || lt === 'map') {
+      const seen = new Set<string>();
+      value.forEach((item, i) => {
+        const keyOf = lt === 'map' && isPlain(item) ? Object.fromEntries((n['x-kubernetes-list-map-keys'] as string[]).map((k) => [k, item[k]])) : item;
+        const k = JSON.stringify(keyOf);
+        if (seen.has(k)) out.push({ reason: 'FieldValueDuplicate', field: `${path}[${i}]`, message: `Duplicate value: ${k}` });
+        seen.add(k);
+      });
+    }
+    value.forEach((item, i) => listDuplicates(item, n.items, `${path}[${i}]`, out));
+    return;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const child = n.properties?.[k] ?? (isPlain(n.additionalProperties) ? n.additionalProperties : undefined);
+    listDuplicates(v, child, path ? `${path}.${k}` : k, out);
+  }
 }
 
 /** Structural schema → JSON Schema for ajv (defaults are applied by `applyPruneAndDefaults`, not ajv). */
@@ -184,9 +237,11 @@ export function compileCrd(crd: Schema): ResourceType {
     },
     validate: (obj: KubeObject, _old, version: string) => {
       const v = compiled.get(version) ?? compiled.get(storage.name)!;
-      if (v.validate(obj)) return [];
+      const dups: StatusCause[] = [];
+      listDuplicates(obj, v.schema, '', dups);
+      if (v.validate(obj)) return dups;
       const seen = new Set<string>();
-      return (v.validate.errors ?? []).map(causeOf).filter((c) => {
+      return [...(v.validate.errors ?? []).map(causeOf), ...dups].filter((c) => {
         const k = `${c.field}|${c.message}`;
         if (seen.has(k)) return false;
         seen.add(k);

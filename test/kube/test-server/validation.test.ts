@@ -72,6 +72,15 @@ describe('schema validation', () => {
     expect(top.unknownTop).toBeUndefined();
   });
 
+  it('refuses duplicates in set and map lists', async () => {
+    const r = await rejection({ size: 1, tags: ['a', 'b', 'a'] });
+    expect(r.body.details.causes[0]).toMatchObject({ reason: 'FieldValueDuplicate', field: 'spec.tags[2]' });
+    const w: any = await create({ size: 1 }, 'conds');
+    const bad = await co.replaceNamespacedCustomObjectStatus({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'conds', body: { ...w, status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'Ready', status: 'False' }] } } }).catch((e) => e);
+    expect(bad.code).toBe(422);
+    expect(JSON.parse(bad.body).details.causes[0].field).toBe('status.conditions[1]');
+  });
+
   it('validates updates too', async () => {
     const w: any = await create({ size: 1 }, 'upd');
     const r = await co.replaceNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'upd', body: { ...w, spec: { size: 'x' } } }).catch((e) => e);
@@ -97,6 +106,13 @@ describe('structural schema check', () => {
   it('accepts untyped nodes only with preserve-unknown-fields or int-or-string', () => {
     expect(() => compileCrd(withSpec({ type: 'object', properties: { a: { 'x-kubernetes-preserve-unknown-fields': true }, b: { 'x-kubernetes-int-or-string': true } } }))).not.toThrow();
   });
+  it('checks list-type map keys', () => {
+    const noKeys = withSpec({ type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { k: { type: 'string' } } } } } });
+    expect(() => compileCrd(noKeys)).toThrow(/properties\[l\]: x-kubernetes-list-map-keys: Required value/);
+    const optionalKey = withSpec({ type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string' } } } } } });
+    expect(() => compileCrd(optionalKey)).toThrow(/items\.properties\[k\]: Required value: this property is in x-kubernetes-list-map-keys/);
+  });
+
   it('checks names and storage versions', () => {
     const crd: any = widgetCrd();
     crd.metadata.name = 'wrong.name';
