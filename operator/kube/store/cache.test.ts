@@ -38,3 +38,16 @@ it('re-lists when its resourceVersion expired, removing what was deleted meanwhi
   await until(() => events.length > 0, 'the execution created while the watch was away');
   expect(events[0]).toMatchObject({ type: 'ADDED', execution: { id: 'while-away' } });
 });
+
+it('resync() heals the cache without a watch', async () => {
+  const peer = await h.openPeer();
+  await peer.kv.set({ namespace: 'ns', key: 'old', value: 1 });
+  await until(() => h.stores.kv.getSync('ns', 'old'), 'the pair');
+  h.srv.suspendWatches();
+  await peer.kv.delete('ns', 'old');
+  await peer.kv.set({ namespace: 'ns', key: 'new', value: 2 });
+  await h.stores.kv.cache.resync();
+  expect(h.stores.kv.getSync('ns', 'old')).toBeUndefined();
+  expect(h.stores.kv.getSync('ns', 'new')?.value).toBe(2);
+  h.srv.resumeWatches();
+});

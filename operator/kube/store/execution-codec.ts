@@ -7,7 +7,7 @@ import { formatDuration } from '../../model/duration.js';
 import type { ExecutionCommand, PendingCommand } from '../../store/types.js';
 import { LABELS, executionName } from '../names.js';
 import type { KubeObject } from './kube-api.js';
-import { ANNOTATIONS, flowLabels } from './labels.js';
+import { ANNOTATIONS, flowLabels, labelValue } from './labels.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -44,8 +44,9 @@ export interface ExecutionStatus {
 
 export type ExecutionObject = KubeObject<ExecutionSpec, ExecutionStatus>;
 
-/** The execution id of a resource: its execution-id label, else (created by hand) its name. */
-export const executionIdOf = (obj: ExecutionObject): string => obj.metadata.labels?.[LABELS.executionId] ?? obj.metadata.name;
+/** The execution id of a resource: its execution-id annotation or label, else (created by hand) its name. */
+export const executionIdOf = (obj: ExecutionObject): string =>
+  obj.metadata.annotations?.[ANNOTATIONS.executionId] ?? obj.metadata.labels?.[LABELS.executionId] ?? obj.metadata.name;
 
 /**
  * The resource `create` posts. The initial record rides in an annotation (spec has no room for state, dates,
@@ -70,8 +71,11 @@ export function executionResource(execution: Execution): { body: Omit<ExecutionO
     body: {
       metadata: {
         name: executionName(execution.id),
-        labels: { ...flowLabels(execution.namespace, execution.flowId), [LABELS.executionId]: execution.id },
-        annotations: needsStatus ? { [ANNOTATIONS.statusPending]: 'true' } : { [ANNOTATIONS.initialRecord]: initial },
+        labels: { ...flowLabels(execution.namespace, execution.flowId), [LABELS.executionId]: labelValue(execution.id) },
+        annotations: {
+          [ANNOTATIONS.executionId]: execution.id,
+          ...(needsStatus ? { [ANNOTATIONS.statusPending]: 'true' } : { [ANNOTATIONS.initialRecord]: initial }),
+        },
       },
       spec,
     },

@@ -92,6 +92,15 @@ describe('KubeExecutionStore CRUD', () => {
     expect((await h.stores.executions.listActive()).map((s) => s.execution.id)).toEqual(['by-hand']);
   });
 
+  it('keeps ids that are not valid label values (label holds a hash, the annotation the id)', async () => {
+    const id = `trigger:${'x'.repeat(70)}`;
+    await h.stores.executions.create(sampleExecution(id));
+    expect((await h.stores.executions.get(id))?.execution.id).toBe(id);
+    const obj = await raw(id);
+    expect(obj.metadata.labels[LABELS.executionId]).toMatch(/^h-[0-9a-f]{40}$/);
+    expect((await h.stores.executions.search({})).results.map((e) => e.id)).toEqual([id]);
+  });
+
   it('lists active executions oldest first and counts by state', async () => {
     const ex = h.stores.executions;
     await ex.create(sampleExecution('new', { state: 'RUNNING', startDate: '2026-01-02T00:00:00.000Z' }));
