@@ -180,3 +180,14 @@ describe('source backfill (deprecated `backfill.start` property)', () => {
       .toEqual(['2026-05-10T08:00:00.000Z', '2026-05-10T09:00:00.000Z', '2026-05-10T10:00:00.000Z']);
   });
 });
+
+describe('lateMaximumDelay', () => {
+  it('skips the dates that could not start within the delay; backfills are never late', () => {
+    const trigger = hourly({ lateMaximumDelay: 'PT10M' });
+    const s = decide({ state: {}, trigger, now: at('2026-05-10T10:20:00Z') }).state;
+    expect(run(trigger, s, at('2026-05-10T13:05:00Z'), { recovery: true }).dates).toEqual(['2026-05-10T13:00:00.000Z']);
+    expect(run(trigger, s, at('2026-05-10T13:15:00Z'), { recovery: true }).dates).toEqual([]);
+    const b = startBackfill(s, trigger, { start: at('2026-05-10T06:00:00Z'), end: at('2026-05-10T07:00:00Z') }, at('2026-05-10T10:20:00Z'));
+    expect(run(trigger, b, at('2026-05-10T10:30:00Z')).dates).toEqual(['B 2026-05-10T06:00:00.000Z', 'B 2026-05-10T07:00:00.000Z']);
+  });
+});

@@ -8,8 +8,10 @@
 // with its own date); after a restart, the dates missed while nothing ran follow `recoverMissedSchedules` (ALL: every
 // one, in order; LAST: only the latest; NONE: none); dates falling while the trigger or its flow is disabled are
 // dropped. A backfill replays the dates in [start, end] (end: the request time when absent) one by one, after the
-// normal schedule's due dates; it can be paused, and disappears when done.
+// normal schedule's due dates; it can be paused, and disappears when done. `lateMaximumDelay` skips the dates that
+// could not start within that delay.
 import type { Label, Trigger } from '../../core/types.js';
+import { isDuration, parseDuration } from '../../model/duration.js';
 import { formatDate, nextAfter, previousBefore, scheduleVariables, type CronSpec } from './cron.js';
 
 export const RECOVER_POLICIES = ['ALL', 'NONE', 'LAST'] as const;
@@ -162,7 +164,13 @@ export function decide(input: DecideInput): Decision {
   }
   if (input.running) return { state };
 
-  const due = nextAfter(spec, cursor);
+  let due = nextAfter(spec, cursor);
+  // lateMaximumDelay: a date not started within the delay is skipped (backfills are never late).
+  const maxDelay = typeof trigger.lateMaximumDelay === 'string' && isDuration(trigger.lateMaximumDelay) ? parseDuration(trigger.lateMaximumDelay) : undefined;
+  while (maxDelay !== undefined && due && due.getTime() + maxDelay < now.getTime()) {
+    state = { ...state, cursor: iso(due) };
+    due = nextAfter(spec, due);
+  }
   if (due && due <= now) {
     return {
       candidate: { date: due, backfill: false, dedupeKey: iso(due), variables: scheduleVariables(spec, due) },

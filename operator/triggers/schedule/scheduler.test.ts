@@ -249,4 +249,23 @@ describe('scheduler', () => {
     await n.scheduler.evaluateNow();
     expect(await n.stores.triggers.get('sched', 'gone', 'hourly')).toBeUndefined();
   });
+
+  it('stopAfter disables the trigger when its execution ends in a listed state', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sched-'));
+    now = new Date('2026-05-10T10:20:00Z');
+    const n = await boot();
+    await saveFlow(n.stores, flowYaml('fragile', `  - id: hourly
+    type: ${SCHEDULE}
+    cron: "0 * * * *"
+    stopAfter: [FAILED]`, `  - id: boom
+    type: ai.service.plugin.core.execution.Fail
+    errorMessage: "{{ trigger.date }}"`));
+    now = new Date('2026-05-10T11:00:00Z');
+    const [failed] = await settle(n, 'fragile', 1);
+    expect(failed!.state.current).toBe('FAILED');
+    await until(() => n.stores.triggers.get('sched', 'fragile', 'hourly'), (r) => r?.disabled === true, 'trigger disabled');
+    now = new Date('2026-05-10T13:00:00Z');
+    await n.scheduler.evaluateNow();
+    expect(await executions(n.stores, 'fragile')).toHaveLength(1);
+  });
 });

@@ -3,11 +3,11 @@
 // the trigger's state with compare-and-set. A crash between the two never runs a date twice: the retry recreates the
 // same id. One timer is armed for the earliest due date (capped, so clock jumps and API changes are seen quickly);
 // flow changes, API changes to a trigger's state and the end of a scheduled execution re-evaluate at once.
-import { isTerminal, type Flow, type Trigger } from '../../core/types.js';
+import { isTerminal, type ExecutionState, type Flow, type Trigger } from '../../core/types.js';
 import { TRIGGER_TYPES } from '../../model/index.js';
 import { ConflictError, type FlowEvent, type FlowRecord, type TriggerStateRecord } from '../../store/types.js';
 import { createConditionEvaluator } from '../conditions/index.js';
-import { startTriggeredExecution, triggerActive } from '../create.js';
+import { startTriggeredExecution, triggerActive, triggerRenderVars } from '../create.js';
 import type { ConditionEvaluator, TriggerComponent, TriggerServiceDeps } from '../types.js';
 import { decideWithConditions, parsePolicy, started, type Candidate, type ScheduleState } from './decide.js';
 
@@ -82,15 +82,20 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
     }
   }
 
-  async function isRunning(executionId: string | undefined): Promise<boolean> {
-    if (!executionId) return false;
-    const stored = await deps!.stores.executions.get(executionId);
-    return !!stored && !isTerminal(stored.execution.state.current);
+  /** State of the execution holding the lock: undefined when none (or deleted). */
+  async function lockState(executionId: string | undefined): Promise<ExecutionState | undefined> {
+    if (!executionId) return undefined;
+    return (await deps!.stores.executions.get(executionId))?.execution.state.current;
   }
 
+  /** `stopAfter`: the trigger disables itself when its execution ends in one of these states (Kestra). */
+  const stopsAfter = (trigger: Trigger, ended: string | undefined): boolean =>
+    !!ended && Array.isArray(trigger.stopAfter) && trigger.stopAfter.includes(ended);
+
   async function accept(entry: Entry, c: Candidate): Promise<boolean> {
-    const conditions = entry.trigger.conditions as unknown[] | undefined;
-    if (!Array.isArray(conditions) || conditions.length === 0) return true;
+    const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+    const conditions = [...list(entry.trigger.conditions), ...list(entry.trigger.scheduleConditions)]; // the latter: Kestra's old name
+    if (conditions.length === 0) return true;
     const timezone = typeof entry.trigger.timezone === 'string' ? entry.trigger.timezone : undefined;
     return evaluator!(conditions, {
       flow: entry.flow, trigger: entry.trigger, date: c.date, ...(timezone ? { timezone } : {}),
@@ -104,19 +109,22 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = d.clock();
       const state = (rec?.state ?? {}) as ScheduleState;
-      const lockHeld = await isRunning(state.executionId);
+      const lock = await lockState(state.executionId);
+      const lockHeld = !!lock && !isTerminal(lock);
+      const disabled = (rec?.disabled ?? false) || (!lockHeld && stopsAfter(trigger, lock));
       const decision = await decideWithConditions({
-        state, trigger, now, running: lockHeld, active: triggerActive(flow, trigger, rec?.disabled ?? false),
+        state, trigger, now, running: lockHeld, active: triggerActive(flow, trigger, disabled),
         recovery: !entry.recovered, defaultPolicy: parsePolicy(d.env.TRIGGER_RECOVER_MISSED_SCHEDULES) ?? 'ALL',
       }, (c) => accept(entry, c));
       let next = decision.state;
       const c = decision.candidate;
       if (c) {
+        const vars = triggerRenderVars(flow, c.variables);
         try {
           const created = await startTriggeredExecution(d.stores, {
             flow, trigger, variables: c.variables, dedupeKey: c.dedupeKey, now,
-            ...(c.inputs ? { inputs: d.renderer.renderValue(c.inputs, { trigger: c.variables }) } : {}),
-            ...(c.labels ? { labels: c.labels.map((l) => ({ key: l.key, value: d.renderer.render(String(l.value), { trigger: c.variables }) })) } : {}),
+            ...(c.inputs ? { inputs: d.renderer.renderValue(c.inputs, vars) } : {}),
+            ...(c.labels ? { labels: c.labels.map((l) => ({ key: l.key, value: d.renderer.render(String(l.value), vars) })) } : {}),
           }, d.renderer);
           next = started(next, c, created.execution.id);
         } catch (err) {
@@ -125,9 +133,9 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
         }
       }
       try {
-        if (!rec || !sameJson(next, rec.state)) {
+        if (!rec || !sameJson(next, rec.state) || rec.disabled !== disabled) {
           rec = await d.stores.triggers.put({
-            namespace: flow.namespace, flowId: flow.id, triggerId: trigger.id, disabled: rec?.disabled ?? false, state: next as Record<string, unknown>,
+            namespace: flow.namespace, flowId: flow.id, triggerId: trigger.id, disabled, state: next as Record<string, unknown>,
           }, rec?.version ?? 0);
         }
       } catch (err) {
