@@ -1,7 +1,8 @@
 // The cluster launcher: one Kubernetes Job per task attempt (deterministic name), watched through an informer; the
 // outcome comes from the result file the runner wrote to internal storage, else from the Job/Pod status. Each
 // outcome is reported once per (task run, attempt): a `reported` annotation on the Job tells a restarted launcher
-// not to report it again unless the engine asks (launch of an attempt it has no result for).
+// not to report it again unless the engine asks (launch of an attempt it has no result for). A launch whose result
+// file already exists (its Job was garbage-collected meanwhile) reports that result instead of running the task again.
 // Call start() before the controller recovers, so running Jobs are adopted instead of created again.
 import {
   BatchV1Api, CoreV1Api, CustomObjectsApi, makeInformer, PatchStrategy, setHeaderOptions,
@@ -13,7 +14,7 @@ import type { Execution, Flow, TaskRun } from '../core/types.js';
 import { applyPluginDefaults } from '../model/index.js';
 import type { InternalStorage } from '../store/types.js';
 import type { Launcher, Report } from '../controller/launcher.js';
-import { readAttemptResult, writeAttemptInput } from './attempt-io.js';
+import { attemptInputUri, readAttemptResult, writeAttemptInput } from './attempt-io.js';
 import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
 import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, MANAGER, VERSION } from './names.js';
@@ -154,6 +155,9 @@ export class KubeLauncher implements Launcher {
   private async create(a: Attempt, flow: Flow, exec: Execution, run: TaskRun): Promise<void> {
     const cached = this.jobs?.get(a.jobName, this.o.namespace);
     if (cached) return this.adopt(a, cached);
+    // Finished earlier and its Job already garbage-collected (ttlSecondsAfterFinished): the result file remains.
+    const earlier = await readAttemptResult(this.o.storage, attemptInputUri(exec, run.id, a.attempt));
+    if (earlier) return this.deliver(a, earlier);
     const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
     const inputUri = await writeAttemptInput(this.o.storage, { flow, execution: exec }, run.id, a.attempt);
     const owner = await this.ownerOf(exec.id);

@@ -259,6 +259,24 @@ describe('a restarted launcher', () => {
     await l.stop();
   });
 
+  it('reports from the result file when the finished Job was already garbage-collected, without a new Job', async () => {
+    const first = await newLauncher();
+    const a = oneTask(`id: gc\ntype: ${SH}\ncommands:\n  - echo '::{"outputs":{"kept":"yes"}}::'`);
+    first.launch(a.flow, a.exec, a.run, 1);
+    expect((await outcomeOf(a)).state).toBe('SUCCESS');
+    await first.stop();
+    await batch().deleteNamespacedJob({ name: jobName(a.exec.id, a.run.id, 1), namespace: NS, propagationPolicy: 'Background' });
+    await until(() => jobGone(a), 'the Job to be collected');
+    const creates = server.stats.writes['POST jobs'] ?? 0;
+    const second = await newLauncher();
+    second.launch(a.flow, a.exec, a.run, 1);
+    await until(() => reportsOf(a)[1], 'the outcome reported again');
+    expect(reportsOf(a)[1]?.outcome).toMatchObject({ state: 'SUCCESS', outputs: { vars: { kept: 'yes' } } });
+    expect(server.stats.writes['POST jobs'] ?? 0).toBe(creates);
+    expect(await jobsOf(a)).toHaveLength(0);
+    await second.stop();
+  });
+
   it('reports a Job that finished while no launcher was running', async () => {
     const first = await newLauncher();
     const a = oneTask(`id: offline\ntype: ${SH}\ncommands:\n  - echo started\n  - sleep 1`);
