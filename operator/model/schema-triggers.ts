@@ -1,7 +1,7 @@
 // Property schemas (JSON Schema draft-07) of the plugin triggers: polling (HTTP, PostgreSQL query, S3/MinIO objects)
-// and realtime (Redis list, MQTT, NATS, PostgreSQL row changes). Schemas only: the model stays pure, the sources in
+// and realtime (Redis list, MQTT, NATS, PostgreSQL row changes, AMQP). Schemas only: the model stays pure, the sources in
 // operator/triggers/sources implement them. schema-flow.ts adds the properties every trigger shares.
-import { BOOL, DURATION, LABELS, OBJECT, STRING, tplInt, type Schema } from './schema-common.js';
+import { BOOL, DURATION, LABELS, OBJECT, STRING, TPL_BOOL, tplInt, type Schema } from './schema-common.js';
 import { PREFIX } from './task-types.js';
 
 /** Canonical type names of the plugin triggers (Kestra's `io.kestra.plugin.` names map onto them). */
@@ -14,6 +14,7 @@ export const PLUGIN_TRIGGER_TYPES = {
   nats: `${PREFIX}nats.RealtimeTrigger`,
   natsCore: `${PREFIX}nats.core.RealtimeTrigger`,
   postgresCdc: `${PREFIX}debezium.postgres.RealtimeTrigger`,
+  amqp: `${PREFIX}amqp.RealtimeTrigger`,
 } as const;
 
 export interface PluginTriggerSchema { properties: Record<string, Schema>; required: string[]; allOf?: Schema[] }
@@ -167,6 +168,25 @@ const postgresCdc: PluginTriggerSchema = {
   },
 };
 
+const amqp: PluginTriggerSchema = {
+  required: ['queue'],
+  properties: {
+    ...PLUGIN_COMMON,
+    url: REQUIRED_STRING,
+    host: REQUIRED_STRING,
+    port: { type: ['integer', 'string'] },
+    username: STRING,
+    password: STRING,
+    virtualHost: STRING,
+    queue: REQUIRED_STRING,
+    consumerTag: STRING,
+    serdeType: enumOf('STRING', 'JSON'),
+    autoAck: TPL_BOOL,
+  },
+  // The broker: `url` (amqp://user:pass@host:port/vhost) or `host` (with port, username, password, virtualHost).
+  allOf: [{ anyOf: [{ required: ['url'] }, { required: ['host'] }] }],
+};
+
 /** Schema of each plugin trigger's own properties, by canonical type. */
 export const PLUGIN_TRIGGER_SCHEMAS: Record<string, PluginTriggerSchema> = {
   [PLUGIN_TRIGGER_TYPES.http]: http,
@@ -177,6 +197,7 @@ export const PLUGIN_TRIGGER_SCHEMAS: Record<string, PluginTriggerSchema> = {
   [PLUGIN_TRIGGER_TYPES.nats]: nats,
   [PLUGIN_TRIGGER_TYPES.natsCore]: nats,
   [PLUGIN_TRIGGER_TYPES.postgresCdc]: postgresCdc,
+  [PLUGIN_TRIGGER_TYPES.amqp]: amqp,
 };
 
 /** The JSON Schema object of one plugin trigger's properties (what a source declares as its `schema`). */

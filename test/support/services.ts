@@ -107,3 +107,93 @@ export async function startNats(): Promise<Service> {
   const svc = await run('nats', '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port)], port, dir);
   return { ...svc, url: `nats://127.0.0.1:${port}` };
 }
+
+/** A RabbitMQ node of the tests; `stopBroker`/`startBroker` restart it on the same ports and data (reconnect tests). */
+export interface RabbitMQ extends Service { stopBroker(): Promise<void>; startBroker(): Promise<void> }
+
+const RABBIT_BIN = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+
+/**
+ * RabbitMQ (Debian's package) on free ports in a temporary directory: its own epmd on a free port (parallel test files
+ * never share one), its own node name, data, logs and Erlang cookie, no plugins (no management listener), the AMQP
+ * listener on 127.0.0.1 only, user guest/guest allowed from the loopback. Runs as the package's `rabbitmq` account when
+ * started as root. Booting takes several seconds: start one per test file. `url` is amqp://guest:guest@127.0.0.1:port.
+ */
+export async function startRabbitMQ(): Promise<RabbitMQ> {
+  requireBinary(RABBIT_BIN, 'rabbitmq-server');
+  const { connect: amqpConnect } = await import('amqplib');
+  const dir = mkdtempSync(join(tmpdir(), 'rabbitmq-'));
+  chmodSync(dir, 0o755);
+  const [port, distPort, epmdPort] = [await freePort(), await freePort(), await freePort()];
+  const asRoot = process.getuid?.() === 0;
+  const ids = asRoot ? { uid: Number(execFileSync('id', ['-u', 'rabbitmq']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'rabbitmq']).toString().trim()) } : {};
+  writeFileSync(join(dir, 'enabled_plugins'), '[].\n');
+  writeFileSync(join(dir, 'rabbitmq-env.conf'), '');
+  writeFileSync(join(dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\nlog.console = true\nlog.console.level = warning\nlog.file = false\n`);
+  if (asRoot) for (const f of ['', 'enabled_plugins', 'rabbitmq-env.conf', 'rabbitmq.conf']) chownSync(join(dir, f), ids.uid!, ids.gid!);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir, // the Erlang cookie is written here
+    ERL_EPMD_PORT: String(epmdPort),
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+    RABBITMQ_NODENAME: `rabbit-${port}@localhost`,
+    RABBITMQ_DIST_PORT: String(distPort),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq.conf'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+    RABBITMQ_PLUGINS_EXPAND_DIR: join(dir, 'plugins-expand'),
+    RABBITMQ_CONF_ENV_FILE: join(dir, 'rabbitmq-env.conf'),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+  };
+  const spawnOpts = { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], ...ids };
+  let out = '';
+  const collect = (p: ChildProcess) => {
+    p.stdout!.on('data', (d) => { out = (out + d).slice(-4000); });
+    p.stderr!.on('data', (d) => { out = (out + d).slice(-4000); });
+  };
+  // Our own epmd in the foreground (the node would otherwise start a daemon we could not tell apart from others).
+  const epmd = spawn('epmd', ['-port', String(epmdPort)], spawnOpts);
+  collect(epmd);
+  const stopProc = async (p: ChildProcess | undefined) => {
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    const t = setTimeout(() => p.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(t);
+  };
+  let node: ChildProcess | undefined;
+  const startBroker = async () => {
+    // rabbitmq-server execs erl, which execs the emulator: this pid is the node (SIGTERM shuts it down cleanly).
+    node = spawn(RABBIT_BIN, [], spawnOpts);
+    collect(node);
+    await waitForPort(port, node, 'rabbitmq', () => out, 120_000);
+    // The listener accepts TCP a moment before the broker accepts AMQP sessions.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        const c = await amqpConnect(`amqp://guest:guest@127.0.0.1:${port}`);
+        await c.close();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline || node.exitCode !== null) throw new Error(`rabbitmq does not accept AMQP sessions: ${String(err)}: ${out}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  const stopBroker = () => stopProc(node);
+  const stop = async () => {
+    await stopBroker();
+    await stopProc(epmd);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await startBroker();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { host: '127.0.0.1', port, url: `amqp://guest:guest@127.0.0.1:${port}`, proc: node!, stop, stopBroker, startBroker };
+}
