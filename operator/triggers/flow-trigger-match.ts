@@ -3,7 +3,7 @@
 // execution, and `preconditions` (newer Kestra) expressed as a MultipleCondition over the upstream flows.
 import { isTerminal, type Execution, type ExecutionState, type Flow, type Trigger } from '../core/types.js';
 import { normalizeType, TRIGGER_TYPES } from '../model/task-types.js';
-import { MULTIPLE_CONDITION, UPSTREAM_CONDITION } from './conditions/evaluator.js';
+import { FILTER_CONDITION, MULTIPLE_CONDITION, UPSTREAM_CONDITION } from './conditions/evaluator.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -83,13 +83,15 @@ function upstreamCondition(f: Obj): Obj {
 }
 
 /**
- * `preconditions: {id, flows: [{namespace, flowId, states, labels}], timeWindow: {window, windowAdvance}, resetOnSuccess}`
- * as a MultipleCondition keyed by the upstream index. `where` filters are not supported (reported by the caller).
+ * `preconditions: {id, flows: [{namespace, flowId, states, labels}], where: [{id, operand, filters}], timeWindow:
+ * {window, windowAdvance}, resetOnSuccess}` as one MultipleCondition: every upstream flow and every `where` entry
+ * must be met by some execution inside the window.
  */
 export function preconditionsCondition(pre: unknown): Obj | undefined {
   if (!isObj(pre)) return undefined;
   const flows = Array.isArray(pre.flows) ? pre.flows.filter(isObj) : [];
-  if (flows.length === 0) return undefined;
+  const where = Array.isArray(pre.where) ? pre.where.filter(isObj) : [];
+  if (flows.length === 0 && where.length === 0) return undefined;
   const tw = isObj(pre.timeWindow) ? pre.timeWindow : {};
   return {
     type: MULTIPLE_CONDITION,
@@ -97,6 +99,9 @@ export function preconditionsCondition(pre: unknown): Obj | undefined {
     window: tw.window ?? 'P1D',
     windowAdvance: tw.windowAdvance ?? 'PT0S',
     resetOnSuccess: pre.resetOnSuccess !== false,
-    conditions: Object.fromEntries(flows.map((f, i) => [`flow_${i}`, upstreamCondition(f)])),
+    conditions: Object.fromEntries([
+      ...flows.map((f, i) => [`flow_${i}`, upstreamCondition(f)] as const),
+      ...where.map((w, i) => [`where_${typeof w.id === 'string' ? w.id : i}`, { type: FILTER_CONDITION, operand: w.operand, filters: w.filters }] as const),
+    ]),
   };
 }

@@ -1,7 +1,7 @@
 // Flow triggers end to end on the embedded service (real SQLite, controller, REST API) plus the Flow trigger
 // component: A ends → B starts once with inputs from A's outputs; restarts of the component (including executions
 // that ended while it was stopped, and a crash between creating B and marking A done) never create a second B;
-// ExecutionStatus/ExecutionFlow conditions filter; disabled flows/triggers create nothing; preconditions wait for
+// ExecutionStatus/ExecutionFlow conditions and preconditions.where filter; disabled flows/triggers create nothing; preconditions wait for
 // every upstream flow; a flow does not trigger itself without explicit conditions. (The fixture format of
 // fixtures.test.ts runs one flow; triggered flows need the trigger component, hence this dedicated test.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +106,12 @@ beforeAll(async () => {
       flows:
         - { namespace: ${NS}, flowId: a, states: [SUCCESS] }
         - { namespace: ${NS}, flowId: u2 }`));
+  await env.createFlow(listener('where_failed', `    preconditions:
+      where:
+        - id: failed_here
+          filters:
+            - { field: NAMESPACE, type: EQUAL_TO, value: ${NS} }
+            - { field: STATE, type: IN, values: [FAILED, KILLED] }`));
   component = createFlowTriggerComponent({ checkpointEveryMs: 0 });
   await component.start(deps);
 }, 60_000);
@@ -128,7 +134,7 @@ describe('Flow trigger', () => {
     await restart(); // handled everything A's end caused
     expect(await countTriggeredBy('b', a.id)).toBe(1);
     expect(await countTriggeredBy('on_fail', a.id)).toBe(0); // ExecutionStatusCondition in [FAILED]
-    for (const id of ['off_flow', 'off_trigger', 'other']) expect(await executionsOf(id)).toEqual([]);
+    for (const id of ['off_flow', 'off_trigger', 'other', 'where_failed']) expect(await executionsOf(id)).toEqual([]);
   });
 
   it('conditions filter: a failed A starts on_fail, not b', async () => {
@@ -137,9 +143,11 @@ describe('Flow trigger', () => {
     const f = await triggeredBy('on_fail', a.id);
     expect(f.inputs.from).toBe(a.id);
     expect(f.inputs.value).toBe('no output'); // A failed before producing outputs
+    await triggeredBy('where_failed', a.id); // preconditions.where: failed in the namespace
     await restart();
     expect(await countTriggeredBy('b', a.id)).toBe(0);
     expect(await countTriggeredBy('on_fail', a.id)).toBe(1);
+    expect(await countTriggeredBy('where_failed', a.id)).toBe(1);
   });
 
   it('an A that ended while the component was stopped triggers B once it starts, and only once', async () => {
@@ -188,7 +196,8 @@ describe('Flow trigger', () => {
     const created = await env.execute(NS, 'loop', 'create', {});
     await env.waitFor(created.id, (e) => TERMINAL.includes(e?.state?.current));
     await restart();
-    expect((await executionsOf('loop')).length).toBe(1);
+    // Other flows' executions ending meanwhile may start it; its own never do.
+    expect((await executionsOf('loop')).filter((e) => e.trigger?.variables?.flowId === 'loop')).toEqual([]);
     expect(errors).toEqual([]);
   });
 

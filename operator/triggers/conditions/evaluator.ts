@@ -9,6 +9,7 @@ import { CONDITION_NAMES, normalizeType, PREFIX } from '../../model/task-types.j
 import type { ConditionContext, ConditionEvaluator, TriggerServiceDeps } from '../types.js';
 import { ConditionError, dateTimeBetween, dayWeek, dayWeekInMonth, parseDate, parseTime, timeBetween, weekend } from './dates.js';
 import { executionFlow, executionLabels, executionNamespace, executionStatus, type ExecutionView } from './execution.js';
+import { whereMatches, type ExecutionFilter } from './filters.js';
 import { publicHoliday } from './holidays.js';
 import { recordMultiple, type WindowSpec } from './multiple.js';
 
@@ -19,6 +20,10 @@ export type ConditionName = (typeof CONDITION_NAMES)[number];
 const CONDITION_PREFIX = `${PREFIX}core.condition.`;
 /** Internal (Flow trigger `preconditions.flows[]`): namespace, flowId, states and labels all match; never valid in a flow source. */
 export const UPSTREAM_CONDITION = `${CONDITION_PREFIX}$Upstream`;
+/** Internal (Flow trigger `preconditions.where[]`): execution filters combined with `operand`. */
+export const FILTER_CONDITION = `${CONDITION_PREFIX}$Filter`;
+
+type InternalName = '$Upstream' | '$Filter';
 export const MULTIPLE_CONDITION = `${CONDITION_PREFIX}MultipleCondition`;
 
 interface Scope {
@@ -34,9 +39,10 @@ type Handler = (c: Obj, s: Scope) => boolean | Promise<boolean>;
 const DEFAULT_DATE = /^\{\{\s*trigger\.date\s*\}\}$/;
 
 /** The condition's short name (`DayWeekCondition`), or undefined for an unknown type. */
-export function conditionName(type: unknown): ConditionName | '$Upstream' | undefined {
+export function conditionName(type: unknown): ConditionName | InternalName | undefined {
   if (typeof type !== 'string') return undefined;
   if (type === UPSTREAM_CONDITION) return '$Upstream';
+  if (type === FILTER_CONDITION) return '$Filter';
   const t = normalizeType(type);
   const name = t.startsWith(CONDITION_PREFIX) ? t.slice(CONDITION_PREFIX.length) : '';
   return (CONDITION_NAMES as readonly string[]).includes(name) ? (name as ConditionName) : undefined;
@@ -96,7 +102,7 @@ export function createConditionEvaluator(deps: TriggerServiceDeps): ConditionEva
     return c.conditions.map((x, i) => [isObj(x) ? x : {}, { ...s, path: `${s.path}.conditions[${i}]` }]);
   };
 
-  const HANDLERS: Record<ConditionName | '$Upstream', Handler> = {
+  const HANDLERS: Record<ConditionName | InternalName, Handler> = {
     DateTimeBetweenCondition: (c, s) => dateTimeBetween(dateOf(c, s), optDate(c.after, s), optDate(c.before, s)),
     DayWeekCondition: (c, s) => dayWeek(dateOf(c, s), str(c.dayOfWeek, s)),
     DayWeekInMonthCondition: (c, s) => dayWeekInMonth(dateOf(c, s), str(c.dayOfWeek, s), str(c.dayInMonth, s)),
@@ -116,6 +122,8 @@ export function createConditionEvaluator(deps: TriggerServiceDeps): ConditionEva
       return (c.namespace === undefined || e.namespace === c.namespace) && (c.flowId === undefined || e.flowId === c.flowId)
         && executionStatus(e, c.states) && (c.labels === undefined || executionLabels(e, c.labels));
     },
+    $Filter: (c, s) => whereMatches(executionView(s, 'preconditions'), Array.isArray(c.filters) ? c.filters.filter(isObj) as unknown as ExecutionFilter[] : [],
+      c.operand, (t) => deps.renderer.render(t, s.vars)),
     ExecutionFlowCondition: (c, s) => executionFlow(executionView(s, 'ExecutionFlowCondition'), str(c.namespace, s), str(c.flowId, s)),
     ExecutionNamespaceCondition: (c, s) =>
       executionNamespace(executionView(s, 'ExecutionNamespaceCondition'), str(c.namespace, s), c.comparison === undefined ? undefined : str(c.comparison, s), c.prefix),
