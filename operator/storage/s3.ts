@@ -57,8 +57,8 @@ const isMissing = (err: unknown): boolean => {
 /** Worker body (CommonJS, run with `eval`): answers `{ key, port, signal, maxBytes }` requests with the object's bytes. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { Client } = require(workerData.minioPath);
-const client = new Client(workerData.config);
+let client, initError;
+try { client = new (require(workerData.minioPath).Client)(workerData.config); } catch (e) { initError = e; }
 const missing = (e) => ['NoSuchKey', 'NotFound', 'NoSuchObject'].includes(e && e.code);
 async function fetchObject(bucket, key, maxBytes) {
   const stat = await client.statObject(bucket, key);
@@ -76,7 +76,7 @@ async function fetchObject(bucket, key, maxBytes) {
 }
 parentPort.on('message', async ({ bucket, key, port, signal, maxBytes }) => {
   let reply;
-  try { reply = await fetchObject(bucket, key, maxBytes); }
+  try { if (initError) throw initError; reply = await fetchObject(bucket, key, maxBytes); }
   catch (e) { reply = { ok: false, code: missing(e) ? 'ENOENT' : (e && e.code) || 'EIO', message: String(e && e.message || e) }; }
   try { port.postMessage(reply, reply.ok ? [reply.data.buffer] : []); }
   finally { port.close(); Atomics.store(signal, 0, 1); Atomics.notify(signal, 0); }
