@@ -46,7 +46,7 @@ describe('startLeaderElection (Kubernetes API test server)', () => {
 
   function elector(leaseName: string, identity: string, events: string[], extra: { leaseDurationSec?: number; renewEverySec?: number } = {}): LeaderElection {
     return startLeaderElection({
-      kc: server.kubeConfig(), namespace: 'default', leaseName, identity, leaseDurationSec: 2, renewEverySec: 0.3, ...extra,
+      kc: server.kubeConfig(), namespace: 'default', leaseName, identity, leaseDurationSec: 4, renewEverySec: 0.3, ...extra,
       onStartedLeading: () => { events.push(`${identity}:start`); },
       onStoppedLeading: () => { events.push(`${identity}:stop`); },
       onError: () => {},
