@@ -52,7 +52,7 @@ it('creates exactly one execution per message with trigger.data and the message 
   await h.save(flowYaml('amqp_basic', trigger('orders', 'serdeType: JSON')));
   await running('amqp_basic');
   await publish('orders', JSON.stringify({ id: 1, amount: 10 }), {
-    messageId: 'order-1', contentType: 'application/json', headers: { source: 'shop', attempt: 2 },
+    messageId: 'order-1', contentType: 'application/json', headers: { source: 'shop', attempt: 2, raw: Buffer.from('bytes') },
     timestamp: 1_700_000_000, appId: 'shop', correlationId: 'c-1',
   });
   await publish('orders', 'not json');
@@ -60,7 +60,7 @@ it('creates exactly one execution per message with trigger.data and the message 
   const first = execs.find((e) => e.trigger?.variables?.messageId === 'order-1')!;
   expect(first.trigger!.id).toBe('amqp');
   expect(first.trigger!.variables).toEqual({
-    data: { id: 1, amount: 10 }, messageId: 'order-1', contentType: 'application/json', headers: { source: 'shop', attempt: 2 },
+    data: { id: 1, amount: 10 }, messageId: 'order-1', contentType: 'application/json', headers: { source: 'shop', attempt: 2, raw: 'bytes' },
     timestamp: '2023-11-14T22:13:20.000Z', appId: 'shop', correlationId: 'c-1', deliveryMode: 2,
   });
   const second = execs.find((e) => e !== first)!;
@@ -128,6 +128,21 @@ it('a crash after the create and before the ack still gives one execution (messa
   expect(execs).toHaveLength(1);
   expect(execs[0].trigger!.variables!.data).toBe('pay-1');
 }, 120_000);
+
+it('a message that can never become an execution (invalid inputs) is rejected, not requeued', async () => {
+  await declare('bad_inputs');
+  h = await startHarness();
+  await h.save(flowYaml('amqp_inputs', trigger('bad_inputs', 'inputs:\n  n: "{{ trigger.data }}"'), 'inputs:\n  - id: n\n    type: INT\n'));
+  await running('amqp_inputs');
+  await publish('bad_inputs', 'not a number');
+  await publish('bad_inputs', '42');
+  const execs = await waitFor(async () => { const e = await h!.executions('amqp_inputs'); return e.length === 1 && e; }, 'the valid message created', 60_000);
+  expect(execs[0].inputs).toEqual({ n: 42 });
+  await waitFor(() => h!.logs.some((l) => l.includes('message rejected') && l.includes('inputs.n')), 'the invalid message rejected');
+  await h.stopComponent();
+  expect((await queueState('bad_inputs')).messageCount).toBe(0);
+  expect(await h.executions('amqp_inputs')).toHaveLength(1);
+}, 90_000);
 
 it('reconnects after the broker is stopped and restarted (host/port/virtualHost properties)', async () => {
   await declare('events');

@@ -143,7 +143,9 @@ export const amqpTrigger: RealtimeTriggerPlugin = {
         if (reason) throw reason;
         // Stopping: no more deliveries; creates in flight may finish and be acked, the rest is requeued on close.
         await ch.cancel(consumerTag).catch(() => undefined);
-        await Promise.race([Promise.allSettled([...inflight]), sleep(STOP_GRACE_MS)]);
+        const grace = new AbortController();
+        await Promise.race([Promise.allSettled([...inflight]), sleep(STOP_GRACE_MS, grace.signal)]);
+        grace.abort();
       } finally {
         await conn.close().catch(() => undefined);
       }
