@@ -76,6 +76,12 @@ describe('startKubeSecrets', () => {
   });
 });
 
+describe('startKubeSecrets without access', () => {
+  it('fails to start when the Secrets cannot be listed', async () => {
+    await expect(startKubeSecrets({ kc: kube.kubeConfig('no-such-token'), namespace: NS, onError: () => {} })).rejects.toThrow(/401/);
+  });
+});
+
 describe('startKubeSecrets after its watches end', () => {
   it('watches again and still sees changes', async () => {
     await core.createNamespacedSecret({ namespace: NS, body: secret('rewatch', { R: 'one' }, { 'flowpilot.io/secret': 'true' }) });

@@ -35,7 +35,7 @@ function decode(secret: V1Secret): Map<string, string> {
   return out;
 }
 
-/** Starts the informers and resolves once their first list is in the cache (or failed: it keeps retrying). */
+/** Starts the informers and resolves once their first list is in the cache; rejects when the Secrets cannot be listed. */
 export async function startKubeSecrets(options: KubeSecretsOptions): Promise<KubeSecretSource> {
   const { kc, namespace } = options;
   const secretName = options.secretName === undefined ? DEFAULT_SECRET_NAME : options.secretName;
@@ -60,7 +60,9 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
     for (const l of listeners) { try { l(); } catch (err) { onError(err as Error); } }
   };
 
+  const lists: (() => Promise<unknown>)[] = [];
   const add = (list: () => Promise<{ items: V1Secret[] }>, labelSelector?: string, fieldSelector?: string) => {
+    lists.push(list);
     const informer = new ListWatch<V1Secret>(path, watch, list as never, false, labelSelector, fieldSelector);
     informer.on('change', rebuild);
     informer.on('error', (err: unknown) => {
@@ -79,6 +81,9 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
     const labelSelector = `${SECRET_LABEL}=true`;
     add(() => core.listNamespacedSecret({ namespace, labelSelector }), labelSelector);
   }
+  // One direct list first, so that a missing permission or an unreachable API fails the start instead of leaving an
+  // empty cache behind (the informers retry on their own afterwards).
+  await Promise.all(lists.map((list) => list()));
   await Promise.all(informers.map((i) => i.start()));
   rebuild();
 
