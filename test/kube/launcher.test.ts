@@ -220,6 +220,7 @@ describe('a restarted launcher', () => {
     await until(async () => (await logText(a)).includes('started') || undefined, 'the script to start');
     await first.stop();
     const creates = server.stats.writes['POST jobs'] ?? 0;
+    expect(creates).toBeGreaterThan(0);
     const second = await newLauncher();
     second.launch(a.flow, a.exec, a.run, 1);
     const outcome = await outcomeOf(a);
@@ -268,6 +269,7 @@ describe('a restarted launcher', () => {
     await batch().deleteNamespacedJob({ name: jobName(a.exec.id, a.run.id, 1), namespace: NS, propagationPolicy: 'Background' });
     await until(() => jobGone(a), 'the Job to be collected');
     const creates = server.stats.writes['POST jobs'] ?? 0;
+    expect(creates).toBeGreaterThan(0);
     const second = await newLauncher();
     second.launch(a.flow, a.exec, a.run, 1);
     await until(() => reportsOf(a)[1], 'the outcome reported again');
