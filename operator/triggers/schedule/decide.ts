@@ -167,9 +167,11 @@ export function decide(input: DecideInput): Decision {
   let due = nextAfter(spec, cursor);
   // lateMaximumDelay: a date not started within the delay is skipped (backfills are never late).
   const maxDelay = typeof trigger.lateMaximumDelay === 'string' && isDuration(trigger.lateMaximumDelay) ? parseDuration(trigger.lateMaximumDelay) : undefined;
-  while (maxDelay !== undefined && due && due.getTime() + maxDelay < now.getTime()) {
-    state = { ...state, cursor: iso(due) };
-    due = nextAfter(spec, due);
+  if (maxDelay !== undefined && due && due.getTime() + maxDelay < now.getTime()) {
+    const firstInTime = nextAfter(spec, new Date(now.getTime() - maxDelay - 1));
+    const lastLate = firstInTime ? previousBefore(spec, firstInTime) : lastDueAtOrBefore(spec, cursor, now);
+    if (lastLate && lastLate > cursor) state = { ...state, cursor: iso(lastLate) };
+    due = firstInTime;
   }
   if (due && due <= now) {
     return {

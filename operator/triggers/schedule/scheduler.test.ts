@@ -268,4 +268,27 @@ describe('scheduler', () => {
     await n.scheduler.evaluateNow();
     expect(await executions(n.stores, 'fragile')).toHaveLength(1);
   });
+
+  it('DST days run each daily schedule once (Paris spring forward at 03:30, New York fall back at the first 01:30)', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'sched-'));
+    now = new Date('2026-03-28T12:00:00Z');
+    const n = await boot();
+    await saveFlow(n.stores, flowYaml('paris', `  - id: daily
+    type: ${SCHEDULE}
+    cron: "30 2 * * *"
+    timezone: Europe/Paris`));
+    now = new Date('2026-03-29T04:00:00Z');
+    expect(byTrigger(await settle(n, 'paris', 1), 'daily')).toEqual(['2026-03-29T03:30:00+02:00']);
+
+    now = new Date('2026-10-31T12:00:00Z');
+    await saveFlow(n.stores, flowYaml('newyork', `  - id: daily
+    type: ${SCHEDULE}
+    cron: "30 1 * * *"
+    timezone: America/New_York`));
+    now = new Date('2026-11-01T05:45:00Z'); // 01:45 EDT
+    await settle(n, 'newyork', 1);
+    now = new Date('2026-11-01T07:00:00Z'); // 02:00 EST, after the second 01:30
+    await n.scheduler.evaluateNow();
+    expect(byTrigger(await settle(n, 'newyork', 1), 'daily')).toEqual(['2026-11-01T01:30:00-04:00']);
+  });
 });
