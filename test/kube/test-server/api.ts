@@ -123,6 +123,9 @@ export class Api {
     if (t.namespaced && gm.namespace !== undefined && gm.namespace !== ns) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
+    if (gm.uid !== undefined && gm.uid !== '' && gm.uid !== old.metadata.uid) {
+      throw conflict(t.group, t.plural, name, `Precondition failed: UID in precondition: ${gm.uid}, UID in object meta: ${old.metadata.uid}`);
+    }
     if (gm.resourceVersion !== undefined && gm.resourceVersion !== '' && String(gm.resourceVersion) !== old.metadata.resourceVersion) {
       throw conflict(t.group, t.plural, name);
     }
@@ -170,9 +173,10 @@ export class Api {
     return stored;
   }
 
-  patch(t: ResourceType, ns: string | undefined, name: string, contentType: string, raw: string, version: string, sub?: string): KubeObject {
+  patch(t: ResourceType, ns: string | undefined, name: string, contentType: string, raw: string, version: string, sub?: string, fieldManager?: string): KubeObject {
     const type = contentType.split(';')[0].trim().toLowerCase();
     if (type === 'application/apply-patch+yaml' || type === 'application/apply-patch+cbor') {
+      if (!fieldManager) throw invalid('PatchOptions', 'meta.k8s.io', '', [{ reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }]);
       let applied: unknown;
       try { applied = parseYaml(raw); } catch (e) { throw badRequest(`error decoding YAML: ${(e as Error).message}`); }
       if (!this.store.get(typeKey(t.group, t.plural), ns, name)) {

@@ -105,6 +105,17 @@ describe('custom resources', () => {
     expect(smp.code).toBe(415);
   });
 
+  it('server-side apply creates then merges, and needs a fieldManager', async () => {
+    const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    const body = { apiVersion: `${G}/v1`, kind: 'Widget', metadata: { name: 'ssa' }, spec: { size: 4 } };
+    const noManager = await failure(co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'ssa', body }, apply));
+    expect(noManager.code).toBe(422);
+    const created: any = await co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'ssa', body, fieldManager: 'test' }, apply);
+    expect(created.spec).toEqual({ size: 4, color: 'red' });
+    const merged: any = await co.patchNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'ssa', body: { ...body, spec: { color: 'blue' } }, fieldManager: 'test' }, apply);
+    expect(merged.spec).toEqual({ size: 4, color: 'blue' });
+  });
+
   it('label and field selectors, paging', async () => {
     for (const [n, l] of [['l1', { app: 'a', tier: 'x' }], ['l2', { app: 'b' }], ['l3', { app: 'c', tier: 'y' }]] as const) {
       await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'sel', plural: 'widgets', body: widget(n, { size: 1 }, l) });

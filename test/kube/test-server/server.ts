@@ -15,14 +15,19 @@
 //   fields, no conflicts, lists replaced. dryRun is not supported (the write happens); fieldValidation is ignored
 //   (unknown fields of custom resources are always pruned, never refused).
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
-//   CEL rules (x-kubernetes-validations), list-type/map-keys uniqueness and version conversion (served versions share
-//   the storage version's data, apiVersion is rewritten) are not. Metadata inside custom resources is not pruned.
+//   so are list-type set/map duplicates. CEL rules (x-kubernetes-validations), ratcheting and version conversion
+//   (served versions share the storage version's data, apiVersion is rewritten) are not. Metadata inside custom
+//   resources is not pruned. The structural check covers types, properties vs additionalProperties, array items,
+//   forbidden keywords and list-type map keys, not every apiextensions rule.
 // - Built-in kinds are not schema-validated beyond a few rules clients hit (pod containers, job restartPolicy and
 //   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
+// - Writes are counted (stats) per request, refused ones included.
 // - Auth: bearer tokens from `tokens` (401 otherwise) and, only with `authorizeRequests`, `authorize` for every
 //   request (403); no RBAC objects. No admission webhooks, no quotas, no audit, no protobuf, no table output.
 // - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents=true (watch-list) sends the
-//   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a resourceVersion older than the last `historyLimit` events gets ERROR 410 (reason Expired).
+//   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a
+//   resourceVersion older than the last `historyLimit` events of its resource type gets ERROR 410 (reason Expired),
+//   like the per-type watch cache of the real server.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -50,7 +55,7 @@ export interface KubeTestServerOptions {
   /** Answers SubjectAccessReviews (default: allow), and every request when `authorizeRequests` is true. */
   authorize?: (attrs: AuthzAttributes) => boolean;
   authorizeRequests?: boolean;
-  /** Watch events kept for resuming watches (default 1000). */
+  /** Watch events kept per resource type for resuming watches (default 1000), like the watch cache. */
   historyLimit?: number;
   bookmarkIntervalMs?: number;
   /** Server-side cap of a watch (default 1800 s). */
@@ -224,7 +229,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     if (verb === 'update') { send(res, 200, api.present(t, api.update(t, ns, name!, parse(), version, sub), version)); return; }
     if (verb === 'patch') {
       if (!raw.trim()) throw new ApiError(400, 'BadRequest', 'the body of the request was empty');
-      send(res, 200, api.present(t, api.patch(t, ns, name!, String(req.headers['content-type'] ?? ''), raw, version, sub), version));
+      send(res, 200, api.present(t, api.patch(t, ns, name!, String(req.headers['content-type'] ?? ''), raw, version, sub, url.searchParams.get('fieldManager') ?? undefined), version));
       return;
     }
     const body = parse() ?? {};

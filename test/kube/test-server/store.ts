@@ -12,9 +12,8 @@ export class Store {
   private rv = 0;
   private readonly types = new Map<string, Map<string, KubeObject>>();
   private readonly uids = new Map<string, { typeKey: string; obj: KubeObject }>();
-  private history: StoreEvent[] = [];
-  /** Highest resourceVersion whose event was dropped from the history (0: none dropped). */
-  private evictedUpTo = 0;
+  /** Per type, like the real server's watch cache: recent events and the highest resourceVersion dropped from them. */
+  private readonly histories = new Map<string, { events: StoreEvent[]; evictedUpTo: number }>();
   private readonly watchers = new Set<Watcher>();
 
   constructor(private readonly historyLimit: number) {}
@@ -69,24 +68,42 @@ export class Store {
     return gone;
   }
 
+  private history(typeKey: string): { events: StoreEvent[]; evictedUpTo: number } {
+    let h = this.histories.get(typeKey);
+    if (!h) { h = { events: [], evictedUpTo: 0 }; this.histories.set(typeKey, h); }
+    return h;
+  }
+
   private publish(ev: StoreEvent): void {
-    this.history.push(ev);
-    if (this.history.length > this.historyLimit) {
-      const drop = this.history.length - this.historyLimit;
-      this.evictedUpTo = this.history[drop - 1].rv;
-      this.history = this.history.slice(drop);
+    const h = this.history(ev.typeKey);
+    h.events.push(ev);
+    if (h.events.length > this.historyLimit * 2) {
+      const drop = h.events.length - this.historyLimit;
+      h.evictedUpTo = h.events[drop - 1].rv;
+      h.events = h.events.slice(drop);
     }
     for (const w of this.watchers) if (w.typeKey === ev.typeKey) w.deliver(ev);
   }
 
-  /** Events of a type after `rv`, or 'expired' when some of them were dropped from the history window. */
-  eventsSince(typeKey: string, rv: number): StoreEvent[] | 'expired' {
-    if (rv < this.evictedUpTo) return 'expired';
-    return this.history.filter((e) => e.rv > rv && e.typeKey === typeKey);
+  private trimmed(typeKey: string): { events: StoreEvent[]; evictedUpTo: number } {
+    const h = this.history(typeKey);
+    if (h.events.length > this.historyLimit) {
+      const drop = h.events.length - this.historyLimit;
+      h.evictedUpTo = h.events[drop - 1].rv;
+      h.events = h.events.slice(drop);
+    }
+    return h;
   }
 
-  /** Oldest resourceVersion a watch can still start from. */
-  get oldestResumable(): number { return this.evictedUpTo; }
+  /** Events of a type after `rv`, or 'expired' when some of them were dropped from the type's history window. */
+  eventsSince(typeKey: string, rv: number): StoreEvent[] | 'expired' {
+    const h = this.trimmed(typeKey);
+    if (rv < h.evictedUpTo) return 'expired';
+    return h.events.filter((e) => e.rv > rv);
+  }
+
+  /** Oldest resourceVersion a watch of the type can still start from. */
+  oldestResumable(typeKey: string): number { return this.trimmed(typeKey).evictedUpTo; }
 
   addWatcher(w: Watcher): () => void {
     this.watchers.add(w);
@@ -97,7 +114,6 @@ export class Store {
   clear(): void {
     this.types.clear();
     this.uids.clear();
-    this.evictedUpTo = this.rv;
-    this.history = [];
+    this.histories.clear();
   }
 }

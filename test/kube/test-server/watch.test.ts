@@ -62,6 +62,21 @@ describe('watch', () => {
     expect(got[0].obj.message).toMatch(/too old resource version/);
   });
 
+  it('keeps the history per resource type: writes to other types do not expire a quiet type\'s watch', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()], historyLimit: 3 });
+    const kc = srv.kubeConfig();
+    const co = kc.makeApiClient(CustomObjectsApi);
+    const core = kc.makeApiClient(CoreV1Api);
+    const w: any = await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('quiet') });
+    for (let i = 0; i < 8; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `noise${i}` } } });
+    await co.deleteNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'quiet' });
+    const got: string[] = [];
+    let ended = false;
+    await new Watch(kc).watch(PATH, { resourceVersion: w.metadata.resourceVersion, timeoutSeconds: 1 }, (type, obj) => got.push(`${type} ${obj.metadata?.name}`), () => { ended = true; });
+    await until(() => ended, 'the watch to end');
+    expect(got).toEqual(['DELETED quiet']);
+  });
+
   it('keeps a client-node informer in sync, including a relist after 410', async () => {
     srv = await startKubeTestServer({ historyLimit: 3 });
     const kc = srv.kubeConfig();

@@ -48,7 +48,7 @@ export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p
   if (fromRv !== undefined && !p.sendInitialEvents) {
     const since = fromRv > store.resourceVersion ? [] : store.eventsSince(key, fromRv);
     if (since === 'expired') {
-      send('ERROR', new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${store.oldestResumable + 1})`).toStatus());
+      send('ERROR', new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${store.oldestResumable(key) + 1})`).toStatus());
       res.end();
       onEnd();
       return () => {};
