@@ -7,6 +7,7 @@
 // restarted service find the executions that ended while it was down and were never marked.
 import type { Execution, Flow } from '../core/types.js';
 import type { FlowRecord } from '../store/types.js';
+import { backoff } from './backoff.js';
 import { createConditionEvaluator } from './conditions/evaluator.js';
 import { startTriggeredExecution, triggerActive } from './create.js';
 import {
@@ -31,6 +32,7 @@ interface Checkpoint { at: string; oldestActiveStart?: string }
 
 const SCAN_PAGE = 200;
 const SEEN_MAX = 10_000;
+const MAX_ATTEMPTS = 5;
 
 export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): TriggerComponent {
   let deps: TriggerServiceDeps | undefined;
@@ -42,6 +44,10 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   let pending = 0;
   let lastCheckpoint = 0;
   let running = false;
+  let retrying = 0;
+  const timers = new Map<ReturnType<typeof setTimeout>, Execution>();
+  /** End date of the oldest transition given up on: checkpoints stay before it. */
+  let floor: number | undefined;
   const checkpointEvery = opts.checkpointEveryMs ?? 10_000;
   const slack = opts.slackMs ?? 5 * 60_000;
 
@@ -93,15 +99,31 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
     remember(key);
   }
 
-  function enqueue(d: TriggerServiceDeps, exec: Execution): void {
+  /**
+   * Queues one transition. A failure (store unavailable...) is retried with backoff while running; a transition
+   * that still fails keeps the checkpoint before it, so the next start looks at it again.
+   */
+  function enqueue(d: TriggerServiceDeps, exec: Execution, attempt = 0): void {
     pending++;
     chain = chain
       .then(() => handle(d, exec))
-      .catch((err) => d.onError(err, `Flow triggers for execution ${exec.id}`))
+      .catch((err) => {
+        d.onError(err, `Flow triggers for execution ${exec.id} (attempt ${attempt + 1})`);
+        if (running && attempt + 1 < MAX_ATTEMPTS) {
+          retrying++;
+          const timer = setTimeout(() => { timers.delete(timer); retrying--; if (running) enqueue(d, exec, attempt + 1); else keepBefore(exec); }, backoff(attempt));
+          timers.set(timer, exec);
+        } else keepBefore(exec);
+      })
       .finally(() => {
         pending--;
-        if (pending === 0 && running && Date.now() - lastCheckpoint >= checkpointEvery) void writeCheckpoint(d);
+        if (pending === 0 && retrying === 0 && running && Date.now() - lastCheckpoint >= checkpointEvery) void writeCheckpoint(d);
       });
+  }
+
+  function keepBefore(exec: Execution): void {
+    const t = Date.parse(transitionDate(exec));
+    if (Number.isFinite(t) && (floor === undefined || t < floor)) floor = t;
   }
 
   async function readCheckpoint(d: TriggerServiceDeps): Promise<{ cp?: Checkpoint; version: number }> {
@@ -113,7 +135,8 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   async function writeCheckpoint(d: TriggerServiceDeps): Promise<void> {
     lastCheckpoint = Date.now();
     try {
-      const at = new Date().toISOString(); // compared with end dates written by the controller: wall-clock time
+      // Compared with end dates written by the controller: wall-clock time, kept before any transition given up on.
+      const at = new Date(Math.min(Date.now(), floor ?? Infinity)).toISOString();
       const active = await d.stores.executions.listActive();
       const oldest = active.map((a) => a.execution.state.startDate).sort()[0];
       const state: Checkpoint = { at, ...(oldest ? { oldestActiveStart: oldest } : {}) };
@@ -170,6 +193,9 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
       const d = deps;
       running = false;
       for (const off of unsubscribe.splice(0)) off();
+      for (const [t, exec] of timers) { clearTimeout(t); keepBefore(exec); }
+      timers.clear();
+      retrying = 0;
       await chain; // handle what was queued: the checkpoint below must not skip it
       await writeCheckpoint(d);
       deps = undefined;
