@@ -1,7 +1,7 @@
 // Flow triggers end to end on the embedded service (real SQLite, controller, REST API) plus the Flow trigger
 // component: A ends → B starts once with inputs from A's outputs; restarts of the component (including executions
 // that ended while it was stopped, and a crash between creating B and marking A done) never create a second B;
-// ExecutionStatus/ExecutionFlow conditions and preconditions.where filter; disabled flows/triggers create nothing; preconditions wait for
+// ExecutionStatus/ExecutionFlow conditions and preconditions.where filter; disabled flows/triggers (in the source or through the trigger state store) create nothing; preconditions wait for
 // every upstream flow; a flow does not trigger itself without explicit conditions. (The fixture format of
 // fixtures.test.ts runs one flow; triggered flows need the trigger component, hence this dedicated test.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,8 @@ beforeAll(async () => {
   await env.createFlow(listener('on_fail', onA(['FAILED'])));
   await env.createFlow(listener('off_flow', onA(['SUCCESS']), 'disabled: true'));
   await env.createFlow(listener('off_trigger', `${onA(['SUCCESS'])}\n    disabled: true`));
+  await env.createFlow(listener('api_off', onA(['SUCCESS'])));
+  await env.stores.triggers.put({ namespace: NS, flowId: 'api_off', triggerId: 'on_upstream', disabled: true, state: {} }, 0);
   await env.createFlow(listener('other', `    conditions:\n      - { type: ${C}ExecutionFlowCondition, namespace: ${NS}, flowId: nope }`));
   await env.createFlow(listener('both', `    preconditions:
       id: both
@@ -134,7 +136,7 @@ describe('Flow trigger', () => {
     await restart(); // handled everything A's end caused
     expect(await countTriggeredBy('b', a.id)).toBe(1);
     expect(await countTriggeredBy('on_fail', a.id)).toBe(0); // ExecutionStatusCondition in [FAILED]
-    for (const id of ['off_flow', 'off_trigger', 'other', 'where_failed']) expect(await executionsOf(id)).toEqual([]);
+    for (const id of ['off_flow', 'off_trigger', 'api_off', 'other', 'where_failed']) expect(await executionsOf(id)).toEqual([]);
   });
 
   it('conditions filter: a failed A starts on_fail, not b', async () => {
