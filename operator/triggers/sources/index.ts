@@ -7,10 +7,11 @@ import { httpTrigger } from './http.js';
 import { minioTrigger } from './minio.js';
 import { mqttTrigger } from './mqtt.js';
 import { natsTrigger } from './nats.js';
+import { postgresCdcTrigger } from './postgres-cdc.js';
 import { postgresQueryTrigger } from './postgres-query.js';
 import { redisListTrigger } from './redis-list.js';
 
-const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger, natsTrigger, amqpTrigger];
+const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger, natsTrigger, postgresCdcTrigger, amqpTrigger];
 
 /** Type aliases accepted for a source (Kestra moved some plugins between packages). */
 const ALIASES: Record<string, string> = {

@@ -1,0 +1,88 @@
+// PostgreSQL row-change trigger against a real PostgreSQL (wal_level=logical): one execution per inserted / updated /
+// deleted row with `trigger.data`, `trigger.operation`, `trigger.table`; a change whose execution was created but not
+// confirmed before a crash is replayed into the same execution; the listener reconnects after its connection is killed.
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { startPostgres, type Service } from '../../../test/support/services.js';
+import { startTriggeredExecution } from '../create.js';
+import { flowYaml, startHarness, waitFor, type Harness } from './test-harness.js';
+
+let db: Service;
+let client: pg.Client;
+let h: Harness | undefined;
+
+beforeAll(async () => {
+  db = await startPostgres();
+  client = new pg.Client({ host: '127.0.0.1', port: db.port, user: 'postgres', database: 'postgres' });
+  await client.connect();
+  await client.query('CREATE TABLE orders (id int PRIMARY KEY, item text, qty bigint)');
+  await client.query('CREATE TABLE ignored (id int PRIMARY KEY)');
+}, 120_000);
+afterAll(async () => { await client.end(); await db.stop(); });
+afterEach(async () => { await h?.close(); h = undefined; });
+
+const trigger = (slot: string) => `id: cdc
+type: io.kestra.plugin.debezium.postgres.RealtimeTrigger
+hostname: 127.0.0.1
+port: "${db.port}"
+username: postgres
+database: postgres
+slotName: ${slot}
+publicationName: ${slot}_pub
+tables: [public.orders]`;
+
+const slotActive = (slot: string) => waitFor(async () =>
+  (await client.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active', [slot])).rowCount === 1, `slot ${slot} active`);
+
+it('one execution per row change with data, operation and table; other tables are ignored', async () => {
+  h = await startHarness();
+  await h.save(flowYaml('cdc_basic', trigger('cdc_basic')));
+  await slotActive('cdc_basic');
+  await client.query(`INSERT INTO orders VALUES (1, 'pen', 3), (2, 'ink', 1)`);
+  await client.query('INSERT INTO ignored VALUES (1)');
+  await client.query(`UPDATE orders SET qty = 5 WHERE id = 1`);
+  await client.query('DELETE FROM orders WHERE id = 2');
+  const execs = await waitFor(async () => { const e = await h!.executions('cdc_basic'); return e.length >= 4 && e; }, 'four executions');
+  const seen = execs.map((e) => e.trigger!.variables!).map((v) => [v.operation, v.table, v.data] as const);
+  expect(seen).toHaveLength(4);
+  expect(seen).toEqual(expect.arrayContaining([
+    ['INSERT', 'orders', { id: 1, item: 'pen', qty: 3, deleted: false }],
+    ['INSERT', 'orders', { id: 2, item: 'ink', qty: 1, deleted: false }],
+    ['UPDATE', 'orders', { id: 1, item: 'pen', qty: 5, deleted: false }],
+    ['DELETE', 'orders', expect.objectContaining({ id: 2, deleted: true })],
+  ]));
+});
+
+it('a change created but not confirmed before a crash is replayed into the same execution', async () => {
+  let crashes = 0;
+  h = await startHarness({
+    stopTimeoutMs: 3000,
+    create: async (deps, start) => {
+      await startTriggeredExecution(deps.stores, start, deps.renderer);
+      crashes++;
+      throw new Error('crash after create, before the LSN is confirmed');
+    },
+  });
+  await h.save(flowYaml('cdc_crash', trigger('cdc_crash')));
+  await slotActive('cdc_crash');
+  await client.query(`INSERT INTO orders VALUES (10, 'crash', 1)`);
+  await waitFor(() => crashes >= 2, 'the change replayed to the crashing run');
+  await h.restartComponent();
+  await client.query(`INSERT INTO orders VALUES (11, 'after', 1)`);
+  const execs = await waitFor(async () => { const e = await h!.executions('cdc_crash'); return e.length >= 2 && e; }, 'both changes');
+  await new Promise((r) => setTimeout(r, 500));
+  const ids = (await h.executions('cdc_crash')).map((e) => (e.trigger!.variables!.data as { id: number }).id).sort();
+  expect(ids).toEqual([10, 11]);
+  expect(execs).toHaveLength(2);
+});
+
+it('reconnects after the server drops the replication connection', async () => {
+  h = await startHarness();
+  await h.save(flowYaml('cdc_reconnect', trigger('cdc_reconnect')));
+  await slotActive('cdc_reconnect');
+  await client.query(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'cdc_reconnect'`);
+  await waitFor(() => h!.logs.some((l) => l.includes('reconnecting')), 'a reconnect attempt');
+  await slotActive('cdc_reconnect');
+  await client.query(`INSERT INTO orders VALUES (20, 'again', 2)`);
+  await waitFor(async () => (await h!.executions('cdc_reconnect')).some((e) => (e.trigger!.variables!.data as { id: number }).id === 20), 'change after reconnect');
+});
