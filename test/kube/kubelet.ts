@@ -12,7 +12,7 @@
 // (`runner.ts install`; set FLOWPILOT_INSTALL=symlink in the pod env to link instead of copying the checkout).
 // Container env: the Pod's env (value, fieldRef metadata.*, secretKeyRef / configMapKeyRef) and envFrom, over PATH.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -196,6 +196,7 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     const run: PodRun = { name, dir: mkdtempSync(join(tmpdir(), `kubelet-${name}-`)), deleted: false, procs: [], grace: pod.spec?.terminationGracePeriodSeconds ?? 30 };
     pods.set(name, run);
     const spec = pod.spec!;
+    for (const v of spec.volumes ?? []) if (v.emptyDir) mkdirSync(join(run.dir, 'volumes', v.name), { recursive: true });
     const status = (c: V1Container, state: V1ContainerStatus['state'], ready = false): V1ContainerStatus =>
       ({ name: c.name, image: c.image ?? '', imageID: '', ready, restartCount: 0, started: !!state?.running, state });
     const waitingAll = (reason: string, message?: string) => ({
