@@ -30,6 +30,13 @@ describe('KubeExecutionStore CRUD', () => {
     expect(obj.status).toBeUndefined();
   });
 
+  it('creating one id from two processes at once yields one resource and the same record', async () => {
+    const peer = await h.openPeer();
+    const [a, b] = await Promise.all([h.stores.executions.create(sampleExecution('same')), peer.executions.create(sampleExecution('same'))]);
+    expect(a.resourceVersion).toBe(b.resourceVersion);
+    expect(a.execution).toEqual(b.execution);
+  });
+
   it('deletes an execution with its commands', async () => {
     const ex = h.stores.executions;
     await ex.create(sampleExecution('e1'));

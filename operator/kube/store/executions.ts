@@ -43,6 +43,9 @@ export class KubeExecutionStore implements ExecutionStore {
 
   async create(execution: Execution): Promise<StoredExecution> {
     await this.cache.ready();
+    const known = this.find(execution.id);
+    const existing = known && this.stored(known);
+    if (existing) return existing;
     const { body, needsStatus } = executionResource(execution);
     let obj: ExecutionObject;
     try {
@@ -51,6 +54,9 @@ export class KubeExecutionStore implements ExecutionStore {
       if (!isConflict(err)) throw err;
       const existing = await this.cache.refresh(body.metadata.name);
       if (!existing) throw new Error(`Execution '${execution.id}' exists and vanished while being read: ${apiMessage(err)}`);
+      if (executionIdOf(existing) !== execution.id) {
+        throw new Error(`Execution resource '${body.metadata.name}' already holds execution '${executionIdOf(existing)}', not '${execution.id}'`);
+      }
       const stored = this.stored(existing);
       if (stored) return stored;
       obj = existing; // created by an earlier call that stopped before writing its status: complete it
