@@ -32,7 +32,7 @@ describe('buildJob', () => {
     expect(s.activeDeadlineSeconds).toBeUndefined();
     expect(s.template.spec?.restartPolicy).toBe('Never');
     expect(s.template.spec?.securityContext?.runAsNonRoot).toBe(true);
-    expect(s.template.spec?.securityContext?.runAsUser).toBe(1000);
+    expect(s.template.spec?.securityContext?.runAsUser).toBe(10001);
     expect(s.template.spec?.containers[0].securityContext?.allowPrivilegeEscalation).toBe(false);
   });
 

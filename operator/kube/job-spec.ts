@@ -32,7 +32,7 @@ export interface LauncherSettings {
   terminationGracePeriodSeconds?: number;
   /** Added to a task's `timeout` for the Job's activeDeadlineSeconds (default 60: the engine's own timeout kills first). */
   deadlineMarginSeconds?: number;
-  /** Non-root user of task containers (default 1000). */
+  /** Non-root user of task containers (default 10001, the runner image's user). */
   runAsUser?: number;
 }
 
@@ -163,7 +163,7 @@ export function buildJob(i: JobSpecInput): V1Job {
     initContainers.push(init);
   }
   const deadline = deadlineSeconds(task, settings.deadlineMarginSeconds ?? 60);
-  const user = settings.runAsUser ?? 1000;
+  const user = settings.runAsUser ?? 10001;
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
