@@ -63,6 +63,7 @@ describe('buildJob', () => {
     expect(main.imagePullPolicy).toBe('Always');
     expect(main.command).toEqual(['/flowpilot/node/bin/node', '--import', 'tsx', '/flowpilot/app/runner-image/runner.ts']);
     expect(main.workingDir).toBe('/flowpilot/app');
+    expect(envOf(main).FLOWPILOT_TASK_IMAGE).toBe('python:3.12-slim');
     expect(main.volumeMounts).toContainEqual({ name: 'flowpilot', mountPath: '/flowpilot', readOnly: true });
     const init = spec.initContainers![0];
     expect(init.name).toBe(INIT_CONTAINER);

@@ -147,6 +147,8 @@ export function buildJob(i: JobSpecInput): V1Job {
   if (settings.resources) main.resources = settings.resources;
   const initContainers: V1Container[] = [];
   if (docker) {
+    // Tells the script plugins they already run inside the task's image (no Docker engine needed or wanted).
+    env.push({ name: 'FLOWPILOT_TASK_IMAGE', value: docker.image });
     volumes.push({ name: 'flowpilot', emptyDir: {} });
     main.volumeMounts!.push({ name: 'flowpilot', mountPath: RUNNER_LAYOUT.mount, readOnly: true });
     const init: V1Container = {
