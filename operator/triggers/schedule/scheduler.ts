@@ -97,10 +97,16 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
     const conditions = [...list(entry.trigger.conditions), ...list(entry.trigger.scheduleConditions)]; // the latter: Kestra's old name
     if (conditions.length === 0) return true;
     const timezone = typeof entry.trigger.timezone === 'string' ? entry.trigger.timezone : undefined;
-    return evaluator!(conditions, {
-      flow: entry.flow, trigger: entry.trigger, date: c.date, ...(timezone ? { timezone } : {}),
-      variables: { trigger: c.variables, schedule: c.variables, flow: { id: entry.flow.id, namespace: entry.flow.namespace, revision: entry.flow.revision } },
-    });
+    try {
+      return await evaluator!(conditions, {
+        flow: entry.flow, trigger: entry.trigger, date: c.date, ...(timezone ? { timezone } : {}),
+        variables: { trigger: c.variables, schedule: c.variables, flow: { id: entry.flow.id, namespace: entry.flow.namespace, revision: entry.flow.revision } },
+      });
+    } catch (err) {
+      // A condition that cannot be evaluated skips the date (reported once) instead of blocking the trigger.
+      deps!.onError(err, `conditions of schedule ${entry.flow.namespace}.${entry.flow.id}.${entry.trigger.id} at ${c.dedupeKey}`);
+      return false;
+    }
   }
 
   async function evaluate(entry: Entry, rec: TriggerStateRecord | undefined): Promise<void> {
