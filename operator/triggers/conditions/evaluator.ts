@@ -122,8 +122,10 @@ export function createConditionEvaluator(deps: TriggerServiceDeps): ConditionEva
       return (c.namespace === undefined || e.namespace === c.namespace) && (c.flowId === undefined || e.flowId === c.flowId)
         && executionStatus(e, c.states) && (c.labels === undefined || executionLabels(e, c.labels));
     },
-    $Filter: (c, s) => whereMatches(executionView(s, 'preconditions'), Array.isArray(c.filters) ? c.filters.filter(isObj) as unknown as ExecutionFilter[] : [],
-      c.operand, (t) => deps.renderer.render(t, s.vars)),
+    $Filter: (c, s) => {
+      const filters = (Array.isArray(c.filters) ? c.filters.filter(isObj) : []) as unknown as ExecutionFilter[];
+      return whereMatches(executionView(s, 'preconditions'), filters, c.operand, (t) => deps.renderer.render(t, s.vars));
+    },
     ExecutionFlowCondition: (c, s) => executionFlow(executionView(s, 'ExecutionFlowCondition'), str(c.namespace, s), str(c.flowId, s)),
     ExecutionNamespaceCondition: (c, s) =>
       executionNamespace(executionView(s, 'ExecutionNamespaceCondition'), str(c.namespace, s), c.comparison === undefined ? undefined : str(c.comparison, s), c.prefix),
