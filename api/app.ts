@@ -32,10 +32,12 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   return r;
 }
 
-export function createApp(deps: ApiOptions): Koa {
+/** `before`: middleware run ahead of every route, after error handling (cluster mode: metrics, then authentication). */
+export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[] } = {}): Koa {
   const app = new Koa();
   app.silent = true; // errors are answered (and logged) by errorMiddleware
   app.use(errorMiddleware);
+  for (const mw of opts.before ?? []) app.use(mw);
   const health = new Router();
   health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });
   app.use(health.routes());

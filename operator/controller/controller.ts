@@ -31,6 +31,8 @@ export interface ControllerOptions {
   onError?: (err: unknown) => void;
   /** Where attempts run (default: this process). Cluster mode passes a factory for its Job launcher. */
   launcher?: (report: Report) => Launcher;
+  /** Called after each batch of events of one execution with its duration (metrics). */
+  observe?: (ms: number, ok: boolean) => void;
   /** Source of `secret('NAME')` values (default: `SECRET_<NAME>` in `env`). */
   secrets?: (name: string) => string | undefined;
 }
@@ -53,7 +55,12 @@ export class Controller {
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, opts.env ?? process.env, opts.secrets);
     const onError = (key: string, err: unknown) => (opts.onError ?? ((e) => console.error(`[controller] ${key}:`, e)))(err);
-    this.queue = new KeyedQueue((id, items) => this.process(id, items), onError);
+    const observe = opts.observe;
+    this.queue = new KeyedQueue(observe ? async (id, items) => {
+      const t0 = performance.now();
+      let ok = false;
+      try { await this.process(id, items); ok = true; } finally { observe(performance.now() - t0, ok); }
+    } : (id, items) => this.process(id, items), onError);
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });

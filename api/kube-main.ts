@@ -1,0 +1,52 @@
+// Cluster-mode API entry point (`node --import tsx api/kube-main.ts`): the same Koa routes over the custom-resource
+// stores, every /api/v1 request authenticated with the caller's bearer token (TokenReview) and authorized per resource
+// verb (SubjectAccessReview); webhooks keep their key. `/metrics` and `/healthz` are served too.
+import { KubeConfig } from '@kubernetes/client-node';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { initExpressions } from '../operator/expr/index.js';
+import { loadClusterSettings } from '../operator/kube/config.js';
+import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
+import { S3Storage } from '../operator/storage/s3.js';
+import { PgLogStore } from '../operator/store/postgres/logs.js';
+import { createApp } from './app.js';
+import { kubeAuth } from './auth.js';
+import { createHttpMetrics } from './metrics.js';
+import { startServer } from './server.js';
+
+export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ port: number; stores: KubeStores; close(): Promise<void> }> {
+  const settings = loadClusterSettings(env);
+  if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
+  await initExpressions();
+  const storage = new S3Storage(settings.storage);
+  const pool = new pg.Pool({ connectionString: settings.logStoreUrl, max: 5 });
+  const logs = new PgLogStore(pool);
+  await logs.init();
+  const stores = await openKubeStores({ kc, namespace: settings.namespace, logs, storage });
+  await stores.ready();
+  const metrics = createHttpMetrics();
+  const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];
+  const app = createApp({ stores }, { before: [metrics.middleware, ...auth] });
+  app.use(metrics.router.routes());
+  const server = await startServer(app, Number(env.PORT ?? 8080), env.HOST ?? '0.0.0.0');
+  console.log(`[api] cluster mode listening on :${server.port} (namespace ${settings.namespace})`);
+  return {
+    port: server.port, stores,
+    async close() {
+      await server.close();
+      await stores.close();
+      await logs.close();
+      await pool.end();
+      await storage.close();
+    },
+  };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then((m) => {
+    const stop = () => void m.close().then(() => process.exit(0), () => process.exit(1));
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  }, (err) => { console.error('[api] failed to start:', err); process.exit(1); });
+}

@@ -1,0 +1,65 @@
+// Cluster-mode settings from the environment the Helm chart sets (docs/kubernetes.md lists every variable): where the
+// resources live, the internal storage bucket, the log store, task Pod settings and leader election. Pure: env in, settings out.
+import { hostname } from 'node:os';
+import type { LauncherSettings, PullPolicy } from './job-spec.js';
+import type { S3StorageOptions } from '../storage/s3.js';
+
+export interface ClusterSettings {
+  namespace: string;
+  identity: string;
+  leaderElection: { enabled: boolean; leaseName: string };
+  metricsPort: number;
+  storage: S3StorageOptions;
+  logStoreUrl: string;
+  secretsSecretName: string;
+  launcher: LauncherSettings;
+}
+
+function json<T>(env: NodeJS.ProcessEnv, name: string): T | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  try { return JSON.parse(raw) as T; } catch { throw new Error(`${name} must be JSON: ${raw.slice(0, 80)}`); }
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const v = env[name];
+  if (!v) throw new Error(`${name} is required in cluster mode (see docs/kubernetes.md)`);
+  return v;
+}
+
+/** Environment of task Pods: what the runner needs to reach storage and the log store (credentials come from Secrets). */
+const RUNNER_ENV = [
+  'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET', 'STORAGE_S3_REGION', 'STORAGE_S3_FORCE_PATH_STYLE', 'STORAGE_S3_PREFIX',
+  'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'WATCH_NAMESPACE',
+];
+
+export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
+  const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
+  const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
+  const launcher: LauncherSettings = {
+    runnerImage: env.RUNNER_IMAGE || 'ghcr.io/flowpilot/flowpilot-runner:0.1.0',
+    ...(pull ? { imagePullPolicy: pull } : {}),
+    ...(env.RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: env.RUNNER_SERVICE_ACCOUNT } : {}),
+    ...(json(env, 'RUNNER_RESOURCES') ? { resources: json(env, 'RUNNER_RESOURCES') } : {}),
+    ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: Number(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
+    env: { ...Object.fromEntries(RUNNER_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]!])), WATCH_NAMESPACE: namespace },
+  };
+  return {
+    namespace,
+    identity: env.POD_NAME || `${hostname()}-${process.pid}`,
+    leaderElection: { enabled: env.LEADER_ELECTION_ENABLED !== 'false', leaseName: env.LEADER_ELECTION_LEASE_NAME || 'flowpilot-operator' },
+    metricsPort: Number(env.METRICS_PORT ?? 9090),
+    storage: {
+      endpoint: required(env, 'STORAGE_S3_ENDPOINT'),
+      bucket: env.STORAGE_S3_BUCKET || 'flowpilot',
+      ...(env.STORAGE_S3_REGION ? { region: env.STORAGE_S3_REGION } : {}),
+      ...(env.STORAGE_S3_ACCESS_KEY_ID ? { accessKey: env.STORAGE_S3_ACCESS_KEY_ID } : {}),
+      ...(env.STORAGE_S3_SECRET_ACCESS_KEY ? { secretKey: env.STORAGE_S3_SECRET_ACCESS_KEY } : {}),
+      ...(env.STORAGE_S3_PREFIX ? { prefix: env.STORAGE_S3_PREFIX } : {}),
+      pathStyle: env.STORAGE_S3_FORCE_PATH_STYLE !== 'false',
+    },
+    logStoreUrl: required(env, 'LOG_STORE_URL'),
+    secretsSecretName: env.SECRETS_SECRET_NAME || 'flowpilot-secrets',
+    launcher,
+  };
+}

@@ -1,0 +1,64 @@
+// Cluster-mode operator entry point (`node --import tsx operator/kube/main.ts`, the image's default command): loads the
+// settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
+// and runs the operator with leader election; `/metrics` and `/healthz` on METRICS_PORT on every replica.
+import { KubeConfig } from '@kubernetes/client-node';
+import { createServer } from 'node:http';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { initExpressions } from '../expr/index.js';
+import { createOperatorMetrics, metricsHandler } from '../metrics.js';
+import { S3Storage } from '../storage/s3.js';
+import { PgLogStore } from '../store/postgres/logs.js';
+import { loadClusterSettings } from './config.js';
+import { startOperator, type RunningOperator } from './operator.js';
+
+export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ operator: RunningOperator; close(): Promise<void>; metricsPort: number }> {
+  const settings = loadClusterSettings(env);
+  if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
+  await initExpressions();
+  const storage = new S3Storage(settings.storage);
+  await storage.ensureBucket();
+  const pool = new pg.Pool({ connectionString: settings.logStoreUrl, max: 5 });
+  const logs = new PgLogStore(pool);
+  await logs.init();
+  const metrics = createOperatorMetrics();
+  const operator = await startOperator({
+    kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
+    leaderElection: settings.leaderElection, secretsSecretName: settings.secretsSecretName, env, metrics,
+  });
+  const serveMetrics = metricsHandler(metrics.registry);
+  const server = createServer((req, res) => {
+    if ((req.url ?? '').split('?')[0] === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'UP', leader: operator.isLeader() }));
+    } else serveMetrics(req, res);
+  });
+  await new Promise<void>((r) => server.listen(settings.metricsPort, '0.0.0.0', r));
+  const metricsPort = (server.address() as { port: number }).port;
+  console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on :${metricsPort}`);
+  return {
+    operator, metricsPort,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await operator.stop();
+      await logs.close();
+      await pool.end();
+      await storage.close();
+    },
+  };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then((m) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`[operator] ${signal}: shutting down`);
+      void m.close().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  }, (err) => { console.error('[operator] failed to start:', err); process.exit(1); });
+}
