@@ -55,9 +55,11 @@ it('an item received before a crash is created once after the restart (crash bef
     },
   });
   await h.save(flowYaml('redis_crash', trigger('jobs')));
-  await client.rpush('jobs', 'before', 'after');
+  // One batch: 'after' is created then the run crashes; 'before' was received (it is in `pending`) but never created.
+  await client.rpush('jobs', 'after', 'before');
   const lists = work('redis_crash', 'jobs');
-  await waitFor(async () => calls >= 2 && (await client.llen(lists.pending)) >= 1, 'items claimed by the crashing run');
+  await waitFor(async () => calls >= 2 && (await client.llen(lists.pending)) === 2, 'items claimed by the crashing run');
+  expect((await h.executions('redis_crash')).map((e) => e.trigger?.variables?.value)).toEqual(['after']);
   await h.restartComponent();
   const execs = await waitFor(async () => {
     const e = await h!.executions('redis_crash');

@@ -1,8 +1,9 @@
 // Redis list realtime trigger (`redis.list.RealtimeTrigger`): one execution per list item, never lost and never doubled.
 // Reliable-queue pattern in three steps, each surviving a crash:
-//   1. BLMOVE the item from the list into the trigger's `claimed` list (a crash here leaves it there: re-claimed);
-//   2. MULTI: take it out of `claimed` and push an envelope {id, value} onto `pending` (the id fixes the execution id);
-//   3. create the execution (dedupe key = envelope id), then LREM the envelope from `pending`.
+//   1. BLMOVE/LMOVE items from the list into the trigger's `claimed` list (a crash here leaves them there: re-claimed);
+//   2. MULTI: take them out of `claimed` and push envelopes {id, value} onto `pending` (the id fixes the execution id);
+//   3. create the executions (dedupe key = envelope id), then LREM the envelopes from `pending`.
+// Items are taken in batches of up to 100 (three round trips per batch), handled in list order.
 // On (re)connect, leftovers of `claimed` are claimed again and leftovers of `pending` are re-created (idempotent).
 import { Redis } from 'ioredis';
 import { newId } from '../../core/ids.js';
@@ -23,17 +24,47 @@ function decode(raw: string, serde: string): unknown {
   try { return JSON.parse(raw); } catch { return raw; }
 }
 
-async function claim(redis: Redis, lists: { claimed: string; pending: string }, value: string): Promise<string> {
-  const envelope = JSON.stringify({ id: newId(), value } satisfies Envelope);
-  await redis.multi().lrem(lists.claimed, 1, value).rpush(lists.pending, envelope).exec();
-  return envelope;
+/** Step 2 for a batch: one MULTI moves the claimed values into `pending` as envelopes with fresh ids. */
+async function claim(redis: Redis, lists: { claimed: string; pending: string }, values: string[]): Promise<string[]> {
+  if (values.length === 0) return [];
+  const envelopes = values.map((value) => JSON.stringify({ id: newId(), value } satisfies Envelope));
+  const tx = redis.multi();
+  for (const v of values) tx.lrem(lists.claimed, 1, v);
+  await tx.rpush(lists.pending, ...envelopes).exec();
+  return envelopes;
 }
 
-async function handle(redis: Redis, lists: { pending: string }, envelope: string, key: string, serde: string, emit: (e: TriggerEvent) => Promise<void>): Promise<void> {
-  const { id, value } = JSON.parse(envelope) as Envelope;
-  await emit({ dedupeKey: id, variables: { key, value: decode(value, serde) } });
-  await redis.lrem(lists.pending, 1, envelope);
+/** Step 3 for a batch: create each execution in order, then drop the envelopes (a crash in between: re-created once). */
+async function handle(redis: Redis, lists: { pending: string }, envelopes: string[], key: string, serde: string, emit: (e: TriggerEvent) => Promise<void>): Promise<void> {
+  const done: string[] = [];
+  try {
+    for (const envelope of envelopes) {
+      const { id, value } = JSON.parse(envelope) as Envelope;
+      await emit({ dedupeKey: id, variables: { key, value: decode(value, serde) } });
+      done.push(envelope);
+    }
+  } finally {
+    if (done.length && redis.status === 'ready') {
+      const p = redis.pipeline();
+      for (const e of done) p.lrem(lists.pending, 1, e);
+      await p.exec();
+    }
+  }
 }
+
+/** Up to `max` more items without blocking (one round trip). */
+async function drain(redis: Redis, key: string, claimed: string, max: number): Promise<string[]> {
+  const p = redis.pipeline();
+  for (let i = 0; i < max; i++) p.lmove(key, claimed, 'LEFT', 'RIGHT');
+  const out: string[] = [];
+  for (const [err, v] of (await p.exec()) ?? []) {
+    if (err) throw err;
+    if (typeof v === 'string') out.push(v);
+  }
+  return out;
+}
+
+const BATCH = 100;
 
 export const redisListTrigger: RealtimeTriggerPlugin = {
   kind: 'realtime',
@@ -55,14 +86,15 @@ export const redisListTrigger: RealtimeTriggerPlugin = {
         await redis.connect();
         ready();
         // Recovery: what an earlier run claimed or announced but did not finish.
-        for (const v of await redis.lrange(lists.claimed, 0, -1)) await claim(redis, lists, v);
-        for (const env of await redis.lrange(lists.pending, 0, -1)) await handle(redis, lists, env, key, serde, emit);
+        await claim(redis, lists, await redis.lrange(lists.claimed, 0, -1));
+        await handle(redis, lists, await redis.lrange(lists.pending, 0, -1), key, serde, emit);
         while (!signal.aborted) {
-          // Blocks up to 1 s so a stop is noticed; then drains what is queued without blocking.
-          let value = await Promise.race([redis.blmove(key, lists.claimed, 'LEFT', 'RIGHT', 1), closed.then(() => null)]);
-          while (value !== null && value !== undefined && !signal.aborted) {
-            await handle(redis, lists, await claim(redis, lists, value), key, serde, emit);
-            value = await redis.lmove(key, lists.claimed, 'LEFT', 'RIGHT');
+          // Blocks up to 1 s so a stop is noticed; then takes what is queued in batches, without blocking.
+          const first = await Promise.race([redis.blmove(key, lists.claimed, 'LEFT', 'RIGHT', 1), closed.then(() => null)]);
+          let batch = typeof first === 'string' ? [first, ...(await drain(redis, key, lists.claimed, BATCH - 1))] : [];
+          while (batch.length > 0 && !signal.aborted) {
+            await handle(redis, lists, await claim(redis, lists, batch), key, serde, emit);
+            batch = batch.length < BATCH ? [] : await drain(redis, key, lists.claimed, BATCH);
           }
           if (redis.status === 'end') return;
         }
