@@ -130,9 +130,7 @@ export class Collector {
   }
 
   private dependentsOf(uid: string): { typeKey: string; obj: KubeObject }[] {
-    const out: { typeKey: string; obj: KubeObject }[] = [];
-    for (const e of this.store.all()) if (refs(e.obj).some((r) => r.uid === uid)) out.push(e);
-    return out;
+    return this.store.dependentsOf(uid);
   }
 
   private run(task: Task): void {

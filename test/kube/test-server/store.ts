@@ -15,6 +15,8 @@ export class Store {
   /** Per type, like the real server's watch cache: recent events and the highest resourceVersion dropped from them. */
   private readonly histories = new Map<string, { events: StoreEvent[]; evictedUpTo: number }>();
   private readonly watchers = new Set<Watcher>();
+  /** owner uid → uids of the objects whose ownerReferences name it (the garbage collector's dependency graph). */
+  private readonly dependents = new Map<string, Set<string>>();
 
   constructor(private readonly historyLimit: number) {}
 
@@ -39,6 +41,26 @@ export class Store {
     return out.sort((a, b) => objKey(a.metadata.namespace, a.metadata.name).localeCompare(objKey(b.metadata.namespace, b.metadata.name)));
   }
 
+  private index(obj: KubeObject | undefined, add: boolean): void {
+    const refs = obj && Array.isArray(obj.metadata.ownerReferences) ? obj.metadata.ownerReferences : [];
+    for (const r of refs) {
+      if (!r || typeof r.uid !== 'string') continue;
+      let set = this.dependents.get(r.uid);
+      if (add) {
+        if (!set) { set = new Set(); this.dependents.set(r.uid, set); }
+        set.add(obj!.metadata.uid);
+      } else if (set) {
+        set.delete(obj!.metadata.uid);
+        if (set.size === 0) this.dependents.delete(r.uid);
+      }
+    }
+  }
+
+  /** Objects whose ownerReferences name `uid`. */
+  dependentsOf(uid: string): { typeKey: string; obj: KubeObject }[] {
+    return [...(this.dependents.get(uid) ?? [])].map((d) => this.uids.get(d)).filter((e): e is { typeKey: string; obj: KubeObject } => e !== undefined);
+  }
+
   /** Every stored object with its type key (garbage collector scans). */
   *all(): Generator<{ typeKey: string; obj: KubeObject }> {
     for (const [typeKey, b] of this.types) for (const obj of b.values()) yield { typeKey, obj };
@@ -50,6 +72,8 @@ export class Store {
     const k = objKey(obj.metadata.namespace, obj.metadata.name);
     const prev = b.get(k);
     obj.metadata.resourceVersion = String(++this.rv);
+    this.index(prev, false);
+    this.index(obj, true);
     b.set(k, obj);
     this.uids.set(obj.metadata.uid, { typeKey, obj });
     this.publish({ type: prev ? 'MODIFIED' : 'ADDED', typeKey, rv: this.rv, object: obj, prev });
@@ -62,6 +86,7 @@ export class Store {
     const prev = b.get(k);
     if (!prev) return obj;
     b.delete(k);
+    this.index(prev, false);
     this.uids.delete(prev.metadata.uid);
     const gone = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(++this.rv) } };
     this.publish({ type: 'DELETED', typeKey, rv: this.rv, object: gone, prev });
@@ -114,6 +139,7 @@ export class Store {
   clear(): void {
     this.types.clear();
     this.uids.clear();
+    this.dependents.clear();
     this.histories.clear();
   }
 }
