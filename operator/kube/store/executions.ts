@@ -78,6 +78,8 @@ export class KubeExecutionStore implements ExecutionStore {
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
     await this.cache.ready();
     let obj = this.find(execution.id);
+    // resourceVersions only grow: a newer one in the cache already proves `expected` stale (no request needed).
+    if (obj && rvNumber(obj) > expected) throw new ConflictError(`Execution '${execution.id}' was modified: resourceVersion is ${rvNumber(obj)}, expected ${expected}`);
     if (!obj || rvNumber(obj) !== expected) obj = await this.cache.refresh(obj?.metadata.name ?? executionName(execution.id));
     if (!obj) throw new Error(`Execution '${execution.id}' not found`);
     const acked = Math.max(ackedOf(obj), ...ackCommands.filter((s) => Number.isInteger(s)));
