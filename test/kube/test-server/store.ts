@@ -36,9 +36,9 @@ export class Store {
 
   /** Objects of a type (optionally one namespace), sorted by namespace then name like etcd key order. */
   list(typeKey: string, ns?: string): KubeObject[] {
-    const out: KubeObject[] = [];
-    for (const [k, o] of this.types.get(typeKey) ?? []) if (ns === undefined || k.startsWith(`${ns}/`)) out.push(o);
-    return out.sort((a, b) => objKey(a.metadata.namespace, a.metadata.name).localeCompare(objKey(b.metadata.namespace, b.metadata.name)));
+    const out: [string, KubeObject][] = [];
+    for (const [k, o] of this.types.get(typeKey) ?? []) if (ns === undefined || k.startsWith(`${ns}/`)) out.push([k, o]);
+    return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
   }
 
   private index(obj: KubeObject | undefined, add: boolean): void {
