@@ -17,6 +17,7 @@ import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
+import { createConditionEvaluator } from './triggers/conditions/index.js';
 import { startTriggerService } from './triggers/service.js';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
@@ -41,12 +42,14 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
   const controller = await startController(stores, { dataDir, env });
-  const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService({
+  const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,
-    onError: (err, where) => console.error(`[triggers] ${where}:`, err),
-  });
+    onError: (err: unknown, where: string) => console.error(`[triggers] ${where}:`, err),
+  };
+  const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
   const inference = await startInferenceService({ dataDir, env });
-  const app = createApp({ stores });
+  // Webhook triggers: conditions and inputs with the same evaluator and secrets as the trigger service.
+  const app = createApp({ stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer });
   app.use(createInferenceRouter(inference).routes());
   const server = await startServer(app, port, host);
   console.log(`[server] embedded mode listening on http://${host}:${server.port} (data in ${dataDir})`);

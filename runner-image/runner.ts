@@ -20,6 +20,7 @@ import { initExpressions } from '../operator/expr/index.js';
 import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
 import type { Stores } from '../operator/store/types.js';
 import { openRunnerStores, type RunnerStores } from './stores.js';
+import { isClusterEnv, openClusterRunnerStores, podSecrets } from './cluster-stores.js';
 
 export interface RunnerEnv { executionId: string; taskRunId: string; attempt: number; inputUri: string; workDir: string }
 
@@ -106,9 +107,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const stop = (sig: string) => () => ac.abort(new Error(`Task killed (${sig})`));
   process.once('SIGTERM', stop('SIGTERM'));
   process.once('SIGINT', stop('SIGINT'));
-  const stores = openRunnerStores(env);
+  const stores = isClusterEnv(env) ? await openClusterRunnerStores(env) : openRunnerStores(env);
   try {
-    const outcome = await runRunner(env, { stores, signal: ac.signal });
+    const outcome = await runRunner(env, { stores, signal: ac.signal, secrets: podSecrets(env) });
     process.stderr.write(`attempt finished: ${outcome.state}\n`);
     return 0;
   } finally {

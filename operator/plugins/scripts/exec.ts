@@ -36,7 +36,8 @@ export function checkTaskRunner(ctx: RunContext): void {
   if (type !== undefined && type !== PROCESS_RUNNER && type !== DOCKER_RUNNER) {
     throw new Error(`Unsupported task runner '${String(runner?.type)}': use ${PROCESS_RUNNER} or ${DOCKER_RUNNER}`);
   }
-  if (type === DOCKER_RUNNER || legacyDocker) {
+  // In a cluster the Job already runs in the task's image (the launcher sets FLOWPILOT_TASK_IMAGE): nothing to warn about.
+  if ((type === DOCKER_RUNNER || legacyDocker) && !process.env.FLOWPILOT_TASK_IMAGE) {
     const image = ctx.task.containerImage ?? (isRecord(ctx.task.docker) ? ctx.task.docker.image : undefined);
     ctx.logger.warn(
       `No Docker engine in embedded mode: running as a local process; containerImage '${String(image ?? '')}' is ignored`,

@@ -1,0 +1,52 @@
+// The stores of a task Pod in cluster mode: the internal storage bucket (S3), the PostgreSQL log store and the KVPair
+// resources of the watched namespace (in-cluster credentials, or KUBECONFIG), from the environment the operator gives
+// task Pods (STORAGE_S3_*, LOG_STORE_URL, WATCH_NAMESPACE; see docs/kubernetes.md). Flow secrets arrive as
+// `FLOWPILOT_SECRET_<NAME>` variables (envFrom of the flow-secrets Secret) and are read verbatim.
+import { KubeConfig } from '@kubernetes/client-node';
+import pg from 'pg';
+import { secretFromEnv } from '../operator/controller/secrets.js';
+import { KubeKVStore } from '../operator/kube/store/kv.js';
+import { S3Storage } from '../operator/storage/s3.js';
+import { PgLogStore } from '../operator/store/postgres/logs.js';
+import type { RunnerStores } from './stores.js';
+
+export const POD_SECRET_PREFIX = 'FLOWPILOT_SECRET_';
+
+/** True when the environment describes cluster-mode stores. */
+export const isClusterEnv = (env: NodeJS.ProcessEnv): boolean => !!env.STORAGE_S3_ENDPOINT;
+
+export function podSecrets(env: NodeJS.ProcessEnv): (name: string) => string | undefined {
+  return (name) => env[`${POD_SECRET_PREFIX}${name}`] ?? secretFromEnv(env, name);
+}
+
+export async function openClusterRunnerStores(env: NodeJS.ProcessEnv): Promise<RunnerStores> {
+  const storage = new S3Storage({
+    endpoint: env.STORAGE_S3_ENDPOINT!, bucket: env.STORAGE_S3_BUCKET || 'flowpilot',
+    ...(env.STORAGE_S3_REGION ? { region: env.STORAGE_S3_REGION } : {}),
+    ...(env.STORAGE_S3_ACCESS_KEY_ID ? { accessKey: env.STORAGE_S3_ACCESS_KEY_ID } : {}),
+    ...(env.STORAGE_S3_SECRET_ACCESS_KEY ? { secretKey: env.STORAGE_S3_SECRET_ACCESS_KEY } : {}),
+    ...(env.STORAGE_S3_PREFIX ? { prefix: env.STORAGE_S3_PREFIX } : {}),
+    pathStyle: env.STORAGE_S3_FORCE_PATH_STYLE !== 'false',
+  });
+  if (!env.LOG_STORE_URL) throw new Error('LOG_STORE_URL is required in cluster mode');
+  const pool = new pg.Pool({ connectionString: env.LOG_STORE_URL, max: 2 });
+  const logs = new PgLogStore(pool);
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const kv = new KubeKVStore(kc, env.WATCH_NAMESPACE || 'default');
+  kv.cache.start(); // getSync (the kv() function) reads the cache: fill it before the task runs
+  await kv.cache.ready();
+  let closed = false;
+  return {
+    storage, kv, logs,
+    async close() {
+      if (closed) return;
+      closed = true;
+      try { await logs.close(); } finally {
+        await pool.end();
+        await kv.cache.stop();
+        await storage.close();
+      }
+    },
+  };
+}
