@@ -112,3 +112,20 @@ it('a realtime listener that cannot start is retried with backoff; events are cr
   expect(h.logs.filter((l) => l.includes('listener failed to start'))).toHaveLength(2);
   expect(await h.executions('rt')).toHaveLength(1);
 });
+
+it('stopAfter: the trigger disables itself once one of its executions ends in a listed state (test double source)', async () => {
+  let n = 0;
+  h = await startHarness({ plugins: withSources(poller(async () => ({ event: { dedupeKey: `e${n}`, variables: { n: n++ } } }))) });
+  await h.save(flowYaml('stopper', trig('interval: PT0.2S\nstopAfter: [SUCCESS]')));
+  const [first] = await waitFor(async () => { const e = await h!.executions('stopper'); return e.length >= 1 && e; }, 'an execution');
+  // The controller would finish it; here the record is moved to SUCCESS directly.
+  const stored = (await h.stores.executions.get(first!.id))!;
+  const date = new Date().toISOString();
+  const done = { ...stored.execution, state: { ...stored.execution.state, current: 'SUCCESS' as const, histories: [...stored.execution.state.histories, { state: 'SUCCESS' as const, date }], endDate: date } };
+  await h.stores.executions.update(done, stored.resourceVersion);
+  await waitFor(() => h!.component.running().length === 0, 'trigger stopped');
+  expect((await h.stores.triggers.get('company.team', 'stopper', 't'))?.disabled).toBe(true);
+  const count = (await h.executions('stopper')).length;
+  await new Promise((r) => setTimeout(r, 600));
+  expect(await h.executions('stopper')).toHaveLength(count);
+});

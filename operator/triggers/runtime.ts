@@ -2,10 +2,10 @@
 // flow (level-based: the flow store's change feed and a periodic resync both converge on the same desired set), runs
 // polls at their interval without overlap, keeps realtime listeners alive, and creates one execution per event
 // before the source is acknowledged (commit / ack / LSN confirm happen only after the durable create).
-import type { Flow, Trigger } from '../core/types.js';
+import { isTerminal, type Execution, type Flow, type Trigger } from '../core/types.js';
 import { sleep, backoff } from './backoff.js';
 import { durationMs, errorMessage, maskSecrets } from '../plugins/util.js';
-import type { FlowRecord } from '../store/types.js';
+import { ConflictError, type FlowRecord } from '../store/types.js';
 import { startTriggeredExecution, triggerActive, triggerRenderVars, type TriggeredStart } from './create.js';
 import { PLUGIN_TRIGGERS } from './sources/index.js';
 import type {
@@ -36,7 +36,7 @@ export interface PluginTriggerComponent extends TriggerComponent {
   resync(): Promise<void>;
 }
 
-interface Running { fingerprint: string; abort: AbortController; done: Promise<void> }
+interface Running { fingerprint: string; abort: AbortController; done: Promise<void>; trigger: Trigger }
 
 const consoleLogger: TriggerLogger = {
   info: (m) => console.info(m),
@@ -60,6 +60,7 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
   const running = new Map<string, Running>();
   let deps: TriggerServiceDeps | undefined;
   let unwatch: (() => void) | undefined;
+  let unwatchExecutions: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
   let stopped = true;
@@ -116,6 +117,26 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
     await converge(() => true, desired);
   }
 
+  /** `stopAfter` (Kestra): an execution of the trigger ended in a listed state, so the trigger disables itself. */
+  async function stopAfter(execution: Execution): Promise<void> {
+    const key = keyOf(execution.namespace, execution.flowId, execution.trigger?.id);
+    const r = running.get(key);
+    const states = r?.trigger.stopAfter;
+    if (!r || !Array.isArray(states) || !states.includes(execution.state.current) || r.trigger.type !== execution.trigger?.type) return;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const rec = await deps!.stores.triggers.get(execution.namespace, execution.flowId, r.trigger.id);
+      try {
+        await deps!.stores.triggers.put({ namespace: execution.namespace, flowId: execution.flowId, triggerId: r.trigger.id, disabled: true, state: rec?.state ?? {} }, rec?.version ?? 0);
+        break;
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+      }
+    }
+    baseLogger.info(`[trigger ${key}] disabled: execution ${execution.id} ended ${execution.state.current} (stopAfter)`);
+    const record = await deps!.stores.flows.get(execution.namespace, execution.flowId);
+    await syncFlow(execution.namespace, execution.flowId, record);
+  }
+
   function launch(flow: Flow, trigger: Trigger, plugin: TriggerPlugin): Running {
     const d = deps!;
     const abort = new AbortController();
@@ -133,7 +154,7 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
       return true;
     };
     const done = plugin.kind === 'polling' ? pollLoop(ctx, plugin, create) : realtime(ctx, plugin, create);
-    return { fingerprint: fingerprint(flow, trigger), abort, done: done.catch((err) => logger.error(errorMessage(err))) };
+    return { fingerprint: fingerprint(flow, trigger), abort, trigger, done: done.catch((err) => logger.error(errorMessage(err))) };
   }
 
   return {
@@ -145,6 +166,9 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
         if (ev.type === 'SAVED') void serial(() => syncFlow(ev.record.namespace, ev.record.id, ev.record));
         else void serial(() => syncFlow(ev.namespace, ev.id));
       });
+      unwatchExecutions = d.stores.executions.watch((ev) => {
+        if (ev.execution.trigger && isTerminal(ev.execution.state.current)) void serial(() => stopAfter(ev.execution));
+      });
       await serial(syncAll);
       const every = opts.resyncMs ?? 5000;
       timer = setInterval(() => { void serial(syncAll); }, every);
@@ -153,7 +177,8 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
     async stop() {
       stopped = true;
       unwatch?.();
-      unwatch = undefined;
+      unwatchExecutions?.();
+      unwatch = unwatchExecutions = undefined;
       if (timer) clearInterval(timer);
       await serial(async () => { await Promise.all([...running.keys()].map(stopOne)); });
     },
