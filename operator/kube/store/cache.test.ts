@@ -2,6 +2,7 @@
 // resourceVersion, and a watch that fell out of the server's history (410 Expired) re-lists, dropping deleted objects.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
+import { tempDir } from '../../store/sqlite/test-fixtures.js';
 import type { WatchEvent } from '../../store/types.js';
 import { type StoreHarness, startStoreHarness, until } from './test-support.js';
 
@@ -50,4 +51,20 @@ it('resync() heals the cache without a watch', async () => {
   expect(h.stores.kv.getSync('ns', 'old')).toBeUndefined();
   expect(h.stores.kv.getSync('ns', 'new')?.value).toBe(2);
   h.srv.resumeWatches();
+});
+
+it('ready(timeout) names the kinds that cannot be listed and why', async () => {
+  const { startKubeTestServer } = await import('../../../test/kube/test-server/index.js');
+  const { openKubeStores } = await import('./index.js');
+  const empty = tempDir('no-crds-');
+  const bare = await startKubeTestServer({ crdDir: empty.dir });
+  const local = h.stores;
+  const stores = await openKubeStores({ kc: bare.kubeConfig(), namespace: 'x', logs: local.logs, storage: local.storage, resyncMs: 0, onWatchError: () => {} });
+  try {
+    await expect(stores.ready(1_000)).rejects.toThrow(/not synced.*flows \(404/);
+  } finally {
+    await stores.close();
+    await bare.close();
+    empty.remove();
+  }
 });

@@ -33,6 +33,7 @@ export class KubeCache<O extends AnyKubeObject> {
   private synced = false;
   private closed = false;
   private failures = 0;
+  private lastFailure: unknown;
   private restartTimer?: NodeJS.Timeout;
   private resyncTimer?: NodeJS.Timeout;
   private informer?: ReturnType<typeof makeInformer<KubernetesObject>>;
@@ -74,6 +75,8 @@ export class KubeCache<O extends AnyKubeObject> {
   }
 
   ready(): Promise<void> { return this.syncedPromise; }
+  /** The last list/watch failure (cleared by a successful list), for start-up diagnostics. */
+  get lastError(): unknown { return this.failures > 0 ? this.lastFailure : undefined; }
   get isSynced(): boolean { return this.synced; }
 
   async stop(): Promise<void> {
@@ -184,6 +187,7 @@ export class KubeCache<O extends AnyKubeObject> {
   private failed(err: unknown): void {
     if (this.closed || this.restartTimer) return;
     this.failures++;
+    this.lastFailure = err;
     this.report(err);
     const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7));
     this.restartTimer = setTimeout(() => {

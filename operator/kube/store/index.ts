@@ -3,6 +3,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InternalStorage, LogStore, Stores } from '../../store/types.js';
 import type { CacheOptions } from './cache.js';
+import { apiMessage, statusCode } from './kube-api.js';
 import { KubeExecutionStore } from './executions.js';
 import { KubeFlowStore } from './flows.js';
 import { KubeKVStore } from './kv.js';
@@ -19,8 +20,11 @@ export interface KubeStores extends Stores {
   executions: KubeExecutionStore;
   kv: KubeKVStore;
   triggers: KubeTriggerStateStore;
-  /** Resolves when every informer cache holds its first list (store reads also wait for it). */
-  ready(): Promise<void>;
+  /**
+   * Resolves when every informer cache holds its first list (store reads also wait for it). With `timeoutMs`,
+   * rejects after that long naming the kinds not synced and their last error (CRDs missing, RBAC, unreachable server).
+   */
+  ready(timeoutMs?: number): Promise<void>;
   /** Stops the informers, then runs `onClose` (closing the log store / storage the caller owns, if it says so). */
   close(): Promise<void>;
 }
@@ -51,7 +55,19 @@ export async function openKubeStores(opts: KubeStoresOptions): Promise<KubeStore
   let closed = false;
   return {
     flows, executions, kv, triggers, logs: opts.logs, storage: opts.storage,
-    async ready() { await Promise.all(caches.map((c) => c.ready())); },
+    async ready(timeoutMs?: number) {
+      const all = Promise.all(caches.map((c) => c.ready()));
+      if (timeoutMs === undefined) { await all; return; }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const pending = caches.filter((c) => !c.isSynced)
+            .map((c) => `${c.api.kind.plural}${c.lastError ? ` (${statusCode(c.lastError) ?? 'network'}: ${apiMessage(c.lastError)})` : ''}`);
+          reject(new Error(`Kubernetes caches not synced after ${timeoutMs} ms: ${pending.join(', ')}`));
+        }, timeoutMs);
+      });
+      try { await Promise.race([all, timeout]); } finally { clearTimeout(timer); }
+    },
     async close() {
       if (closed) return;
       closed = true;
