@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound, type StatusCause } from './errors.js';
 import { Collector, type Propagation } from './gc.js';
-import { checkSize, generateName, now, sameObject, specPart, validateMeta } from './meta.js';
+import { checkSize, generateName, now, pruneMeta, sameObject, specPart, validateMeta } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, typeKey, type KubeObject, type ResourceType } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -78,7 +78,7 @@ export class Api {
 
   create(t: ResourceType, ns: string | undefined, body: unknown, version: string): KubeObject {
     const o = clone(this.checkBody(t, body, version));
-    o.metadata = { ...(o.metadata ?? {}) };
+    o.metadata = pruneMeta({ ...(o.metadata ?? {}) });
     this.checkNamespace(t, o, ns);
     if (t.namespaced) this.checkNamespaceUsable(ns!);
     const m = o.metadata;
@@ -136,7 +136,7 @@ export class Api {
       else next.status = clone(given.status);
     } else {
       next = clone(given);
-      next.metadata = { ...clone(gm) };
+      next.metadata = pruneMeta({ ...clone(gm) });
       const om = old.metadata;
       for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace']) {
         if (om[k] === undefined) delete next.metadata[k];

@@ -9,6 +9,15 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
+const OBJECT_META_FIELDS = new Set(['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields']);
+
+/** Drop fields ObjectMeta does not have (the real server's decoder does). */
+export function pruneMeta(meta: Record<string, unknown>): Record<string, unknown> {
+  for (const k of Object.keys(meta)) if (!OBJECT_META_FIELDS.has(k)) delete meta[k];
+  return meta;
+}
+
 /** Etcd's default request limit: the real server fails writes of bigger objects ("etcdserver: request is too large"). */
 export const DEFAULT_MAX_OBJECT_BYTES = 1572864;
 

@@ -16,9 +16,10 @@
 //   (unknown fields of custom resources are always pruned, never refused).
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
 //   so are list-type set/map duplicates. CEL rules (x-kubernetes-validations), ratcheting and version conversion
-//   (served versions share the storage version's data, apiVersion is rewritten) are not. Metadata inside custom
-//   resources is not pruned. The structural check covers types, properties vs additionalProperties, array items,
-//   forbidden keywords and list-type map keys, not every apiextensions rule.
+//   (served versions share the storage version's data, apiVersion is rewritten) are not. Unknown metadata fields are
+//   dropped; metadata is not otherwise checked beyond names, labels, annotations and owner references. The
+//   structural check covers types, properties vs additionalProperties, array items, forbidden keywords and list-type
+//   map keys, not every apiextensions rule.
 // - Built-in kinds are not schema-validated beyond a few rules clients hit (pod containers, job restartPolicy and
 //   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
 // - Writes are counted (stats) per request, refused ones included.
