@@ -46,6 +46,12 @@ describe('KubeExecutionStore CRUD', () => {
     expect(await ex.pendingCommands('e1')).toEqual([]);
     expect((await ex.search({})).total).toBe(0);
     expect(await ex.delete('e1')).toBe(false);
+
+    // Deleted by someone else (kubectl): the cache follows.
+    await ex.create(sampleExecution('e2'));
+    await h.co.deleteNamespacedCustomObject({ ...crd('executions'), name: executionName('e2') });
+    await until(async () => (await ex.get('e2')) === undefined, 'the deletion');
+    expect(await ex.listActive()).toEqual([]);
   });
 
   it('writes status with the expected resourceVersion and rejects a stale one', async () => {

@@ -123,6 +123,19 @@ const kubectlFlow = (name: string, spec: Record<string, unknown>) => ({ apiVersi
 const helloSpec = (message = 'hi') => ({ id: 'applied', namespace: 'company.ops', tasks: [{ id: 'log', type: 'io.kestra.plugin.core.log.Log', message }] });
 
 describe('kubectl-applied Flows', () => {
+  it('a Flow deleted with kubectl disappears (DELETED), its revisions stay readable', async () => {
+    const flows = h.stores.flows;
+    const events: FlowEvent[] = [];
+    flows.watch((e) => events.push(e));
+    const flow = sampleFlow('company', 'gone');
+    await flows.save(flow, flowSource(flow));
+    await h.co.deleteNamespacedCustomObject({ ...crd('flows'), name: flowName('company', 'gone') });
+    await until(() => events.some((e) => e.type === 'DELETED'), 'DELETED');
+    expect(events.map((e) => e.type)).toEqual(['SAVED', 'DELETED']);
+    expect(await flows.get('company', 'gone')).toBeUndefined();
+    expect(await flows.get('company', 'gone', 1)).toMatchObject({ revision: 1, deleted: true });
+  });
+
   it('get a revision and a Ready condition; an edit adds a revision; the same document adds none', async () => {
     const flows = h.stores.flows;
     const saved: FlowEvent[] = [];
