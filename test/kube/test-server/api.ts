@@ -18,6 +18,8 @@ const clone = <T>(v: T): T => structuredClone(v);
 
 export class Api {
   readonly gc: Collector;
+  /** Set by the server around one request with dryRun=All: everything runs (defaults, validation, conflicts) but nothing is stored. */
+  dryRun = false;
   constructor(readonly store: Store, private readonly types: Map<string, ResourceType>, private readonly opts: ApiOptions) {
     this.gc = new Collector(store, types, opts.gracefulPods);
   }
@@ -97,6 +99,7 @@ export class Api {
     if (this.store.get(key, m.namespace, m.name)) throw alreadyExists(t.group, t.plural, m.name);
     o.apiVersion = apiVersionOf(t.group, t.versions[0]);
     checkSize(o, this.opts.maxObjectBytes);
+    if (this.dryRun) return o;
     const stored = this.store.write(key, o);
     this.gc.objectChanged(key, stored);
     return stored;
@@ -163,6 +166,7 @@ export class Api {
     if (Array.isArray(next.metadata.finalizers) && next.metadata.finalizers.length === 0) delete next.metadata.finalizers;
     if (sameObject(next, old)) return old;
     checkSize(next, this.opts.maxObjectBytes);
+    if (this.dryRun) return next;
     if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length) && !this.gc.gracePending(key, next)) {
       const gone = this.store.remove(key, next);
       this.gc.objectRemoved(key, gone);
@@ -217,6 +221,7 @@ export class Api {
     if (!['Orphan', 'Background', 'Foreground'].includes(policy)) {
       throw invalid('DeleteOptions', '', '', [{ reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"` }]);
     }
+    if (this.dryRun) return obj;
     return this.gc.requestDeletion(typeKey(t.group, t.plural), obj, policy as Propagation, opts.gracePeriodSeconds);
   }
 

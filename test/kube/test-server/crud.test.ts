@@ -116,6 +116,17 @@ describe('custom resources', () => {
     expect(merged.spec).toEqual({ size: 4, color: 'blue' });
   });
 
+  it('dryRun=All validates and answers without storing', async () => {
+    const dry: any = await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('dry'), dryRun: 'All' });
+    expect(dry.spec.color).toBe('red');
+    expect((await failure(co.getNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'dry' }))).code).toBe(404);
+    const bad = await failure(co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('dry', { size: 'x' }), dryRun: 'All' }));
+    expect(bad.code).toBe(422);
+    await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('dry') });
+    await co.deleteNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'dry', dryRun: 'All' });
+    expect(((await co.getNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'dry' })) as any).metadata.name).toBe('dry');
+  });
+
   it('label and field selectors, paging', async () => {
     for (const [n, l] of [['l1', { app: 'a', tier: 'x' }], ['l2', { app: 'b' }], ['l3', { app: 'c', tier: 'y' }]] as const) {
       await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'sel', plural: 'widgets', body: widget(n, { size: 1 }, l) });

@@ -12,7 +12,8 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun is not supported (the write happens); fieldValidation is ignored
+//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (the garbage collector does not
+//   simulate); fieldValidation is ignored
 //   (unknown fields of custom resources are always pruned, never refused).
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
 //   so are list-type set/map duplicates. CEL rules (x-kubernetes-validations), ratcheting and version conversion
@@ -217,6 +218,15 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     count(stats.writes, `${method} ${resName}`);
     stats.totalWrites++;
     const raw = await readBody(req);
+    const dry = url.searchParams.getAll('dryRun');
+    if (dry.some((d) => d !== 'All')) throw new ApiError(400, 'BadRequest', `Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
+    api.dryRun = dry.length > 0;
+    try { write(raw, url, req, res, route); } finally { api.dryRun = false; }
+  }
+
+  /** The write verbs, run synchronously once the body is read (so dryRun cannot leak into another request). */
+  function write(raw: string, url: URL, req: IncomingMessage, res: ServerResponse, route: Route): void {
+    const { t, ns, name, sub, verb, version } = route;
     const parse = (): any => {
       if (!raw.trim()) return undefined;
       try { return JSON.parse(raw); } catch (e) { throw new ApiError(400, 'BadRequest', `error decoding body: ${(e as Error).message}`); }
