@@ -221,6 +221,19 @@ describe('KubeExecutionStore feeds', () => {
     expect(v2).toBeGreaterThan(resourceVersion);
   });
 
+  it('a listener that writes sees its own event after the current one reached every listener', async () => {
+    const ex = h.stores.executions;
+    const seen: string[] = [];
+    ex.watch((e) => {
+      seen.push(`A:${e.type}`);
+      if (e.type === 'ADDED') void ex.update(e.execution, e.resourceVersion);
+    });
+    ex.watch((e) => { seen.push(`B:${e.type}`); });
+    await ex.create(sampleExecution('e1'));
+    await until(() => seen.length >= 4, 'the write of the listener');
+    expect(seen).toEqual(['A:ADDED', 'B:ADDED', 'A:MODIFIED', 'B:MODIFIED']);
+  });
+
   it('another process sees ADDED, MODIFIED and new commands through its informer', async () => {
     const operator = await h.openPeer();
     const events: WatchEvent[] = [];
