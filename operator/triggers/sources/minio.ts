@@ -1,5 +1,6 @@
 // S3 / MinIO polling trigger (`minio.Trigger`): lists `bucket`/`prefix` at every interval; new objects are copied to
-// internal storage and start one execution (`trigger.objects`: [{bucket, key, size, etag, lastModified, uri}]).
+// internal storage and start one execution (`trigger.objects`: [{bucket, key, size, etag, lastModified, uri}], or
+// `trigger.uri` of a file listing them when there are more than 1,000).
 // Each object triggers once: after the execution is durably created the objects are marked as triggered (durable
 // marks), then the action runs (MOVE to `moveTo`, DELETE, or NONE). A crash before the marks repeats the same event
 // (same dedupe key, so the same execution); a crash before the action only repeats the action.
@@ -8,7 +9,7 @@ import { Client, type BucketItem } from 'minio';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { isRecord } from '../../plugins/util.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
-import { int, str, triggerStoragePath } from './util.js';
+import { int, storeRows, str, tooLargeInline, triggerStoragePath } from './util.js';
 
 interface Found { key: string; size: number; etag: string; lastModified?: string }
 type Action = 'MOVE' | 'DELETE' | 'NONE';
@@ -78,8 +79,10 @@ export const minioTrigger: PollingTriggerPlugin = {
       const uri = await ctx.stores.storage.put(triggerStoragePath(ctx, `${dedupeKey.slice(0, 16)}/${o.key}`), data);
       objects.push({ bucket, ...o, uri });
     }
+    // Very large listings travel as a file (one object per line) instead of inline.
+    const variables = tooLargeInline(objects) ? { uri: await storeRows(ctx, objects), size: objects.length } : { objects, size: objects.length };
     return {
-      event: { dedupeKey, variables: { objects } },
+      event: { dedupeKey, variables },
       commit: async () => {
         for (const o of fresh) await ctx.stores.triggers.mark(markScope(ctx), markKey(o));
         for (const o of fresh) await act(ctx, client, bucket, action, o);
