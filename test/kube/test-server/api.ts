@@ -20,6 +20,18 @@ export class Api {
   readonly gc: Collector;
   /** Set by the server around one request with dryRun=All: everything runs (defaults, validation, conflicts) but nothing is stored. */
   dryRun = false;
+  /** Set by the server around one request: fieldValidation (Strict refuses unknown fields, Warn / Ignore prune them). */
+  fieldValidation = '';
+  /** Unknown fields pruned by the last write (the server answers them as Warning headers). */
+  pruned: string[] = [];
+
+  private applyDefaults(t: ResourceType, o: KubeObject, old?: KubeObject): void {
+    const pruned = t.defaults?.(o, old) ?? [];
+    if (pruned.length && this.fieldValidation === 'Strict') {
+      throw badRequest(`strict decoding error: ${pruned.map((p) => `unknown field "${p.slice(1)}"`).join(', ')}`);
+    }
+    this.pruned = pruned;
+  }
   constructor(readonly store: Store, private readonly types: Map<string, ResourceType>, private readonly opts: ApiOptions) {
     this.gc = new Collector(store, types, opts.gracefulPods);
   }
@@ -93,7 +105,7 @@ export class Api {
     o.kind = t.kind;
     if (t.status) delete o.status;
     if (Array.isArray(m.finalizers) && m.finalizers.length === 0) delete m.finalizers;
-    t.defaults?.(o);
+    this.applyDefaults(t, o);
     this.validate(t, o, undefined, version);
     const key = typeKey(t.group, t.plural);
     if (this.store.get(key, m.namespace, m.name)) throw alreadyExists(t.group, t.plural, m.name);
@@ -159,7 +171,7 @@ export class Api {
         throw invalid(t.kind, t.group, name, [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: 'Forbidden: no new finalizers can be added if the object is being deleted' }]);
       }
     }
-    t.defaults?.(next, old);
+    this.applyDefaults(t, next, old);
     this.validate(t, next, old, version);
     next.apiVersion = apiVersionOf(t.group, t.versions[0]);
     if (specPart(t, next) !== specPart(t, old)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;

@@ -21,8 +21,8 @@ export interface ResourceType {
   fieldSelectors: string[];
   /** Create-only review resources answered without storing (TokenReview, SubjectAccessReview). */
   review?: 'token' | 'access';
-  /** Default missing fields (create and update); `old` is set on update. */
-  defaults?: (obj: KubeObject, old?: KubeObject) => void;
+  /** Default missing fields (create and update); `old` is set on update. May return the paths of pruned unknown fields. */
+  defaults?: (obj: KubeObject, old?: KubeObject) => string[] | void;
   /** Validate (after defaults; for CRDs after pruning); `version` is the API version of the request. */
   validate?: (obj: KubeObject, old: KubeObject | undefined, version: string) => StatusCause[];
   /** Default propagation policy of DELETE without one (batch/v1 Jobs orphan their Pods, like the real server). */

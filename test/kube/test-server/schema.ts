@@ -133,30 +133,33 @@ export function toJsonSchema(n: Schema, formats: Set<string>, root = false): Sch
 
 const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Remove fields the schema does not know (unless preserve-unknown-fields) and fill `default`s, in place. */
-export function applyPruneAndDefaults(value: unknown, n: Schema | undefined, root = false): void {
-  if (!n) return;
+/** Remove fields the schema does not know (unless preserve-unknown-fields) and fill `default`s, in place; the paths of
+ *  removed fields are appended to `pruned` (`.spec.foo`, `.spec.tasks[0].bar`, as the real server's warnings say). */
+export function applyPruneAndDefaults(value: unknown, n: Schema | undefined, root = false, pruned: string[] = [], path = ''): string[] {
+  if (!n) return pruned;
   if (Array.isArray(value)) {
-    if (n.items) for (const item of value) applyPruneAndDefaults(item, n.items);
-    return;
+    if (n.items) value.forEach((item, i) => applyPruneAndDefaults(item, n.items, false, pruned, `${path}[${i}]`));
+    return pruned;
   }
-  if (!isPlain(value)) return;
-  if (n['x-kubernetes-embedded-resource'] && !n.properties) return;
+  if (!isPlain(value)) return pruned;
+  if (n['x-kubernetes-embedded-resource'] && !n.properties) return pruned;
   const props: Record<string, Schema> | undefined = n.properties;
   const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
   for (const key of Object.keys(value)) {
     if (root && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
     if (n['x-kubernetes-embedded-resource'] && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
-    if (props && props[key]) applyPruneAndDefaults(value[key], props[key]);
-    else if (isPlain(n.additionalProperties)) applyPruneAndDefaults(value[key], n.additionalProperties);
-    else if (!preserve && n.additionalProperties !== true) delete value[key];
+    const sub = `${path}.${key}`;
+    if (props && props[key]) applyPruneAndDefaults(value[key], props[key], false, pruned, sub);
+    else if (isPlain(n.additionalProperties)) applyPruneAndDefaults(value[key], n.additionalProperties, false, pruned, sub);
+    else if (!preserve && n.additionalProperties !== true) { delete value[key]; pruned.push(sub); }
   }
   for (const [key, p] of Object.entries(props ?? {})) {
     if (value[key] === undefined && p.default !== undefined) {
       value[key] = structuredClone(p.default);
-      applyPruneAndDefaults(value[key], p);
+      applyPruneAndDefaults(value[key], p, false, pruned, `${path}.${key}`);
     }
   }
+  return pruned;
 }
 
 /** `/spec/tasks/0/id` → `spec.tasks[0].id` */
@@ -233,7 +236,7 @@ export function compileCrd(crd: Schema): ResourceType {
     customResource: true,
     defaults: (obj: KubeObject) => {
       const v = compiled.get(String(obj.apiVersion ?? '').split('/')[1] ?? '') ?? compiled.get(storage.name)!;
-      applyPruneAndDefaults(obj, v.schema, true);
+      return applyPruneAndDefaults(obj, v.schema, true);
     },
     validate: (obj: KubeObject, _old, version: string) => {
       const v = compiled.get(version) ?? compiled.get(storage.name)!;

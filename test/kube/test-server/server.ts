@@ -12,9 +12,9 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (the garbage collector does not
-//   simulate); fieldValidation is ignored
-//   (unknown fields of custom resources are always pruned, never refused).
+//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
+//   fieldValidation applies to custom resources only (Strict: 400 on unknown fields; default Warn: pruned, Warning
+//   header); unknown fields of built-in kinds are kept.
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
 //   so are list-type set/map duplicates. CEL rules (x-kubernetes-validations), ratcheting and version conversion
 //   (served versions share the storage version's data, apiVersion is rewritten) are not. Unknown metadata fields are
@@ -106,9 +106,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const DEFAULT_CRD_DIR = resolve(here, '../../../crds');
 const MAX_BODY = 3 * 1024 * 1024;
 
-function send(res: ServerResponse, code: number, body: unknown): void {
+function send(res: ServerResponse, code: number, body: unknown, warnings: string[] = []): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  const headers: Record<string, string | number | string[]> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) };
+  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  res.writeHead(code, headers);
   res.end(text);
 }
 
@@ -220,13 +222,18 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     const raw = await readBody(req);
     const dry = url.searchParams.getAll('dryRun');
     if (dry.some((d) => d !== 'All')) throw new ApiError(400, 'BadRequest', `Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
+    const fv = url.searchParams.get('fieldValidation') ?? '';
+    if (fv && !['Strict', 'Warn', 'Ignore'].includes(fv)) throw new ApiError(400, 'BadRequest', `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
     api.dryRun = dry.length > 0;
-    try { write(raw, url, req, res, route); } finally { api.dryRun = false; }
+    api.fieldValidation = fv;
+    api.pruned = [];
+    try { write(raw, url, req, res, route); } finally { api.dryRun = false; api.fieldValidation = ''; api.pruned = []; }
   }
 
   /** The write verbs, run synchronously once the body is read (so dryRun cannot leak into another request). */
   function write(raw: string, url: URL, req: IncomingMessage, res: ServerResponse, route: Route): void {
     const { t, ns, name, sub, verb, version } = route;
+    const warn = (): string[] => (api.fieldValidation === 'Ignore' ? [] : api.pruned.map((p) => `unknown field "${p.slice(1)}"`));
     const parse = (): any => {
       if (!raw.trim()) return undefined;
       try { return JSON.parse(raw); } catch (e) { throw new ApiError(400, 'BadRequest', `error decoding body: ${(e as Error).message}`); }
@@ -234,13 +241,15 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     if (verb === 'create') {
       if (t.review === 'token') { send(res, 201, tokenReview(tokens, parse())); return; }
       if (t.review === 'access') { send(res, 201, subjectAccessReview(opts.authorize, parse())); return; }
-      send(res, 201, api.present(t, api.create(t, ns, parse(), version), version));
+      const created = api.present(t, api.create(t, ns, parse(), version), version);
+      send(res, 201, created, warn());
       return;
     }
-    if (verb === 'update') { send(res, 200, api.present(t, api.update(t, ns, name!, parse(), version, sub), version)); return; }
+    if (verb === 'update') { const u = api.present(t, api.update(t, ns, name!, parse(), version, sub), version); send(res, 200, u, warn()); return; }
     if (verb === 'patch') {
       if (!raw.trim()) throw new ApiError(400, 'BadRequest', 'the body of the request was empty');
-      send(res, 200, api.present(t, api.patch(t, ns, name!, String(req.headers['content-type'] ?? ''), raw, version, sub, url.searchParams.get('fieldManager') ?? undefined), version));
+      const p = api.present(t, api.patch(t, ns, name!, String(req.headers['content-type'] ?? ''), raw, version, sub, url.searchParams.get('fieldManager') ?? undefined), version);
+      send(res, 200, p, warn());
       return;
     }
     const body = parse() ?? {};

@@ -81,6 +81,18 @@ describe('schema validation', () => {
     expect(JSON.parse(bad.body).details.causes[0].field).toBe('status.conditions[1]');
   });
 
+  it('fieldValidation: Strict refuses unknown fields, the default warns about pruned ones', async () => {
+    const strict = await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', fieldValidation: 'Strict', body: { apiVersion: `${G}/v1`, kind: 'Widget', metadata: { name: 'strict' }, spec: { size: 1, bogus: 1 } } }).catch((e) => e);
+    expect(strict.code).toBe(400);
+    expect(JSON.parse(strict.body).message).toBe('strict decoding error: unknown field "spec.bogus"');
+    const res = await fetch(`${srv.url}/apis/${G}/v1/namespaces/default/widgets`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: `${G}/v1`, kind: 'Widget', metadata: { name: 'warned' }, spec: { size: 1, bogus: 1, tasks: [{ id: 'a', x: 1 }] } }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('warning')).toBe('299 - "unknown field \\"spec.bogus\\"", 299 - "unknown field \\"spec.tasks[0].x\\""');
+  });
+
   it('validates updates too', async () => {
     const w: any = await create({ size: 1 }, 'upd');
     const r = await co.replaceNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'upd', body: { ...w, spec: { size: 'x' } } }).catch((e) => e);
