@@ -34,7 +34,16 @@ export class Collector {
     return new Promise((r) => this.idleWaiters.push(r));
   }
 
+  private stopped = false;
+
+  /** Stop working (server closed): queued and future work is dropped. */
+  stop(): void {
+    this.stopped = true;
+    this.queue = [];
+  }
+
   private enqueue(t: Task): void {
+    if (this.stopped) return;
     this.queue.push(t);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -149,7 +158,11 @@ export class Collector {
   private checkOwners(typeKey: string, obj: KubeObject): void {
     const rs = refs(obj);
     if (!rs.length || obj.metadata.deletionTimestamp) return;
-    const alive = rs.filter((r) => this.store.byUid(r.uid));
+    // Like the real collector, an owner is looked up in the dependent's namespace (or cluster scope).
+    const alive = rs.filter((r) => {
+      const owner = this.store.byUid(r.uid)?.obj;
+      return owner !== undefined && (owner.metadata.namespace === undefined || owner.metadata.namespace === obj.metadata.namespace);
+    });
     if (alive.length === rs.length) return;
     if (alive.length > 0) {
       const next = structuredClone(obj);

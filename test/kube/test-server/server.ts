@@ -293,6 +293,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
       return kc;
     },
     async close() {
+      api.gc.stop();
       closeWatches();
       suspended = undefined;
       await new Promise<void>((ok) => { server.close(() => ok()); server.closeAllConnections(); });
