@@ -148,6 +148,10 @@ describe('KubeExecutionStore commands', () => {
     expect((await ex.pendingCommands()).map((c) => [c.executionId, c.seq, c.command.type])).toEqual([['e1', 3, 'restart']]);
     expect((await raw('e1')).status.acked).toBe(2);
     await expect(ex.addCommand('missing', { type: 'kill' })).rejects.toThrow(/not found/);
+    // A command the CRD schema refuses is an error at once (not a lost race to retry).
+    const patches = h.srv.stats.writes['PATCH executions'] ?? 0;
+    await expect(ex.addCommand('e1', { type: 'bogus' } as never)).rejects.toMatchObject({ status: 422, message: /Invalid command/ });
+    expect(h.srv.stats.writes['PATCH executions']).toBe(patches + 1);
   });
 
   it('gives concurrent writers in two processes distinct seqs', async () => {

@@ -184,7 +184,16 @@ export class KubeExecutionStore implements ExecutionStore {
       const ops: JsonPatchOp[] = Array.isArray(list)
         ? [{ op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
         : [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }, { op: 'add', path: '/spec/commands', value: [cmd] }];
-      const patched = await this.api.jsonPatch(obj.metadata.name, ops);
+      let patched: ExecutionObject;
+      try {
+        patched = await this.api.jsonPatch(obj.metadata.name, ops);
+      } catch (err) {
+        // 422 is a failed `test` only when the object moved on; otherwise the command itself is invalid: no retry.
+        if (statusCode(err) === 422 && rvNumber(await this.cache.refresh(obj.metadata.name)) === rvNumber(obj)) {
+          throw Object.assign(new Error(`Invalid command for execution '${executionId}': ${apiMessage(err)}`), { status: 422 });
+        }
+        throw err;
+      }
       this.cache.observe(patched);
       return toPending(executionId, cmd);
     });
