@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { bearerToken } from '../../operator/inference/auth.js';
 import {
-  AuthError, IdempotencyConflictError, RequestError, type InferenceService,
+  AuthError, IdempotencyConflictError, RequestError, type JobResultView, type SubmitResult,
 } from '../../operator/inference/index.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
@@ -42,7 +42,20 @@ function sendError(ctx: Context, e: unknown): void {
   }
 }
 
-export function createInferenceRouter(svc: InferenceService): Router {
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What the routes need of the service. Job records behind it are either the embedded JobStore (SQLite, synchronous:
+ * `InferenceService`) or InferenceJob resources in cluster mode (`ClusterInferenceService`, asynchronous).
+ */
+export interface InferenceApi {
+  submit(token: string | undefined, body: unknown, idempotencyKey?: string): Awaitable<SubmitResult>;
+  getResult(taskId: string, token?: string): Awaitable<JobResultView | undefined>;
+  chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
+  models(): string[];
+}
+
+export function createInferenceRouter(svc: InferenceApi): Router {
   const router = new Router();
 
   router.post('/v1/completions', async (ctx) => {
@@ -51,14 +64,15 @@ export function createInferenceRouter(svc: InferenceService): Router {
       // Authenticate before reading the body: a bad token starts nothing and costs nothing.
       if (!token) throw new AuthError();
       const body = await jsonBody(ctx);
-      const r = svc.submit(token, body, ctx.get('idempotency-key') || undefined);
+      const r = await svc.submit(token, body, ctx.get('idempotency-key') || undefined);
       ctx.status = r.created ? 202 : 200;
       ctx.body = { task_id: r.task_id };
     } catch (e) { sendError(ctx, e); }
   });
 
-  router.get('/get_result/:task_id', (ctx) => {
-    const view = svc.getResult(ctx.params.task_id, bearerToken(ctx.get('authorization')));
+  router.get('/get_result/:task_id', async (ctx) => {
+    let view: JobResultView | undefined;
+    try { view = await svc.getResult(ctx.params.task_id, bearerToken(ctx.get('authorization'))); } catch (e) { sendError(ctx, e); return; }
     if (!view) { ctx.status = 404; ctx.body = { error: 'no such task_id' }; return; }
     ctx.set('Cache-Control', 'no-store');
     ctx.body = view;

@@ -1,0 +1,172 @@
+// Cluster-mode batch inference end to end: POST /v1/completions (real Koa server) creates an InferenceJob and its token
+// Secret on the Kubernetes API test server; the reconciler creates the runner Job; the simulated kubelet runs the real
+// runner (demo GGUF model) as a local process, which writes results to a real S3-protocol server (s3rver) and status
+// into the resource; GET /get_result shows SUCCESS with counts. Also: a Pod killed mid-job resumes without redoing
+// finished items, and a Job that fails for good marks the InferenceJob FAILED with a message.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInferenceRouter } from '../../../api/inference/router.js';
+import { listKeys, postJson, readObject, s3Env, startS3, waitForResult, type S3Fixture } from '../../../test/inference/helpers.js';
+import { startSimulatedKubelet, type SimulatedKubelet } from '../../../test/kube/kubelet.js';
+import { startKubeTestServer, type KubeTestServer } from '../../../test/kube/test-server/index.js';
+import { inferenceJobName, KINDS } from '../../kube/names.js';
+import { KindApi } from '../../kube/store/kube-api.js';
+import { loadInferenceConfig } from '../config.js';
+import { startInferenceReconciler, type InferenceReconciler } from './reconciler.js';
+import { runnerJobName, tokenSecretName, type InferenceJobResource } from './resource.js';
+import { ClusterInferenceService } from './service.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const NS = 'inference-test';
+const BROKEN_NS = 'inference-broken';
+const TOKEN = 'cluster-token-7f3a';
+
+let s3: S3Fixture;
+let server: KubeTestServer;
+let kc: KubeConfig;
+let dir: string;
+let kubelets: SimulatedKubelet[] = [];
+let reconcilers: InferenceReconciler[] = [];
+let http: Server;
+let base: string;
+
+async function startApi(namespace: string): Promise<{ url: string; server: Server }> {
+  const app = new Koa();
+  const svc = new ClusterInferenceService({ kc, namespace, config: loadInferenceConfig(s3Env(s3, [TOKEN])) });
+  app.use(createInferenceRouter(svc).routes());
+  const srv: Server = await new Promise((ok) => { const s = app.listen(0, '127.0.0.1', () => ok(s)); });
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, server: srv };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, polls = 600): Promise<T> {
+  for (let i = 0; i < polls; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeAll(async () => {
+  s3 = await startS3(['bucket']);
+  server = await startKubeTestServer();
+  kc = server.kubeConfig();
+  dir = mkdtempSync(join(tmpdir(), 'inference-kube-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, kc.exportConfig());
+  const env = { ...s3Env(s3, []), ACCESS_TOKENS: '', KUBECONFIG: kubeconfig, INFERENCE_THREADS: '1' };
+  for (const [namespace, extra] of [[NS, {}], [BROKEN_NS, { KUBECONFIG: join(dir, 'missing-kubeconfig') }]] as const) {
+    kubelets.push(await startSimulatedKubelet({ kc, namespace, pathMap: { '/app': ROOT } }));
+    reconcilers.push(await startInferenceReconciler({
+      kc, namespace, launcherSettings: { runnerImage: 'flowpilot-runner:test', env: { ...env, ...extra }, backoffLimit: namespace === NS ? 2 : 1, terminationGracePeriodSeconds: 2 },
+      onError: (e, where) => console.warn(`[reconciler] ${where}`, (e as Error).message),
+    }));
+  }
+  ({ url: base, server: http } = await startApi(NS));
+}, 60_000);
+
+afterAll(async () => {
+  for (const r of reconcilers) await r.stop();
+  for (const k of kubelets) await k.stop();
+  await new Promise((r) => http?.close(r));
+  await server?.close();
+  await s3?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const body = (over: Record<string, unknown> = {}) => ({
+  model: 'llama2_7b', question: 'Summarise:', list_inputs: ['alpha beta', 'gamma delta', 'epsilon'], bucket_name: 'bucket',
+  session: 'sess-1', max_tokens: 8, return_output: true, ...over,
+});
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+describe('cluster-mode batch inference', () => {
+  it('POST creates an InferenceJob (no token in it) and a Secret it owns; the runner Job writes results; get_result shows SUCCESS', async () => {
+    const r = await postJson(`${base}/v1/completions`, body(), { ...auth, 'idempotency-key': 'k-1' });
+    expect(r.status).toBe(202);
+    const taskId = r.body.task_id as string;
+    expect(taskId).toMatch(/^[0-9a-f]{32}$/);
+
+    const ij = await new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS).get(inferenceJobName(taskId));
+    expect(ij?.spec).toMatchObject({ model: 'llama2_7b', session: 'sess-1', tokenSecretRef: { name: tokenSecretName(taskId), key: 'token' } });
+    expect(JSON.stringify(ij)).not.toContain(TOKEN);
+    const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS });
+    expect(Buffer.from(secret.data!.token!, 'base64').toString()).toBe(TOKEN);
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'InferenceJob', name: ij!.metadata.name, uid: ij!.metadata.uid });
+
+    // Idempotency-Key: same key and body → same job (200); same key, other body → 409.
+    const again = await postJson(`${base}/v1/completions`, body(), { ...auth, 'idempotency-key': 'k-1' });
+    expect(again).toMatchObject({ status: 200, body: { task_id: taskId } });
+    const conflict = await postJson(`${base}/v1/completions`, body({ max_tokens: 9 }), { ...auth, 'idempotency-key': 'k-1' });
+    expect(conflict.status).toBe(409);
+    expect((await postJson(`${base}/v1/completions`, body(), { authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await postJson(`${base}/v1/completions`, body({ session: '../x' }), auth)).body.field).toBe('session');
+
+    const view = await waitForResult(base, taskId, TOKEN);
+    expect(view).toMatchObject({ task_id: taskId, status: 'SUCCESS', progress: { total: 3, done: 3, failed: 0 }, backend: expect.stringContaining('demo-random-weights') });
+    expect(view.tokens.completion).toBeGreaterThan(0);
+    expect(view.outputs).toHaveLength(3);
+    expect(view.result_key).toBe(`${TOKEN}/sess-1/${view.result_file}`);
+    const doc = JSON.parse(await readObject(s3.client, 'bucket', view.result_key));
+    expect(doc).toMatchObject({ task_id: taskId, status: 'SUCCESS', counts: { total: 3, done: 3, failed: 0 } });
+    expect(doc.results.map((x: { input: string }) => x.input)).toEqual(['alpha beta', 'gamma delta', 'epsilon']);
+    // Only the result file remains in the folder: the checkpoint is removed just after the final status is written.
+    await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).length === 1);
+    expect(await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).toEqual([view.result_key]);
+    // Without the owner's token there is no result_key (it begins with the token).
+    const anon = await (await fetch(`${base}/get_result/${taskId}`)).json() as Record<string, unknown>;
+    expect(anon).toMatchObject({ status: 'SUCCESS', result_file: view.result_file });
+    expect(anon.result_key).toBeUndefined();
+    expect((await fetch(`${base}/get_result/${'0'.repeat(32)}`)).status).toBe(404);
+  }, 120_000);
+
+  it('a Pod killed mid-job is retried by its Job and resumes without redoing finished items', async () => {
+    const inputs = Array.from({ length: 40 }, (_, i) => `input number ${i}`);
+    const r = await postJson(`${base}/v1/completions`, body({ list_inputs: inputs, session: 'sess-crash', max_tokens: 24, return_output: false }), auth);
+    expect(r.status).toBe(202);
+    const taskId = r.body.task_id as string;
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS);
+    const atKill = await until('first items', async () => {
+      const s = (await api.get(inferenceJobName(taskId)))?.status;
+      return (s?.done ?? 0) >= 2 ? s : undefined;
+    });
+    expect(atKill.done).toBeLessThan(40); // the kill lands in the middle of the job
+    const proc = kubelets[0]!.processes().find((p) => p.pod.startsWith(runnerJobName(taskId)) && p.alive)!;
+    process.kill(proc.pid, 'SIGKILL');
+
+    const view = await waitForResult(base, taskId, TOKEN);
+    expect(view).toMatchObject({ status: 'SUCCESS', progress: { total: 40, done: 40, failed: 0 } });
+    const pods = [...new Set(kubelets[0]!.processes().filter((p) => p.pod.startsWith(runnerJobName(taskId))).map((p) => p.pod))];
+    expect(pods).toHaveLength(2);
+    const resumed = /resuming: (\d+) of 40 items already finished/.exec(kubelets[0]!.output(pods[1]!));
+    expect(Number(resumed?.[1])).toBeGreaterThanOrEqual(atKill.done!);
+    const batch = kc.makeApiClient(BatchV1Api);
+    const job = await until('the Job to complete', async () => {
+      const j = await batch.readNamespacedJob({ name: runnerJobName(taskId), namespace: NS });
+      return j.status?.succeeded ? j : undefined;
+    });
+    expect(job.status).toMatchObject({ failed: 1, succeeded: 1 });
+    const doc = JSON.parse(await readObject(s3.client, 'bucket', view.result_key));
+    expect(doc.results.map((x: { index: number }) => x.index)).toEqual(inputs.map((_, i) => i));
+  }, 120_000);
+
+  it('a runner Job that fails for good marks the InferenceJob FAILED with a message', async () => {
+    const broken = await startApi(BROKEN_NS);
+    try {
+      const r = await postJson(`${broken.url}/v1/completions`, body({ session: 'sess-broken' }), auth);
+      expect(r.status).toBe(202);
+      const view = await waitForResult(broken.url, r.body.task_id, TOKEN);
+      expect(view.status).toBe('FAILED');
+      expect(view.error).toMatch(/runner Job failed \(BackoffLimitExceeded/);
+      expect(view.error).toMatch(/last Pod: Error \(exit 1\)/);
+    } finally {
+      await new Promise((ok) => broken.server.close(ok));
+    }
+  }, 120_000);
+});

@@ -1,0 +1,143 @@
+// Operator side of cluster-mode batch inference (runs on the leader): watches InferenceJobs and, for each unfinished
+// one, creates its runner Job (job.ts) once the token Secret exists; watches those Jobs and marks the InferenceJob
+// FAILED with a message when its Job fails for good (backoff limit, deadline) or ends without a final status. Progress
+// and the normal outcome are written by the runner itself (runner.ts).
+import {
+  BatchV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod,
+} from '@kubernetes/client-node';
+import { GROUP, KINDS, LABELS, VERSION } from '../../kube/names.js';
+import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/kube-api.js';
+import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
+import { isFinal, runnerJobName, taskIdOf, type InferenceJobResource } from './resource.js';
+import { patchInferenceJobStatus } from './store.js';
+
+export interface InferenceReconcilerOptions {
+  kc: KubeConfig;
+  namespace: string;
+  /** Runner image, env (storage, models), ServiceAccount... (the flow launcher's settings fit). */
+  launcherSettings: InferenceJobSettings;
+  /** How long a job waits for its token Secret before it fails (default 120 s). */
+  secretWaitSeconds?: number;
+  /** Every unfinished job is looked at again this often, besides watch events (default 10 s). */
+  resyncSeconds?: number;
+  onError?: (err: unknown, where: string) => void;
+}
+
+export interface InferenceReconciler { stop(): Promise<void> }
+
+type Cache<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+
+const jobCondition = (j: V1Job | undefined, type: string) => j?.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+
+export async function startInferenceReconciler(o: InferenceReconcilerOptions): Promise<InferenceReconciler> {
+  const ns = o.namespace;
+  const onError = o.onError ?? ((e, where) => console.error(`[inference-reconciler] ${where}: ${apiMessage(e)}`));
+  const batch = o.kc.makeApiClient(BatchV1Api);
+  const core = o.kc.makeApiClient(CoreV1Api);
+  const api = new KindApi<InferenceJobResource>(o.kc, KINDS.InferenceJob, ns);
+  const selector = `${LABELS.managedBy}=${INFERENCE_MANAGER}`;
+  const ijs = makeInformer(o.kc, api.path, () => api.list() as never) as unknown as Cache<InferenceJobResource & KubernetesObject>;
+  const jobs: Cache<V1Job> = makeInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
+    () => batch.listNamespacedJob({ namespace: ns, labelSelector: selector }), selector);
+  let stopped = false;
+  const running = new Map<string, Promise<void>>();
+  const again = new Set<string>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  /** Serialises the work on one InferenceJob; an event during a pass schedules one more pass. */
+  const schedule = (name: string): void => {
+    if (stopped) return;
+    if (running.has(name)) { again.add(name); return; }
+    const p = reconcile(name).catch((e) => onError(e, `inference job ${name}`)).finally(() => {
+      running.delete(name);
+      if (again.delete(name)) schedule(name);
+    });
+    running.set(name, p);
+  };
+  const later = (name: string, ms: number): void => {
+    const t = setTimeout(() => { timers.delete(t); schedule(name); }, ms);
+    timers.add(t);
+  };
+
+  const fail = async (r: InferenceJobResource, error: string): Promise<void> => {
+    const fresh = await api.get(r.metadata.name);
+    if (!fresh || isFinal(fresh.status?.status)) return;
+    await patchInferenceJobStatus(o.kc, ns, r.metadata.name, { status: 'FAILED', error, finished: new Date().toISOString() });
+  };
+
+  /** The last words of the job's newest failed Pod (its termination message: the runner's error output). */
+  const podMessage = async (jobName: string): Promise<string | undefined> => {
+    const pods = (await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${jobName}` })).items as V1Pod[];
+    const ended = pods.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.terminated).filter((t) => t && t.exitCode !== 0))
+      .sort((a, b) => new Date(b!.finishedAt ?? 0).getTime() - new Date(a!.finishedAt ?? 0).getTime());
+    const t = ended[0];
+    if (!t) return undefined;
+    const lines = (t.message ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    return `${t.reason ?? 'Error'} (exit ${t.exitCode})${lines.length ? `: ${lines.slice(-3).join(' | ').slice(-1000)}` : ''}`;
+  };
+
+  async function reconcile(name: string): Promise<void> {
+    const r = ijs.get(name, ns);
+    if (!r || r.metadata.deletionTimestamp || isFinal(r.status?.status)) return;
+    const taskId = taskIdOf(r);
+    if (!taskId) return fail(r, 'the InferenceJob has no task id label');
+    const jobName = runnerJobName(taskId);
+    const job = jobs.get(jobName, ns);
+    if (!job) {
+      const ref = r.spec.tokenSecretRef;
+      if (!ref) return fail(r, 'the InferenceJob has no tokenSecretRef: the runner cannot reach the bucket folder');
+      try { await core.readNamespacedSecret({ name: ref.name, namespace: ns }); } catch (e) {
+        if (!isNotFound(e)) throw e;
+        const age = (Date.now() - new Date(String(r.metadata.creationTimestamp)).getTime()) / 1000;
+        if (age > (o.secretWaitSeconds ?? 120)) return fail(r, `the access token Secret '${ref.name}' does not exist`);
+        return later(name, 1000);
+      }
+      try { await batch.createNamespacedJob({ namespace: ns, body: buildRunnerJob(r, ns, o.launcherSettings) }); } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+      if (!r.status?.status) await patchInferenceJobStatus(o.kc, ns, name, { status: 'QUEUED', message: `runner Job ${jobName} created` });
+      return;
+    }
+    const failed = jobCondition(job, 'Failed');
+    if (failed) {
+      const why = await podMessage(jobName).catch(() => undefined);
+      return fail(r, `the runner Job failed (${failed.reason ?? 'Failed'}: ${failed.message ?? ''})${why ? `; last Pod: ${why}` : ''}`);
+    }
+    if (jobCondition(job, 'Complete')) {
+      // The runner exits 0 only after writing a final status; give the watch a moment to bring it before concluding.
+      const fresh = await api.get(name);
+      if (fresh && !isFinal(fresh.status?.status)) return fail(r, 'the runner ended without a final status');
+    }
+  }
+
+  const onIj = (r: InferenceJobResource) => { if (!isFinal(r.status?.status)) schedule(r.metadata.name); };
+  const onJob = (j: V1Job) => {
+    const owner = j.metadata?.ownerReferences?.find((ref) => ref.kind === KINDS.InferenceJob.kind && ref.apiVersion === `${GROUP}/${VERSION}`);
+    if (owner) schedule(owner.name);
+  };
+  ijs.on('add', onIj);
+  ijs.on('update', onIj);
+  jobs.on('add', onJob);
+  jobs.on('update', onJob);
+  jobs.on('delete', onJob);
+  for (const inf of [ijs, jobs] as Cache<KubernetesObject>[]) {
+    inf.on('error', (err) => {
+      if (stopped) return;
+      onError(err, 'watch failed, restarting');
+      const t = setTimeout(() => { timers.delete(t); if (!stopped) inf.start().catch((e) => onError(e, 'watch restart')); }, 1000);
+      timers.add(t);
+    });
+  }
+  await Promise.all([jobs.start(), ijs.start()]);
+  const resync = setInterval(() => { for (const r of ijs.list(ns)) onIj(r); }, (o.resyncSeconds ?? 10) * 1000);
+
+  return {
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(resync);
+      for (const t of timers) clearTimeout(t);
+      await Promise.all([ijs.stop(), jobs.stop()]);
+      await Promise.all(running.values());
+    },
+  };
+}
