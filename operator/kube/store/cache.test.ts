@@ -68,3 +68,15 @@ it('ready(timeout) names the kinds that cannot be listed and why', async () => {
     empty.remove();
   }
 });
+
+it('a re-list drops an object only our own write had put in the cache', async () => {
+  const peer = await h.openPeer();
+  h.srv.suspendWatches();
+  await h.stores.kv.set({ namespace: 'ns', key: 'mine', value: 1 }); // known from the write response only
+  await peer.kv.delete('ns', 'mine');
+  for (let i = 0; i < 8; i++) await peer.kv.set({ namespace: 'ns', key: `k${i}`, value: i });
+  expect(h.stores.kv.getSync('ns', 'mine')?.value).toBe(1);
+  h.srv.resumeWatches();
+  await until(() => h.stores.kv.getSync('ns', 'k7'), 'the re-list');
+  expect(h.stores.kv.getSync('ns', 'mine')).toBeUndefined();
+});

@@ -57,6 +57,9 @@ export class KubeCache<O extends AnyKubeObject> {
     const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
       const list = await this.api.list();
       this.failures = 0;
+      // Applied here rather than through the informer's callbacks: those report a vanished object with its old
+      // resourceVersion, which cannot beat a newer copy our own writes put in the cache.
+      this.applyList(list);
       setImmediate(() => this.markSynced());
       return list as unknown as KubernetesListObject<KubernetesObject>;
     };
@@ -136,10 +139,14 @@ export class KubeCache<O extends AnyKubeObject> {
 
   /** Full re-list: merges every object and drops those the server no longer has. */
   async resync(): Promise<void> {
-    const list = await this.api.list();
+    this.applyList(await this.api.list());
+  }
+
+  /** A list is a snapshot at its resourceVersion: objects absent from it and not newer than it are gone. */
+  private applyList(list: { items: O[]; metadata?: { resourceVersion?: string } }): void {
     const listRv = Number(list.metadata?.resourceVersion ?? 0);
     const seen = new Set<string>();
-    for (const item of list.items) { seen.add(item.metadata.name); this.observe(item); }
+    for (const item of list.items ?? []) { seen.add(item.metadata.name); this.observe(item); }
     for (const [name, obj] of [...this.objects]) {
       if (!seen.has(name) && rvNumber(obj) <= listRv) this.observeDeleted(obj, listRv);
     }
