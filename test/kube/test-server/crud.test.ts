@@ -170,6 +170,10 @@ describe('built-in kinds', () => {
     const badJob = await failure(batch.createNamespacedJob({ namespace: 'default', body: { metadata: { name: 'j2' }, spec: { template: { spec: { restartPolicy: 'Always', containers: [{ name: 'main', image: 'x' }] } } } } }));
     expect(badJob.code).toBe(422);
     expect(badJob.body.details.causes.map((c: any) => c.field)).toContain('spec.template.spec.restartPolicy');
+    const noPolicy = await failure(batch.createNamespacedJob({ namespace: 'default', body: { metadata: { name: 'j3' }, spec: { template: { spec: { containers: [{ name: 'main', image: 'x' }] } } } } }));
+    expect(noPolicy.code).toBe(422);
+    const replaced = await batch.replaceNamespacedJob({ namespace: 'default', name: 'j1', body: { ...job, metadata: { ...job.metadata, labels: { ...job.metadata?.labels, extra: 'x' } } } });
+    expect(replaced.metadata?.labels?.extra).toBe('x');
   });
 
   it('strategic merge patch merges containers by name; json merge patch replaces lists', async () => {

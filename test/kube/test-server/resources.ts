@@ -1,5 +1,6 @@
 // Resource types the test server serves: built-in kinds (defaults and the validation real clients rely on) and the shape of a CRD-backed type.
 import type { StatusCause } from './errors.js';
+import { deepEqual } from './patch.js';
 
 export type KubeObject = Record<string, any> & { metadata: Record<string, any> };
 
@@ -81,7 +82,7 @@ function validatePodSpec(spec: any, path: string): StatusCause[] {
   return causes;
 }
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const same = (a: unknown, b: unknown): boolean => deepEqual(a, b);
 
 function builtin(group: string, version: string, plural: string, kind: string, extra: Partial<ResourceType> = {}): ResourceType {
   return {
@@ -97,7 +98,7 @@ export function builtinTypes(): ResourceType[] {
       fieldSelectors: ['status.phase', 'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.podIP'],
       defaults: (o, old) => {
         o.spec ??= {};
-        if (!old) defaultPodSpec(o.spec);
+        defaultPodSpec(o.spec);
         o.status ??= {};
         o.status.phase ??= 'Pending';
         if (!old) o.status.qosClass ??= 'BestEffort';
@@ -152,7 +153,6 @@ export function builtinTypes(): ResourceType[] {
       defaults: (o, old) => {
         o.spec ??= {};
         o.status ??= {};
-        if (old) return;
         const s = o.spec;
         s.backoffLimit ??= 6;
         s.completions ??= 1;
@@ -162,6 +162,8 @@ export function builtinTypes(): ResourceType[] {
         s.podReplacementPolicy ??= 'TerminatingOrFailed';
         s.template ??= {};
         s.template.metadata ??= {};
+        if (s.template.spec && typeof s.template.spec === 'object') defaultPodSpec(s.template.spec); // restartPolicy defaults to Always, which a Job refuses (as for real)
+        if (old) return;
         const uid = o.metadata.uid as string;
         const name = o.metadata.name as string;
         if (!s.manualSelector) {
@@ -172,7 +174,6 @@ export function builtinTypes(): ResourceType[] {
           };
           if (!o.metadata.labels || Object.keys(o.metadata.labels).length === 0) o.metadata.labels = { ...s.template.metadata.labels };
         }
-        if (s.template.spec && typeof s.template.spec === 'object') defaultPodSpec(s.template.spec, 'Never');
       },
       validate: (o, old) => {
         const causes = validatePodSpec(o.spec?.template?.spec, 'spec.template.spec');
