@@ -59,6 +59,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-task" (include "flowpilot.fullname" .) }}
 {{- end }}
 
+{{- define "flowpilot.inferenceRunnerServiceAccount" -}}
+{{- printf "%s-inference-runner" (include "flowpilot.fullname" .) }}
+{{- end }}
+
 {{- define "flowpilot.leaseName" -}}
 {{- default (printf "%s-operator" (include "flowpilot.fullname" .)) .Values.operator.leaderElection.leaseName }}
 {{- end }}
