@@ -20,6 +20,7 @@ import { initExpressions } from '../operator/expr/index.js';
 import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
 import type { Stores } from '../operator/store/types.js';
 import { openRunnerStores, type RunnerStores } from './stores.js';
+import { restoreSharedDir, saveSharedDir, sharedDirOf } from './workdir-sync.js';
 import { isClusterEnv, openClusterRunnerStores, podSecrets } from './cluster-stores.js';
 
 export interface RunnerEnv { executionId: string; taskRunId: string; attempt: number; inputUri: string; workDir: string }
@@ -73,8 +74,11 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   const renderer = createSecretRenderer(stores, env, deps.secrets);
   const signal = deps.signal ?? new AbortController().signal;
   let outcome: TaskOutcome;
+  const shared = sharedDirOf(flow, execution, run, e.workDir);
   try {
+    if (shared) await restoreSharedDir(deps.stores.storage, shared);
     outcome = await runAttempt({ stores, renderer, workRoot: e.workDir }, flow, execution, run, e.attempt, signal);
+    if (shared) await saveSharedDir(deps.stores.storage, shared);
   } finally {
     await deps.stores.logs.flush();
   }

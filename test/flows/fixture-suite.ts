@@ -148,6 +148,6 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         for (const s of expectation.logs ?? []) expect(text, text).toContain(s);
         for (const s of expectation.absentFromLogs ?? []) expect(text).not.toContain(s);
       }
-    });
+    }, waitMs + 30_000);
   });
 }

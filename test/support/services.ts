@@ -197,3 +197,28 @@ export async function startRabbitMQ(): Promise<RabbitMQ> {
   }
   return { host: '127.0.0.1', port, url: `amqp://guest:guest@127.0.0.1:${port}`, proc: node!, stop, stopBroker, startBroker };
 }
+
+/**
+ * s3rver (a real S3-protocol server from npm) in a child node process, so that synchronous reads from the calling
+ * thread (S3Storage.getSync) cannot deadlock against it; `url` is its http endpoint.
+ */
+export async function startS3rver(): Promise<Service> {
+  const dir = mkdtempSync(join(tmpdir(), 's3rver-'));
+  const code = `import S3rver from 's3rver';
+    const server = new S3rver({ address: '127.0.0.1', port: 0, directory: process.argv[1], silent: true });
+    const addr = await server.run();
+    console.log('PORT=' + addr.port);
+    process.on('SIGTERM', () => server.close().then(() => process.exit(0)));`;
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', code, dir], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const port = await new Promise<number>((res, rej) => {
+    proc.stdout!.on('data', (d) => { out += d; const m = /PORT=(\d+)/.exec(out); if (m) res(Number(m[1])); });
+    proc.stderr!.on('data', (d) => { out += d; });
+    proc.once('exit', (c) => rej(new Error(`s3rver exited with ${c}: ${out}`)));
+  });
+  const stop = async () => {
+    if (proc.exitCode === null) { const e = new Promise((r) => proc.once('exit', r)); proc.kill('SIGTERM'); setTimeout(() => proc.kill('SIGKILL'), 3000).unref(); await e; }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { host: '127.0.0.1', port, url: `http://127.0.0.1:${port}`, stop, proc };
+}

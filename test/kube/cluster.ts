@@ -1,0 +1,112 @@
+// Test support: cluster mode end to end on this machine. The Kubernetes API test server (CRDs from crds/), the simulated
+// kubelet running task Pods as local processes, a real PostgreSQL log store and a real S3-protocol bucket (s3rver),
+// one or more operator replicas (leader election on a Lease) and the Koa API over its own custom-resource stores.
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { createApp } from '../../api/app.js';
+import { startServer } from '../../api/server.js';
+import { initExpressions } from '../../operator/expr/index.js';
+import { openKubeStores, type KubeStores } from '../../operator/kube/store/index.js';
+import { startOperator, type RunningOperator } from '../../operator/kube/operator.js';
+import { S3Storage } from '../../operator/storage/s3.js';
+import { PgLogStore } from '../../operator/store/postgres/logs.js';
+import { startPostgres, startS3rver, type Service } from '../support/services.js';
+import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
+import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+export const CLUSTER_NS = 'flowpilot';
+export const BUCKET = 'flowpilot';
+
+export interface ClusterOptions {
+  /** Operator replicas started (each with its own stores, competing for the Lease). */
+  replicas?: number;
+  /** Keys of the flow-secrets Secret (plain values). */
+  secrets?: Record<string, string>;
+  leaseDurationSec?: number;
+}
+
+export interface TestCluster {
+  server: KubeTestServer;
+  kc: KubeConfig;
+  kubelet: SimulatedKubelet;
+  operators: RunningOperator[];
+  /** API base URL ending in /api/v1. */
+  base: string;
+  apiStores: KubeStores;
+  logs: PgLogStore;
+  storage: S3Storage;
+  /** Starts one more operator replica (e.g. after stopping one). */
+  addOperator(identity?: string): Promise<RunningOperator>;
+  leader(): RunningOperator | undefined;
+  close(): Promise<void>;
+}
+
+export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
+  await initExpressions();
+  const tmp = mkdtempSync(join(tmpdir(), 'cluster-'));
+  const services: Service[] = [];
+  const server = await startKubeTestServer();
+  const kc = server.kubeConfig();
+  const kubeconfig = join(tmp, 'kubeconfig');
+  writeFileSync(kubeconfig, kc.exportConfig());
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: CLUSTER_NS } } }).catch(() => undefined);
+  if (opts.secrets) {
+    await core.createNamespacedSecret({ namespace: CLUSTER_NS, body: { metadata: { name: 'flowpilot-secrets' }, stringData: opts.secrets } });
+  }
+  const [pgSvc, s3] = await Promise.all([startPostgres(), startS3rver()]);
+  services.push(pgSvc, s3);
+  const storageOpts = { endpoint: s3.url, bucket: BUCKET, accessKey: 'S3RVER', secretKey: 'S3RVER' };
+  const kubelet = await startSimulatedKubelet({ kc, namespace: CLUSTER_NS, pathMap: { '/app': ROOT } });
+  const pools: pg.Pool[] = [];
+  const openLogs = async () => {
+    const pool = new pg.Pool({ connectionString: pgSvc.url, max: 4 });
+    pools.push(pool);
+    const logs = new PgLogStore(pool);
+    await logs.init();
+    return logs;
+  };
+  const storage = new S3Storage(storageOpts);
+  await storage.ensureBucket();
+  const podEnv = {
+    STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: BUCKET, STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '',
+  };
+  const operators: RunningOperator[] = [];
+  let n = 0;
+  const addOperator = async (identity = `operator-${n++}`) => {
+    const op = await startOperator({
+      kc: server.kubeConfig(), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
+      launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
+      leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
+      env: { PATH: process.env.PATH },
+      onError: (err, where) => console.error(`[${identity}] ${where}:`, (err as Error)?.message ?? err),
+    });
+    operators.push(op);
+    return op;
+  };
+  for (let i = 0; i < (opts.replicas ?? 1); i++) await addOperator();
+  const logs = await openLogs();
+  const apiStores = await openKubeStores({ kc: server.kubeConfig(), namespace: CLUSTER_NS, logs, storage });
+  await apiStores.ready();
+  const api = await startServer(createApp({ stores: apiStores }), 0, '127.0.0.1');
+  return {
+    server, kc, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
+    leader: () => operators.find((o) => o.isLeader()),
+    async close() {
+      await api.close();
+      for (const op of operators) await op.stop().catch(() => undefined);
+      await apiStores.close();
+      await kubelet.stop();
+      await server.close();
+      for (const p of pools) await p.end().catch(() => undefined);
+      await storage.close();
+      for (const s of services) await s.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
