@@ -83,6 +83,22 @@ export function executionResource(execution: Execution): { body: Omit<ExecutionO
   };
 }
 
+/** Compressed records above this size are compressed again at the best level (slower, a few % smaller). */
+const RECOMPRESS_ABOVE = 1024 * 1024;
+/** Past this, the object cannot be stored (etcd's limit is 1.5 MiB for the whole object). */
+const RECORD_GZ_MAX = 1400 * 1024;
+
+/** gzip+base64 of a record's JSON; a clear error when even that cannot fit in a Kubernetes object. */
+async function compress(id: string, json: string): Promise<string> {
+  const raw = Buffer.from(json);
+  let gz = (await gzipAsync(raw)).toString('base64');
+  if (gz.length > RECOMPRESS_ABOVE) gz = (await gzipAsync(raw, { level: 9, memLevel: 9 })).toString('base64');
+  if (gz.length > RECORD_GZ_MAX) {
+    throw new Error(`Execution '${id}' record is too large for a Kubernetes object: ${raw.length} bytes of JSON, ${gz.length} compressed (limit about ${RECORD_GZ_MAX})`);
+  }
+  return gz;
+}
+
 /** Status for a record; `acked` is the last command seq consumed. */
 export async function executionStatus(execution: Execution, acked: number, generation: number | undefined, now = new Date()): Promise<ExecutionStatus> {
   const start = execution.state.startDate;
@@ -100,7 +116,7 @@ export async function executionStatus(execution: Execution, acked: number, gener
   if (generation !== undefined) status.observedGeneration = generation;
   if (execution.error) status.message = execution.error;
   const json = JSON.stringify(execution);
-  if (json.length > RECORD_GZ_THRESHOLD) status.recordGz = (await gzipAsync(Buffer.from(json))).toString('base64');
+  if (json.length > RECORD_GZ_THRESHOLD) status.recordGz = await compress(execution.id, json);
   else status.record = JSON.parse(json) as Execution;
   return status;
 }

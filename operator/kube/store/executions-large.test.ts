@@ -1,5 +1,6 @@
 // An execution with 10,000 task runs fits in one Execution resource: the record goes to status.recordGz (gzip+base64)
 // and the stored object, measured as the API server returns it, stays under etcd's ~1.5 MiB object limit.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import type { Execution, TaskRun } from '../../core/types.js';
@@ -63,4 +64,12 @@ it('stores 10,000 task runs compressed, under 1.5 MiB, and reads them back in th
   expect(seen.execution.taskRunList).toHaveLength(10_000);
   expect(seen.execution.taskRunList[9_999]).toEqual(JSON.parse(JSON.stringify(record.taskRunList[9_999])));
   expect((await peer.executions.search({ state: ['SUCCESS'] })).total).toBe(1);
+});
+
+it('refuses a record that cannot fit even compressed, with a clear error, and keeps the stored one', async () => {
+  const { resourceVersion } = await h.stores.executions.create(sampleExecution('huge'));
+  const record = sampleExecution('huge', { state: 'RUNNING' });
+  record.outputs = { blob: randomBytes(1_200_000).toString('base64') }; // incompressible
+  await expect(h.stores.executions.update(record, resourceVersion)).rejects.toThrow(/too large for a Kubernetes object/);
+  expect((await h.stores.executions.get('huge'))).toMatchObject({ resourceVersion, execution: { state: { current: 'CREATED' } } });
 });
