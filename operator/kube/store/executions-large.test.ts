@@ -1,5 +1,6 @@
 // An execution with 10,000 task runs fits in one Execution resource: the record goes to status.recordGz (gzip+base64)
-// and the stored object, measured as the API server returns it, stays under etcd's ~1.5 MiB object limit.
+// and the stored object, measured as the API server returns it, stays under etcd's ~1.5 MiB object limit; a record too
+// large even compressed is refused with a clear error.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
