@@ -150,8 +150,13 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
     const secret = async (name: string) => Object.fromEntries(Object.entries((await core.readNamespacedSecret({ name, namespace: ns })).data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     const configMap = async (name: string) => (await core.readNamespacedConfigMap({ name, namespace: ns })).data ?? {};
+    // A missing source fails the container (CreateContainerConfigError) unless it is marked optional, as on a real node.
+    const optional = async <T>(isOptional: boolean | undefined, read: () => Promise<T>, empty: T): Promise<T> => {
+      try { return await read(); } catch (err) { if (isOptional && (err as { code?: number }).code === 404) return empty; throw err; }
+    };
     for (const src of c.envFrom ?? []) {
-      const data = src.secretRef ? await secret(src.secretRef.name!) : src.configMapRef ? await configMap(src.configMapRef.name!) : {};
+      const data = src.secretRef ? await optional(src.secretRef.optional, () => secret(src.secretRef!.name!), {})
+        : src.configMapRef ? await optional(src.configMapRef.optional, () => configMap(src.configMapRef!.name!), {}) : {};
       for (const [k, v] of Object.entries(data)) env[`${src.prefix ?? ''}${k}`] = v;
     }
     for (const e of c.env ?? []) {

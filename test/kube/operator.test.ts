@@ -1,0 +1,98 @@
+// The cluster-mode operator as a whole: two replicas elect one leader and the other takes over when it stops; an
+// operator restarted in the middle of an execution adopts the running Job instead of creating a second one.
+import { BatchV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../operator/kube/names.js';
+import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
+
+let c: TestCluster;
+
+beforeAll(async () => { c = await startCluster({ replicas: 2, leaseDurationSec: 4 }); }, 120_000);
+afterAll(async () => { await c?.close(); });
+
+async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function call(path: string, init?: RequestInit): Promise<any> {
+  const res = await fetch(`${c.base}${path}`, init);
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const flow = (id: string, seconds: number) => `id: ${id}
+namespace: company.ops
+tasks:
+  - id: slow
+    type: ai.service.plugin.scripts.shell.Commands
+    commands: ["sleep ${seconds}", "echo slept"]
+  - id: after
+    type: ai.service.plugin.core.debug.Return
+    format: "done {{ outputs.slow.exitCode }}"
+`;
+
+async function run(id: string, onRunning?: () => Promise<void>): Promise<any> {
+  const exec = await call(`/executions/company.ops/${id}`, { method: 'POST' });
+  if (onRunning) {
+    await until('the first task to run', async () => (await call(`/executions/${exec.id}`)).taskRunList.some((r: any) => r.taskId === 'slow' && r.state.current === 'RUNNING'));
+    await onRunning();
+  }
+  return until('the execution to end', async () => {
+    const e = await call(`/executions/${exec.id}`);
+    if (e.state.current === 'FAILED') console.error(JSON.stringify(e.taskRunList.map((r: any) => [r.taskId, r.state.current, r.error, r.attempts])));
+    return ['SUCCESS', 'FAILED', 'KILLED'].includes(e.state.current) ? e : undefined;
+  }, 90_000);
+}
+
+async function jobsOf(executionId: string): Promise<{ taskRunId: string; attempt: string }[]> {
+  const jobs = await c.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: CLUSTER_NS, labelSelector: `${LABELS.managedBy}=flowpilot-operator` });
+  return jobs.items
+    .filter((j) => j.metadata?.annotations?.['flowpilot.io/execution-id'] === executionId || j.metadata?.labels?.[LABELS.executionId] === executionId)
+    .map((j) => ({ taskRunId: j.metadata!.labels![LABELS.taskRunId]!, attempt: j.metadata!.labels![LABELS.attempt]! }));
+}
+
+describe('cluster operator', () => {
+  it('two replicas elect exactly one leader, and the other takes over when the leader stops', async () => {
+    await until('a leader', () => c.leader());
+    expect(c.operators.filter((o) => o.isLeader())).toHaveLength(1);
+    await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: flow('quick', 0) });
+    expect((await run('quick')).state.current).toBe('SUCCESS');
+
+    const first = c.leader()!;
+    await first.stop();
+    c.operators.splice(c.operators.indexOf(first), 1);
+    const second = await until('the other replica to lead', () => c.leader());
+    expect(second).not.toBe(first);
+    const e = await run('quick');
+    expect(e.state.current).toBe('SUCCESS');
+    expect(e.taskRunList.find((r: any) => r.taskId === 'after').outputs.value).toBe('done 0');
+  }, 180_000);
+
+  it('an operator restarted mid-execution adopts the running Job: one Job per task attempt', async () => {
+    await until('a leader', () => c.leader());
+    await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: flow('slow', 3) });
+    let executionId = '';
+    const e = await run('slow', async () => {
+      executionId = (await call('/executions/search?namespace=company.ops&flowId=slow')).results[0].id;
+      await until('the Job of the running task', async () => (await jobsOf(executionId)).length === 1);
+      const leader = c.leader()!;
+      await leader.stop(); // releases the Lease; the Job keeps running on its node
+      c.operators.splice(c.operators.indexOf(leader), 1);
+      await c.addOperator('restarted');
+    });
+    expect(e.state.current).toBe('SUCCESS');
+    expect(e.id).toBe(executionId);
+    const jobs = await jobsOf(e.id);
+    const slowRun = e.taskRunList.find((r: any) => r.taskId === 'slow');
+    expect(jobs.filter((j) => j.taskRunId === slowRun.id)).toHaveLength(1);
+    expect(jobs).toHaveLength(2);
+    expect(slowRun.attempts).toHaveLength(1);
+  }, 180_000);
+});
