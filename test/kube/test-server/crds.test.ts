@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS, GROUP, VERSION } from '../../../operator/kube/names.js';
-import { loadCrdFiles, compileCrd, startKubeTestServer, type KubeTestServer } from './index.js';
+import { checkCrdDir, compileCrd, loadCrdFiles, startKubeTestServer, type KubeTestServer } from './index.js';
 
 const dir = fileURLToPath(new URL('../../../crds', import.meta.url));
 let srv: KubeTestServer;
@@ -16,6 +16,7 @@ describe.runIf(existsSync(dir))('repository CRDs', () => {
     const crds = loadCrdFiles(dir);
     expect(crds.length).toBeGreaterThanOrEqual(Object.keys(KINDS).length);
     for (const crd of crds) expect(() => compileCrd(crd)).not.toThrow();
+    expect(checkCrdDir(dir)).toEqual(expect.arrayContaining(Object.values(KINDS).map((k) => `${k.plural}.${GROUP}`)));
   });
 
   it('serve every kind with its plural and short names', async () => {

@@ -1,4 +1,4 @@
 // Public entry of the in-process Kubernetes API test server used by the cluster-mode tests.
 export { startKubeTestServer, type KubeTestServer, type KubeTestServerOptions, type KubeTestServerStats } from './server.js';
 export type { AuthzAttributes, TokenUser } from './auth.js';
-export { compileCrd, loadCrdFiles } from './schema.js';
+export { checkCrdDir, compileCrd, loadCrdFiles } from './schema.js';

@@ -26,6 +26,13 @@ export function loadCrdFiles(dir: string): Schema[] {
   return out;
 }
 
+/** Load and check every CRD of a directory (what CI does without a real apiserver); throws the first problem found. */
+export function checkCrdDir(dir: string): string[] {
+  const crds = loadCrdFiles(dir);
+  for (const crd of crds) compileCrd(crd);
+  return crds.map((c) => String(c.metadata?.name));
+}
+
 const FORBIDDEN = ['$ref', 'patternProperties', 'dependencies', 'additionalItems', 'definitions', '$schema', 'id'];
 
 /** Throw an Error naming the CRD and the schema path when a node is not structural (what the real server refuses). */

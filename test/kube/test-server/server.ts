@@ -272,7 +272,9 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
       send(res, err.code, err.toStatus());
     });
   });
-  server.keepAliveTimeout = 1000;
+  // Longer than clients' idle-socket timeouts (Node's agent: 5 s), so a client never reuses a socket the server is closing.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 70_000;
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
   const port = (server.address() as AddressInfo).port;
   address = `127.0.0.1:${port}`;
