@@ -2,24 +2,26 @@
 // Secret on the Kubernetes API test server; the reconciler creates the runner Job; the simulated kubelet runs the real
 // runner (demo GGUF model) as a local process, which writes results to a real S3-protocol server (s3rver) and status
 // into the resource; GET /get_result shows SUCCESS with counts. Also: a Pod killed mid-job resumes without redoing
-// finished items, and a Job that fails for good marks the InferenceJob FAILED with a message.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// finished items, and a Job that fails for good marks the InferenceJob FAILED with a message. The API, the reconciler and
+// the runner Pods each use their own token, authorized by exactly the rules of the chart's Roles (rbac.yaml).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import Koa from 'koa';
+import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInferenceRouter } from '../../../api/inference/router.js';
 import { listKeys, postJson, readObject, s3Env, startS3, waitForResult, type S3Fixture } from '../../../test/inference/helpers.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from '../../../test/kube/kubelet.js';
-import { startKubeTestServer, type KubeTestServer } from '../../../test/kube/test-server/index.js';
+import { startKubeTestServer, type AuthzAttributes, type KubeTestServer } from '../../../test/kube/test-server/index.js';
 import { inferenceJobName, KINDS } from '../../kube/names.js';
 import { KindApi } from '../../kube/store/kube-api.js';
 import { loadInferenceConfig } from '../config.js';
 import { startInferenceReconciler, type InferenceReconciler } from './reconciler.js';
-import { runnerJobName, tokenSecretName, type InferenceJobResource } from './resource.js';
+import { buildInferenceJob, runnerJobName, tokenSecretName, type InferenceJobResource } from './resource.js';
 import { ClusterInferenceService } from './service.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -36,9 +38,25 @@ let reconcilers: InferenceReconciler[] = [];
 let http: Server;
 let base: string;
 
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+/** The rules of the chart's Roles by name suffix (template directives dropped; the rules are literal). */
+function chartRoles(): Record<string, Rule[]> {
+  const text = readFileSync(join(ROOT, 'charts/flowpilot/templates/rbac.yaml'), 'utf8')
+    .split('\n').filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join('\n').replace(/\{\{[^}]*\}\}/g, 'x');
+  const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: Rule[] });
+  return Object.fromEntries(docs.filter((d) => d.kind === 'Role').map((d) => [d.metadata.name.replace(/^x-/, ''), d.rules ?? []]));
+}
+const ROLES = chartRoles();
+const USERS: Record<string, string> = { 'api-token': 'api', 'operator-token': 'operator', 'runner-token': 'inference-runner' };
+function authorize(a: AuthzAttributes): boolean {
+  if (a.user === 'admin') return true; // the test itself and the simulated kubelet / Job controller
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  return (ROLES[a.user] ?? []).some((r) => r.apiGroups.includes(a.group ?? '') && r.resources.includes(resource ?? '') && r.verbs.includes(a.verb));
+}
+
 async function startApi(namespace: string): Promise<{ url: string; server: Server }> {
   const app = new Koa();
-  const svc = new ClusterInferenceService({ kc, namespace, config: loadInferenceConfig(s3Env(s3, [TOKEN])) });
+  const svc = new ClusterInferenceService({ kc: server.kubeConfig('api-token'), namespace, config: loadInferenceConfig(s3Env(s3, [TOKEN])) });
   app.use(createInferenceRouter(svc).routes());
   const srv: Server = await new Promise((ok) => { const s = app.listen(0, '127.0.0.1', () => ok(s)); });
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, server: srv };
@@ -55,16 +73,20 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 
 beforeAll(async () => {
   s3 = await startS3(['bucket']);
-  server = await startKubeTestServer();
-  kc = server.kubeConfig();
+  server = await startKubeTestServer({
+    tokens: { 'admin-token': { username: 'admin' }, ...Object.fromEntries(Object.entries(USERS).map(([t, u]) => [t, { username: u }])) },
+    authorize, authorizeRequests: true,
+  });
+  kc = server.kubeConfig('admin-token');
   dir = mkdtempSync(join(tmpdir(), 'inference-kube-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, kc.exportConfig());
+  writeFileSync(kubeconfig, server.kubeConfig('runner-token').exportConfig());
   const env = { ...s3Env(s3, []), ACCESS_TOKENS: '', KUBECONFIG: kubeconfig, INFERENCE_THREADS: '1' };
   for (const [namespace, extra] of [[NS, {}], [BROKEN_NS, { KUBECONFIG: join(dir, 'missing-kubeconfig') }]] as const) {
     kubelets.push(await startSimulatedKubelet({ kc, namespace, pathMap: { '/app': ROOT } }));
     reconcilers.push(await startInferenceReconciler({
-      kc, namespace, launcherSettings: { runnerImage: 'flowpilot-runner:test', env: { ...env, ...extra }, backoffLimit: namespace === NS ? 2 : 1, terminationGracePeriodSeconds: 2 },
+      kc: server.kubeConfig('operator-token'), namespace, launcherSettings: { runnerImage: 'flowpilot-runner:test', env: { ...env, ...extra }, backoffLimit: namespace === NS ? 2 : 1, terminationGracePeriodSeconds: 2 },
+      secretWaitSeconds: namespace === NS ? 120 : 1,
       onError: (e, where) => console.warn(`[reconciler] ${where}`, (e as Error).message),
     }));
   }
@@ -99,6 +121,9 @@ describe('cluster-mode batch inference', () => {
     const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS });
     expect(Buffer.from(secret.data!.token!, 'base64').toString()).toBe(TOKEN);
     expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'InferenceJob', name: ij!.metadata.name, uid: ij!.metadata.uid });
+    // The API's identity may create that Secret but not read it back (the chart's Role, enforced by the test server).
+    await expect(server.kubeConfig('api-token').makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS }))
+      .rejects.toMatchObject({ code: 403 });
 
     // Idempotency-Key: same key and body → same job (200); same key, other body → 409.
     const again = await postJson(`${base}/v1/completions`, body(), { ...auth, 'idempotency-key': 'k-1' });
@@ -155,6 +180,24 @@ describe('cluster-mode batch inference', () => {
     const doc = JSON.parse(await readObject(s3.client, 'bucket', view.result_key));
     expect(doc.results.map((x: { index: number }) => x.index)).toEqual(inputs.map((_, i) => i));
   }, 120_000);
+
+  it('a bucket that does not exist fails the job with a message for the caller', async () => {
+    const r = await postJson(`${base}/v1/completions`, body({ bucket_name: 'no-such-bucket' }), auth);
+    const view = await waitForResult(base, r.body.task_id, TOKEN);
+    expect(view).toMatchObject({ status: 'FAILED', error: expect.stringContaining("bucket 'no-such-bucket' does not exist") });
+  }, 120_000);
+
+  it('an InferenceJob whose token Secret never appears fails without a Job', async () => {
+    const taskId = 'f'.repeat(32);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, BROKEN_NS);
+    await api.create({ ...buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never, { tokenHash: 'x', requestHash: 'y' }) });
+    const s = await until('FAILED', async () => {
+      const st = (await api.get(inferenceJobName(taskId)))?.status;
+      return st?.status === 'FAILED' ? st : undefined;
+    });
+    expect(s.error).toBe(`the access token Secret '${tokenSecretName(taskId)}' does not exist`);
+    await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
+  }, 60_000);
 
   it('a runner Job that fails for good marks the InferenceJob FAILED with a message', async () => {
     const broken = await startApi(BROKEN_NS);

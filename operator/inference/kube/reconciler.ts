@@ -92,10 +92,11 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
         if (age > (o.secretWaitSeconds ?? 120)) return fail(r, `the access token Secret '${ref.name}' does not exist`);
         return later(name, 1000);
       }
+      // QUEUED before the Job exists, so this write can never land after the runner's RUNNING.
+      if (!r.status?.status) await patchInferenceJobStatus(o.kc, ns, name, { status: 'QUEUED', message: `runner Job ${jobName}` });
       try { await batch.createNamespacedJob({ namespace: ns, body: buildRunnerJob(r, ns, o.launcherSettings) }); } catch (e) {
         if (!isConflict(e)) throw e;
       }
-      if (!r.status?.status) await patchInferenceJobStatus(o.kc, ns, name, { status: 'QUEUED', message: `runner Job ${jobName} created` });
       return;
     }
     const failed = jobCondition(job, 'Failed');
