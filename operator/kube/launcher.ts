@@ -1,7 +1,8 @@
 // The cluster launcher: one Kubernetes Job per task attempt (deterministic name), watched through an informer; the
 // outcome comes from the result file the runner wrote to internal storage, else from the Job/Pod status. Each
-// outcome is reported once per (task run, attempt): a `reported` annotation on the Job tells a restarted launcher
-// not to report it again unless the engine asks (launch of an attempt it has no result for). A launch whose result
+// outcome is reported once per (task run, attempt): Jobs already finished when the launcher starts were reported by an
+// earlier launcher, so they are reported again only when the engine asks (launch of an attempt it has no result for).
+// That costs no write: per task the operator makes two (create the Job, one execution status update). A launch whose result
 // file already exists (its Job was garbage-collected meanwhile) reports that result instead of running the task again.
 // Call start() before the controller recovers, so running Jobs are adopted instead of created again.
 import {
@@ -73,6 +74,8 @@ export class KubeLauncher implements Launcher {
   private jobs?: Informer<V1Job> & ObjectCache<V1Job>;
   private pods?: Informer<V1Pod> & ObjectCache<V1Pod>;
   private stopped = false;
+  /** True while the informers load their first list (Jobs seen then predate this launcher). */
+  private syncing = false;
   private readonly onError: (message: string, err?: unknown) => void;
 
   constructor(private readonly o: KubeLauncherOptions) {
@@ -100,7 +103,8 @@ export class KubeLauncher implements Launcher {
         setTimeout(() => { if (!this.stopped) inf.start().catch((e) => this.onError('watch restart failed', e)); }, 1000);
       });
     }
-    await Promise.all([this.jobs.start(), this.pods.start()]);
+    this.syncing = true;
+    try { await Promise.all([this.jobs.start(), this.pods.start()]); } finally { this.syncing = false; }
   }
 
   async stop(): Promise<void> {
@@ -215,7 +219,8 @@ export class KubeLauncher implements Launcher {
       if (job.metadata.deletionTimestamp) a.killing = true;
       return;
     }
-    if (job.metadata.annotations?.[ANNOTATIONS.reported] === 'true') { a.reported = true; return; }
+    // Finished before this launcher started: an earlier one reported it (or the engine will ask through launch()).
+    if (this.syncing || job.metadata.annotations?.[ANNOTATIONS.reported] === 'true') { a.reported = true; return; }
     void this.settle(a, job, finish);
   }
 
@@ -256,7 +261,6 @@ export class KubeLauncher implements Launcher {
       }
       const pods = result ? [] : await this.podsOf(a.jobName);
       this.deliver(a, outcomeOfJob(job, finish, result, pods));
-      await this.markReported(a.jobName);
     } finally {
       a.settling = false;
     }
@@ -268,17 +272,6 @@ export class KubeLauncher implements Launcher {
     } catch (err) {
       this.onError(`could not list the pods of Job ${name}`, err);
       return [];
-    }
-  }
-
-  private async markReported(name: string): Promise<void> {
-    try {
-      await this.batch.patchNamespacedJob(
-        { name, namespace: this.o.namespace, body: { metadata: { annotations: { [ANNOTATIONS.reported]: 'true' } } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    } catch (err) {
-      if (statusOf(err) !== 404) this.onError(`could not mark Job ${name} as reported`, err);
     }
   }
 

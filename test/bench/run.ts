@@ -1,4 +1,4 @@
-// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers
+// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers|kube
 // selects one group; default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
@@ -11,4 +11,8 @@ if (!only || only === 'inference') {
 if (!only || only === 'triggers') {
   const { runTriggersBench } = await import('./triggers.js');
   await runTriggersBench();
+}
+if (!only || only === 'kube') {
+  const { runKubeBench } = await import('./kube.js');
+  await runKubeBench();
 }
