@@ -16,6 +16,7 @@ import { PgLogStore } from '../../operator/store/postgres/logs.js';
 import { startPostgres, startS3rver, type Service } from '../support/services.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+import { chartAuthorizer, COMPONENT_ROLES } from './chart-rbac.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const CLUSTER_NS = 'flowpilot';
@@ -31,7 +32,10 @@ export interface ClusterOptions {
 
 export interface TestCluster {
   server: KubeTestServer;
+  /** Admin credentials (the test itself). */
   kc: KubeConfig;
+  /** Requests the chart's RBAC denied (operator, API and task Pods each use their own token). */
+  denied: string[];
   kubelet: SimulatedKubelet;
   operators: RunningOperator[];
   /** API base URL ending in /api/v1. */
@@ -49,10 +53,12 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   await initExpressions();
   const tmp = mkdtempSync(join(tmpdir(), 'cluster-'));
   const services: Service[] = [];
-  const server = await startKubeTestServer();
-  const kc = server.kubeConfig();
+  const denied: string[] = [];
+  const tokens = Object.fromEntries([['admin', 'admin'], ...Object.keys(COMPONENT_ROLES).map((u) => [u, u])].map(([u]) => [`${u}-token`, { username: u! }]));
+  const server = await startKubeTestServer({ tokens, authorize: chartAuthorizer(denied), authorizeRequests: true });
+  const kc = server.kubeConfig('admin-token');
   const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kc.exportConfig());
+  writeFileSync(kubeconfig, server.kubeConfig('task-token').exportConfig());
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: CLUSTER_NS } } }).catch(() => undefined);
   if (opts.secrets) {
@@ -80,7 +86,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   let n = 0;
   const addOperator = async (identity = `operator-${n++}`) => {
     const op = await startOperator({
-      kc: server.kubeConfig(), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
+      kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
       env: { PATH: process.env.PATH },
@@ -91,11 +97,11 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
   for (let i = 0; i < (opts.replicas ?? 1); i++) await addOperator();
   const logs = await openLogs();
-  const apiStores = await openKubeStores({ kc: server.kubeConfig(), namespace: CLUSTER_NS, logs, storage });
+  const apiStores = await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage });
   await apiStores.ready();
   const api = await startServer(createApp({ stores: apiStores }), 0, '127.0.0.1');
   return {
-    server, kc, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
+    server, kc, denied, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
     leader: () => operators.find((o) => o.isLeader()),
     async close() {
       await api.close();

@@ -8,7 +8,11 @@ import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
 let c: TestCluster;
 
 beforeAll(async () => { c = await startCluster({ replicas: 2, leaseDurationSec: 4 }); }, 120_000);
-afterAll(async () => { await c?.close(); });
+afterAll(async () => {
+  const denied = [...new Set(c?.denied ?? [])];
+  await c?.close();
+  expect(denied, 'requests the chart RBAC denied').toEqual([]);
+});
 
 async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
