@@ -10,7 +10,10 @@ import { loadClusterSettings } from '../operator/kube/config.js';
 import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
 import { S3Storage } from '../operator/storage/s3.js';
 import { PgLogStore } from '../operator/store/postgres/logs.js';
+import { loadInferenceConfig } from '../operator/inference/config.js';
+import { ClusterInferenceService } from '../operator/inference/kube/service.js';
 import { createApp } from './app.js';
+import { createInferenceRouter } from './inference/router.js';
 import { kubeAuth } from './auth.js';
 import { createHttpMetrics } from './metrics.js';
 import { startServer } from './server.js';
@@ -29,6 +32,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];
   const app = createApp({ stores }, { before: [metrics.middleware, ...auth] });
   app.use(metrics.router.routes());
+  // Batch inference: POST /v1/completions creates an InferenceJob (its own bearer-token scheme, see operator/inference).
+  app.use(createInferenceRouter(new ClusterInferenceService({ kc, namespace: settings.namespace, config: loadInferenceConfig(env) })).routes());
   const server = await startServer(app, Number(env.PORT ?? 8080), env.HOST ?? '0.0.0.0');
   console.log(`[api] cluster mode listening on :${server.port} (namespace ${settings.namespace})`);
   return {

@@ -12,6 +12,11 @@ import { S3Storage } from '../storage/s3.js';
 import { PgLogStore } from '../store/postgres/logs.js';
 import { loadClusterSettings } from './config.js';
 import { startOperator, type RunningOperator } from './operator.js';
+import { startInferenceReconciler } from '../inference/kube/reconciler.js';
+
+/** Settings of the inference runner (models, bucket access, limits) passed through to its Pods. */
+const inferenceEnv = (env: NodeJS.ProcessEnv): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => /^(INFERENCE_|S3_|AWS_|GCS_)/.test(e[0]) && e[1] !== undefined));
 
 export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ operator: RunningOperator; close(): Promise<void>; metricsPort: number }> {
   const settings = loadClusterSettings(env);
@@ -26,6 +31,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
     leaderElection: settings.leaderElection, secretsSecretName: settings.secretsSecretName, env, metrics,
+    leaderTasks: [{
+      name: 'inference',
+      start: () => startInferenceReconciler({
+        kc: kc!, namespace: settings.namespace,
+        launcherSettings: {
+          ...settings.launcher, env: { ...inferenceEnv(env), WATCH_NAMESPACE: settings.namespace },
+          ...(env.INFERENCE_RUNNER_SERVICE_ACCOUNT ? { runnerServiceAccountName: env.INFERENCE_RUNNER_SERVICE_ACCOUNT } : {}),
+        },
+      }),
+    }],
   });
   const serveMetrics = metricsHandler(metrics.registry);
   const server = createServer((req, res) => {
