@@ -8,6 +8,7 @@ import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.j
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
 import { pendingWork } from '../core/work.js';
+import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
 import { resolveInputs } from '../model/index.js';
@@ -82,6 +83,16 @@ export class Controller {
     this.launcher.killAll();
     await this.queue.whenIdle();
   }
+
+  /** Type of the task of a run, when the execution's flow revision is cached (metrics). */
+  taskType(exec: Execution, run: TaskRun): string | undefined {
+    const flow = this.flows.get(`${exec.namespace}/${exec.flowId}/${exec.flowRevision}`);
+    if (!flow) return undefined;
+    try { return taskForRun(flow, exec, run).type; } catch { return undefined; }
+  }
+
+  /** Executions with queued or running work (metrics). */
+  get queueDepth(): number { return this.queue.size; }
 
   /** Resolves when no execution has queued work (tests). */
   whenIdle(): Promise<void> { return this.queue.whenIdle(); }

@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from '../controller/controller.js';
 import { createSecretRenderer, secretFromEnv } from '../controller/secrets.js';
-import type { ExecutionState } from '../core/types.js';
+import { isTerminal, type ExecutionState } from '../core/types.js';
 import type { OperatorMetrics } from '../metrics.js';
 import type { InternalStorage, LogStore } from '../store/types.js';
 import { defaultTriggerComponents, startTriggerService, type TriggerService } from '../triggers/service.js';
@@ -71,6 +71,22 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     return counts;
   });
 
+  // Task-run durations are observed once per execution, when it ends (its record then holds every run's dates).
+  const observed = new Set<string>();
+  const stopWatch = o.metrics ? stores.executions.watch((e) => {
+    const exec = e.execution;
+    if (!leading || !isTerminal(exec.state.current) || observed.has(exec.id)) return;
+    observed.add(exec.id);
+    if (observed.size > 10_000) observed.clear();
+    for (const run of exec.taskRunList) {
+      const end = run.state.endDate, start = run.state.startDate;
+      if (!end || !start) continue;
+      o.metrics!.observeTaskRun(leading.controller.taskType(exec, run) ?? 'unknown', run.state.current, (Date.parse(end) - Date.parse(start)) / 1000);
+    }
+  }) : () => {};
+  const depth = o.metrics ? setInterval(() => o.metrics!.setQueueDepth('executions', leading?.controller.queueDepth ?? 0), 1000) : undefined;
+  depth?.unref();
+
   let leading: { controller: Controller; launcher: KubeLauncher; triggers?: TriggerService; stopFlows: () => void; extra: { stop(): Promise<void> }[] } | undefined;
   let transition: Promise<void> = Promise.resolve();
   let notifyLeading!: () => void;
@@ -130,6 +146,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     whenLeading: () => leadingStarted,
     async stop() {
       await election?.stop();
+      stopWatch();
+      if (depth) clearInterval(depth);
       await serially(follow);
       await secrets?.stop();
       await stores.close();

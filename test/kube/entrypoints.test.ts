@@ -102,6 +102,14 @@ describe('cluster entry points', () => {
     expect(state).toBe('SUCCESS');
     const logs = await (await fetch(url(`/api/v1/logs/${id}`), as('alice'))).json() as { message: string }[];
     expect(logs.map((l) => l.message).join('\n')).toContain('hello from the cluster');
+    // The operator's metrics: the executions gauge by state and the task run's duration (observed when it ended).
+    let text = '';
+    for (let i = 0; i < 100 && !text.includes('task_type="ai.service.plugin.core.log.Log"'); i++) {
+      text = await (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(text).toMatch(/flowpilot_task_run_duration_seconds_count\{task_type="ai\.service\.plugin\.core\.log\.Log",state="SUCCESS"\} 1/);
+    expect(text).toMatch(/flowpilot_executions\{state="SUCCESS"\} 1/);
     // The API's /metrics is a non-resource URL checked like the rest (a Prometheus token needs `get` on it).
     expect((await fetch(url('/metrics'))).status).toBe(401);
     const metrics = await fetch(url('/metrics'), as('admin'));
