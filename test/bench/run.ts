@@ -11,6 +11,8 @@ if (!only || only === 'inference') {
 if (!only || only === 'triggers') {
   const { runTriggersBench } = await import('./triggers.js');
   await runTriggersBench();
+  const { runScheduleBench } = await import('./schedule.js');
+  await runScheduleBench();
 }
 if (!only || only === 'kube') {
   const { runKubeBench } = await import('./kube.js');
