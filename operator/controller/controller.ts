@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { step, stepMany } from '../core/engine.js';
 import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.js';
-import { newExecution } from '../core/execution.js';
+import { bindToRevision, newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
 import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
@@ -193,8 +193,18 @@ export class Controller {
   private async startNow(id: string): Promise<void> {
     const stored = await this.load(id);
     if (!stored) return;
-    const exec0 = stored.execution;
+    let exec0 = stored.execution;
     if (exec0.state.current !== 'CREATED' && exec0.state.current !== 'QUEUED') return;
+    if (!exec0.flowRevision) {
+      // Created without a revision (kubectl): bind it to the latest one, resolving its inputs there.
+      const rec = await this.stores.flows.get(exec0.namespace, exec0.flowId);
+      let resolved: { inputs: Record<string, unknown> } | { error: string };
+      try { resolved = { inputs: rec ? resolveInputs(rec.flow.inputs, exec0.inputs ?? {}) : {} }; } catch (err) { resolved = { error: (err as Error).message }; }
+      exec0 = bindToRevision(exec0, rec && { ...rec.flow, revision: rec.revision }, resolved, this.clock());
+      await this.write(exec0, stored.resourceVersion, []);
+      if (isTerminal(exec0.state.current)) { await this.onEnded(exec0); return; }
+      return this.startNow(id);
+    }
     const flow = await this.flow(exec0);
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
     const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };

@@ -44,6 +44,26 @@ export function newExecution(a: {
 }
 
 /**
+ * An execution created without a flow revision (an Execution resource written by hand with kubectl) is bound to the
+ * flow's latest revision when it starts: its inputs resolved against that revision (`resolved`), flow labels merged;
+ * or it fails with why (flow missing, inputs invalid). Pure: the caller loads the flow and resolves the inputs.
+ */
+export function bindToRevision(exec: Execution, flow: Flow | undefined, resolved: { inputs: Record<string, unknown> } | { error: string }, now: Date): Execution {
+  const next: Execution = structuredClone(exec);
+  const failure = !flow ? `Flow ${exec.namespace}.${exec.flowId} not found` : 'error' in resolved ? resolved.error : flow.disabled ? DISABLED_MESSAGE : undefined;
+  if (flow) {
+    next.flowRevision = flow.revision ?? 1;
+    next.labels = mergeLabels(flowLabels(flow), exec.labels);
+    if ('inputs' in resolved) next.inputs = resolved.inputs;
+  }
+  if (failure) {
+    transition(next.state, 'FAILED', now);
+    next.error = failure;
+  }
+  return next;
+}
+
+/**
  * A replay is a new execution of the same flow revision with the same inputs. With `taskRunId`, task runs that
  * finished before that one are kept (their outputs stay readable) and the execution resumes from it.
  */

@@ -1,6 +1,6 @@
 // The cluster-mode operator as a whole: two replicas elect one leader and the other takes over when it stops; an
 // operator restarted in the middle of an execution adopts the running Job instead of creating a second one.
-import { BatchV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
@@ -99,4 +99,33 @@ describe('cluster operator', () => {
     expect(jobs).toHaveLength(2);
     expect(slowRun.attempts).toHaveLength(1);
   }, 180_000);
+
+  it('starts an Execution created with kubectl (spec only): the latest revision, inputs resolved with defaults', async () => {
+    await until('a leader', () => c.leader());
+    await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: `id: greet
+namespace: company.ops
+inputs:
+  - id: name
+    type: STRING
+  - id: punctuation
+    type: STRING
+    defaults: "!"
+tasks:
+  - id: hello
+    type: ai.service.plugin.core.debug.Return
+    format: "hello {{ inputs.name }}{{ inputs.punctuation }}"
+` });
+    const custom = c.kc.makeApiClient(CustomObjectsApi);
+    const obj = await custom.createNamespacedCustomObject({
+      group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'executions',
+      body: { apiVersion: 'flowpilot.io/v1', kind: 'Execution', metadata: { generateName: 'greet-' }, spec: { namespace: 'company.ops', flowId: 'greet', inputs: { name: 'kubectl' } } },
+    }) as { metadata: { name: string } };
+    const done = await until('the kubectl execution to end', async () => {
+      const o = await custom.getNamespacedCustomObject({ group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'executions', name: obj.metadata.name }) as { status?: { state?: string; record?: any } };
+      return o.status?.state && ['SUCCESS', 'FAILED'].includes(o.status.state) ? o.status : undefined;
+    });
+    expect(done.state, JSON.stringify(done.record?.taskRunList?.map((r: any) => r.error) ?? done)).toBe('SUCCESS');
+    expect(done.record.flowRevision).toBe(1);
+    expect(done.record.taskRunList[0].outputs.value).toBe('hello kubectl!');
+  }, 120_000);
 });
