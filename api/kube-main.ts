@@ -12,13 +12,14 @@ import { S3Storage } from '../operator/storage/s3.js';
 import { PgLogStore } from '../operator/store/postgres/logs.js';
 import { loadInferenceConfig } from '../operator/inference/config.js';
 import { ClusterInferenceService } from '../operator/inference/kube/service.js';
+import { startAdmissionServer } from './admission-server.js';
 import { createApp } from './app.js';
 import { createInferenceRouter } from './inference/router.js';
 import { kubeAuth } from './auth.js';
 import { createHttpMetrics } from './metrics.js';
 import { startServer } from './server.js';
 
-export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ port: number; stores: KubeStores; close(): Promise<void> }> {
+export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ port: number; admissionPort?: number; stores: KubeStores; close(): Promise<void> }> {
   const settings = loadClusterSettings(env);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
@@ -36,9 +37,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   app.use(createInferenceRouter(new ClusterInferenceService({ kc, namespace: settings.namespace, config: loadInferenceConfig(env) })).routes());
   const server = await startServer(app, Number(env.PORT ?? 8080), env.HOST ?? '0.0.0.0');
   console.log(`[api] cluster mode listening on :${server.port} (namespace ${settings.namespace})`);
+  // Flow admission webhook over HTTPS (the chart mounts its certificate); absent when the TLS files are not set.
+  const admission = await startAdmissionServer(env, { ownerOf: (ns, id) => stores.flows.res.liveFlow(ns, id)?.metadata.name }, env.HOST ?? '0.0.0.0');
+  if (admission) console.log(`[api] flow admission webhook listening on :${admission.port} (https)`);
   return {
-    port: server.port, stores,
+    port: server.port, admissionPort: admission?.port, stores,
     async close() {
+      await admission?.close();
       await server.close();
       await stores.close();
       await logs.close();

@@ -1,0 +1,166 @@
+// Flow admission webhook over real HTTPS (a self-signed certificate made with the openssl CLI, trusted by the client
+// as the API server trusts the chart's caBundle): valid Flows pass, invalid ones are denied naming each field with
+// the engine's own messages, deletes and other kinds pass, malformed reviews get 400. Plain HTTP when openssl is absent.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FlowValidationError, formatIssue, validateFlow } from '../operator/model/index.js';
+import { ADMISSION_PATH, createAdmissionApp, type AdmissionReviewResponse } from './admission.js';
+import { startAdmissionServer, type AdmissionServer } from './admission-server.js';
+
+let openssl: string | undefined;
+try { openssl = execFileSync('sh', ['-c', 'command -v openssl'], { encoding: 'utf8' }).trim() || undefined; } catch { openssl = undefined; }
+
+const owners = new Map<string, string>([['company.team\u0000taken', 'first-owner']]);
+const opts = { ownerOf: (ns: string, id: string) => owners.get(`${ns}\u0000${id}`) };
+
+let dir: string;
+let server: AdmissionServer;
+let ca: Buffer | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'admission-'));
+  if (openssl) {
+    execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
+    ca = readFileSync(join(dir, 'tls.crt'));
+    const env = { ADMISSION_TLS_CERT_FILE: join(dir, 'tls.crt'), ADMISSION_TLS_KEY_FILE: join(dir, 'tls.key'), ADMISSION_PORT: '0' };
+    server = (await startAdmissionServer(env, opts, '127.0.0.1'))!;
+  } else {
+    const http = createAdmissionApp(opts).listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    server = { port: (http.address() as AddressInfo).port, close: () => new Promise((r) => { http.close(() => r()); }) };
+  }
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function post(body: string, path = ADMISSION_PATH): Promise<{ status: number; json: any }> {
+  const send = ca ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send({
+      host: '127.0.0.1', port: server.port, path, method: 'POST', servername: 'localhost', ...(ca ? { ca } : {}),
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const log = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: 'ai.service.plugin.core.log.Log', message: 'hi', ...extra });
+const flow = (spec: Record<string, unknown>, name = 'hello') => ({
+  apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name, namespace: 'flowpilot' },
+  spec: { id: 'hello', namespace: 'company.team', tasks: [log('a')], ...spec },
+});
+const FLOW_KIND = { kind: { group: 'flowpilot.io', version: 'v1', kind: 'Flow' }, resource: { group: 'flowpilot.io', version: 'v1', resource: 'flows' } };
+
+async function review(request: Record<string, unknown>): Promise<AdmissionReviewResponse['response']> {
+  const uid = `uid-${Math.random().toString(36).slice(2)}`;
+  const { status, json } = await post(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, ...FLOW_KIND, ...request } }));
+  expect(status).toBe(200);
+  expect(json).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid } });
+  return json.response;
+}
+const create = (object: unknown) => review({ operation: 'CREATE', name: (object as { metadata: { name: string } }).metadata.name, object });
+
+describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no openssl)'}`, () => {
+  it('allows a valid Flow, without status or warnings', async () => {
+    const res = await create(flow({ triggers: [{ id: 'daily', type: 'ai.service.plugin.core.trigger.Schedule', cron: '0 8 * * *', timezone: 'Europe/Paris' }] }));
+    expect(res).toEqual({ uid: res.uid, allowed: true });
+  });
+
+  it('denies an unknown task type with 422 Invalid, naming spec.tasks[0].type', async () => {
+    const res = await create(flow({ tasks: [{ id: 'a', type: 'io.kestra.plugin.foo.Bar' }] }));
+    expect(res.allowed).toBe(false);
+    expect(res.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(res.status!.message).toMatch(/^Flow "hello" is invalid: spec\.tasks\[0\]\.type: Unknown task type `io\.kestra\.plugin\.foo\.Bar`/);
+    expect(res.status!.details!.causes).toContainEqual(expect.objectContaining({ field: 'spec.tasks[0].type' }));
+  });
+
+  it('denies duplicate task ids and lists every problem with the engine validator\'s own messages', async () => {
+    const spec = { tasks: [log('a'), log('a')], triggers: [{ id: 't', type: 'ai.service.plugin.core.trigger.Schedule', cron: '61 * * *', timezone: 'Mars/Olympus' }] };
+    const res = await create(flow(spec));
+    expect(res.allowed).toBe(false);
+    const message = res.status!.message;
+    expect(message).toContain('spec.tasks[1].id: duplicate task id `a` (also used at tasks[0])');
+    expect(message).toMatch(/spec\.triggers\[0\]\.cron: `61 \* \* \*` is not a cron expression/);
+    expect(message).toContain('spec.triggers[0].timezone: `Mars/Olympus` is not a known time zone');
+    // The same issues reconcile would write into Ready=False (validateFlow), each prefixed with spec.
+    let issues: { path: string; message: string }[] = [];
+    try { validateFlow(structuredClone(flow(spec).spec)); } catch (err) { issues = (err as FlowValidationError).errors; }
+    expect(issues.length).toBe(3);
+    for (const i of issues) expect(message).toContain(formatIssue({ path: `spec.${i.path}`, message: i.message }));
+  });
+
+  it('denies a bad cron on UPDATE too', async () => {
+    const res = await review({ operation: 'UPDATE', name: 'hello', oldObject: flow({}), object: flow({ triggers: [{ id: 't', type: 'ai.service.plugin.core.trigger.Schedule', cron: 'every day' }] }) });
+    expect(res.allowed).toBe(false);
+    expect(res.status!.message).toContain('spec.triggers[0].cron: `every day` is not a cron expression');
+  });
+
+  it('denies a Flow without spec and a flow already defined by another Flow resource, allows its owner', async () => {
+    const noSpec = await create({ apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name: 'empty' } });
+    expect(noSpec.status!.message).toMatch(/^Flow "empty" is invalid: spec: /);
+    const taken = await create(flow({ id: 'taken' }, 'second'));
+    expect(taken.allowed).toBe(false);
+    expect(taken.status!.message).toBe("Flow \"second\" is invalid: spec.id: Flow company.team.taken is already defined by Flow resource 'first-owner'");
+    expect((await create(flow({ id: 'taken' }, 'first-owner'))).allowed).toBe(true);
+  });
+
+  it('allows DELETE, status updates and other kinds whatever their content', async () => {
+    const bad = flow({ tasks: [{ id: 'a', type: 'nope' }] });
+    expect((await review({ operation: 'DELETE', name: 'hello', oldObject: bad })).allowed).toBe(true);
+    expect((await review({ operation: 'UPDATE', subResource: 'status', object: bad, oldObject: bad })).allowed).toBe(true);
+    const execution = { kind: { group: 'flowpilot.io', version: 'v1', kind: 'Execution' }, resource: { group: 'flowpilot.io', version: 'v1', resource: 'executions' } };
+    expect((await review({ ...execution, operation: 'CREATE', object: { spec: { inputs: { x: 1 } } } })).allowed).toBe(true);
+  });
+
+  it('warns about expressions that do not parse and about a changed flow id, still allowing', async () => {
+    const res = await review({
+      operation: 'UPDATE', name: 'hello', oldObject: flow({}),
+      object: flow({ id: 'renamed', description: 'literal {{ not rendered', tasks: [log('a', { message: 'Hello {{ inputs.name ' })] }),
+    });
+    expect(res.allowed).toBe(true);
+    expect(res.warnings).toHaveLength(2);
+    expect(res.warnings![0]).toMatch(/^spec\.id\/spec\.namespace changed from company\.team\.hello to company\.team\.renamed/);
+    expect(res.warnings![1]).toMatch(/^spec\.tasks\[0\]\.message: Invalid expression in `Hello \{\{ inputs\.name `/);
+  });
+
+  it('answers 400 to a malformed AdmissionReview and 404 elsewhere', async () => {
+    expect((await post('{not json')).status).toBe(400);
+    expect((await post(JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: { uid: 'x' } }))).status).toBe(400);
+    const noUid = await post(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }));
+    expect(noUid).toMatchObject({ status: 400, json: { message: 'AdmissionReview request has no uid' } });
+    expect((await post(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }))).status).toBe(400);
+    expect((await post('{}', '/api/v1/flows')).status).toBe(404);
+  });
+});
+
+describe('startAdmissionServer', () => {
+  it('starts nothing when the TLS files are not configured', async () => {
+    expect(await startAdmissionServer({ ADMISSION_PORT: '0' })).toBeUndefined();
+    expect(await startAdmissionServer({ ADMISSION_TLS_CERT_FILE: '/nonexistent' })).toBeUndefined();
+  });
+
+  it.skipIf(!openssl)('serves TLS only: a client that does not trust the certificate is refused', async () => {
+    const err = await new Promise<Error>((resolve) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: server.port, path: ADMISSION_PATH, method: 'POST', servername: 'localhost' }, () => resolve(new Error('answered')));
+      req.on('error', resolve);
+      req.end('{}');
+    });
+    expect((err as NodeJS.ErrnoException).code).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/);
+  });
+});
