@@ -1,5 +1,6 @@
 // HTTPS server of the Flow admission webhook (cluster mode): started by api/kube-main.ts when
 // ADMISSION_TLS_CERT_FILE and ADMISSION_TLS_KEY_FILE are set, on ADMISSION_PORT (8443), serving only /admission/flows.
+// The files are re-read periodically: a renewed Secret (new certificate and caBundle) is served without a restart.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,20 +9,38 @@ import { createAdmissionApp, type AdmissionOptions } from './admission.js';
 export interface AdmissionServer { port: number; close(): Promise<void> }
 
 /** Starts the webhook server, or returns undefined when the TLS files are not configured. */
-export async function startAdmissionServer(env: NodeJS.ProcessEnv, opts: AdmissionOptions = {}, host?: string): Promise<AdmissionServer | undefined> {
+export async function startAdmissionServer(
+  env: NodeJS.ProcessEnv, opts: AdmissionOptions & { reloadIntervalMs?: number } = {}, host?: string,
+): Promise<AdmissionServer | undefined> {
   const certFile = env.ADMISSION_TLS_CERT_FILE;
   const keyFile = env.ADMISSION_TLS_KEY_FILE;
   if (!certFile || !keyFile) return undefined;
   const port = Number(env.ADMISSION_PORT || 8443);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`ADMISSION_PORT must be a port number, got '${env.ADMISSION_PORT}'`);
-  const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, createAdmissionApp(opts).callback());
+  let cert = readFileSync(certFile);
+  let key = readFileSync(keyFile);
+  const server = createServer({ cert, key }, createAdmissionApp(opts).callback());
+  const reload = setInterval(() => {
+    try {
+      const [c, k] = [readFileSync(certFile), readFileSync(keyFile)];
+      if (c.equals(cert) && k.equals(key)) return;
+      server.setSecureContext({ cert: c, key: k }); // throws on a mismatched pair (mid-update): retried next time
+      [cert, key] = [c, k];
+      console.log('[api] admission webhook certificate reloaded');
+    } catch (err) {
+      console.error(`[api] admission webhook certificate not reloaded: ${(err as Error).message}`);
+    }
+  }, opts.reloadIntervalMs ?? 60_000);
+  reload.unref();
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    const failed = (err: Error) => { clearInterval(reload); reject(err); };
+    server.once('error', failed);
+    server.listen(port, host, () => { server.off('error', failed); resolve(); });
   });
   return {
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve, reject) => {
+      clearInterval(reload);
       server.close((err) => (err ? reject(err) : resolve()));
       server.closeAllConnections();
     }),

@@ -8,6 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlowValidationError, formatIssue, validateFlow } from '../operator/model/index.js';
 import { ADMISSION_PATH, createAdmissionApp, type AdmissionReviewResponse } from './admission.js';
@@ -19,6 +20,14 @@ try { openssl = execFileSync('sh', ['-c', 'command -v openssl'], { encoding: 'ut
 const owners = new Map<string, string>([['company.team\u0000taken', 'first-owner']]);
 const opts = { ownerOf: (ns: string, id: string) => owners.get(`${ns}\u0000${id}`) };
 
+/** A self-signed certificate for localhost/127.0.0.1 written as tls.crt and tls.key in `into`; returns the certificate. */
+function makeCert(into: string): Buffer {
+  execFileSync(openssl!, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    '-keyout', join(into, 'tls.key'), '-out', join(into, 'tls.crt')], { stdio: 'ignore' });
+  return readFileSync(join(into, 'tls.crt'));
+}
+
 let dir: string;
 let server: AdmissionServer;
 let ca: Buffer | undefined;
@@ -26,10 +35,7 @@ let ca: Buffer | undefined;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'admission-'));
   if (openssl) {
-    execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
-    ca = readFileSync(join(dir, 'tls.crt'));
+    ca = makeCert(dir);
     const env = { ADMISSION_TLS_CERT_FILE: join(dir, 'tls.crt'), ADMISSION_TLS_KEY_FILE: join(dir, 'tls.key'), ADMISSION_PORT: '0' };
     server = (await startAdmissionServer(env, opts, '127.0.0.1'))!;
   } else {
@@ -162,5 +168,30 @@ describe('startAdmissionServer', () => {
       req.end('{}');
     });
     expect((err as NodeJS.ErrnoException).code).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO/);
+  });
+
+  it.skipIf(!openssl)('re-reads renewed certificate files and serves the new one without a restart', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'admission-reload-'));
+    const first = makeCert(own);
+    const env = { ADMISSION_TLS_CERT_FILE: join(own, 'tls.crt'), ADMISSION_TLS_KEY_FILE: join(own, 'tls.key'), ADMISSION_PORT: '0' };
+    const s = (await startAdmissionServer(env, { reloadIntervalMs: 50 }, '127.0.0.1'))!;
+    const trusts = (trusted: Buffer) => new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port: s.port, servername: 'localhost', ca: trusted }, () => { socket.end(); resolve(true); });
+      socket.on('error', () => resolve(false));
+    });
+    try {
+      expect(await trusts(first)).toBe(true);
+      const second = makeCert(own);
+      let ok = false;
+      for (let i = 0; i < 200 && !ok; i++) {
+        ok = await trusts(second);
+        if (!ok) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(ok).toBe(true);
+      expect(await trusts(first)).toBe(false);
+    } finally {
+      await s.close();
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });

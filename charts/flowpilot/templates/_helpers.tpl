@@ -107,3 +107,8 @@ prometheus.io/scrape: "true"
 prometheus.io/port: {{ . | quote }}
 prometheus.io/path: /metrics
 {{- end }}
+
+{{/* Secret holding the TLS certificate of the Flow admission webhook (tls.crt, tls.key, ca.crt). */}}
+{{- define "flowpilot.admissionTlsSecret" -}}
+{{- printf "%s-admission-tls" (include "flowpilot.fullname" .) }}
+{{- end }}
