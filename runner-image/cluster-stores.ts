@@ -5,12 +5,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
 import { secretFromEnv } from '../operator/controller/secrets.js';
+import { storageFromEnv } from '../operator/kube/config.js';
 import { KubeKVStore } from '../operator/kube/store/kv.js';
 import { S3Storage } from '../operator/storage/s3.js';
 import { PgLogStore } from '../operator/store/postgres/logs.js';
 import type { RunnerStores } from './stores.js';
 
-export const POD_SECRET_PREFIX = 'FLOWPILOT_SECRET_';
+import { POD_SECRET_PREFIX } from '../operator/kube/names.js';
 
 /** True when the environment describes cluster-mode stores. */
 export const isClusterEnv = (env: NodeJS.ProcessEnv): boolean => !!env.STORAGE_S3_ENDPOINT;
@@ -20,14 +21,7 @@ export function podSecrets(env: NodeJS.ProcessEnv): (name: string) => string | u
 }
 
 export async function openClusterRunnerStores(env: NodeJS.ProcessEnv): Promise<RunnerStores> {
-  const storage = new S3Storage({
-    endpoint: env.STORAGE_S3_ENDPOINT!, bucket: env.STORAGE_S3_BUCKET || 'flowpilot',
-    ...(env.STORAGE_S3_REGION ? { region: env.STORAGE_S3_REGION } : {}),
-    ...(env.STORAGE_S3_ACCESS_KEY_ID ? { accessKey: env.STORAGE_S3_ACCESS_KEY_ID } : {}),
-    ...(env.STORAGE_S3_SECRET_ACCESS_KEY ? { secretKey: env.STORAGE_S3_SECRET_ACCESS_KEY } : {}),
-    ...(env.STORAGE_S3_PREFIX ? { prefix: env.STORAGE_S3_PREFIX } : {}),
-    pathStyle: env.STORAGE_S3_FORCE_PATH_STYLE !== 'false',
-  });
+  const storage = new S3Storage(storageFromEnv(env));
   if (!env.LOG_STORE_URL) throw new Error('LOG_STORE_URL is required in cluster mode');
   const pool = new pg.Pool({ connectionString: env.LOG_STORE_URL, max: 2 });
   const logs = new PgLogStore(pool);

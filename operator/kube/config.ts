@@ -35,6 +35,19 @@ const RUNNER_ENV = [
   'KUBECONFIG',
 ];
 
+/** The internal storage bucket from STORAGE_S3_* (the operator, the API and task Pods read the same variables). */
+export function storageFromEnv(env: NodeJS.ProcessEnv): S3StorageOptions {
+  return {
+    endpoint: required(env, 'STORAGE_S3_ENDPOINT'),
+    bucket: env.STORAGE_S3_BUCKET || 'flowpilot',
+    ...(env.STORAGE_S3_REGION ? { region: env.STORAGE_S3_REGION } : {}),
+    ...(env.STORAGE_S3_ACCESS_KEY_ID ? { accessKey: env.STORAGE_S3_ACCESS_KEY_ID } : {}),
+    ...(env.STORAGE_S3_SECRET_ACCESS_KEY ? { secretKey: env.STORAGE_S3_SECRET_ACCESS_KEY } : {}),
+    ...(env.STORAGE_S3_PREFIX ? { prefix: env.STORAGE_S3_PREFIX } : {}),
+    pathStyle: env.STORAGE_S3_FORCE_PATH_STYLE !== 'false',
+  };
+}
+
 export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
   const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
   const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
@@ -51,15 +64,7 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     identity: env.POD_NAME || `${hostname()}-${process.pid}`,
     leaderElection: { enabled: env.LEADER_ELECTION_ENABLED !== 'false', leaseName: env.LEADER_ELECTION_LEASE_NAME || 'flowpilot-operator' },
     metricsPort: Number(env.METRICS_PORT ?? 9090),
-    storage: {
-      endpoint: required(env, 'STORAGE_S3_ENDPOINT'),
-      bucket: env.STORAGE_S3_BUCKET || 'flowpilot',
-      ...(env.STORAGE_S3_REGION ? { region: env.STORAGE_S3_REGION } : {}),
-      ...(env.STORAGE_S3_ACCESS_KEY_ID ? { accessKey: env.STORAGE_S3_ACCESS_KEY_ID } : {}),
-      ...(env.STORAGE_S3_SECRET_ACCESS_KEY ? { secretKey: env.STORAGE_S3_SECRET_ACCESS_KEY } : {}),
-      ...(env.STORAGE_S3_PREFIX ? { prefix: env.STORAGE_S3_PREFIX } : {}),
-      pathStyle: env.STORAGE_S3_FORCE_PATH_STYLE !== 'false',
-    },
+    storage: storageFromEnv(env),
     logStoreUrl: required(env, 'LOG_STORE_URL'),
     secretsSecretName: env.SECRETS_SECRET_NAME || 'flowpilot-secrets',
     launcher,

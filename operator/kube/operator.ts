@@ -11,6 +11,7 @@ import { defaultTriggerComponents, startTriggerService, type TriggerService } fr
 import type { LauncherSettings } from './job-spec.js';
 import { KubeLauncher } from './launcher.js';
 import { startLeaderElection, type LeaderElection } from './leader.js';
+import { POD_SECRET_PREFIX } from './names.js';
 import { startKubeSecrets } from './secrets.js';
 import { openKubeStores, type KubeStores } from './store/index.js';
 
@@ -47,8 +48,6 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-/** Prefix of the env variables the launcher maps the flow-secrets Secret to in task Pods (values verbatim). */
-export const POD_SECRET_PREFIX = 'FLOWPILOT_SECRET_';
 
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const env = o.env ?? process.env;
