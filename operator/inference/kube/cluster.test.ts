@@ -4,17 +4,17 @@
 // into the resource; GET /get_result shows SUCCESS with counts. Also: a Pod killed mid-job resumes without redoing
 // finished items, and a Job that fails for good marks the InferenceJob FAILED with a message. The API, the reconciler and
 // the runner Pods each use their own token, authorized by exactly the rules of the chart's Roles (rbac.yaml).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import Koa from 'koa';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInferenceRouter } from '../../../api/inference/router.js';
 import { listKeys, postJson, readObject, s3Env, startS3, waitForResult, type S3Fixture } from '../../../test/inference/helpers.js';
+import { chartRoles } from '../../../test/kube/chart-rbac.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from '../../../test/kube/kubelet.js';
 import { startKubeTestServer, type AuthzAttributes, type KubeTestServer } from '../../../test/kube/test-server/index.js';
 import { inferenceJobName, KINDS } from '../../kube/names.js';
@@ -38,14 +38,6 @@ let reconcilers: InferenceReconciler[] = [];
 let http: Server;
 let base: string;
 
-interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
-/** The rules of the chart's Roles by name suffix (template directives dropped; the rules are literal). */
-function chartRoles(): Record<string, Rule[]> {
-  const text = readFileSync(join(ROOT, 'charts/flowpilot/templates/rbac.yaml'), 'utf8')
-    .split('\n').filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join('\n').replace(/\{\{[^}]*\}\}/g, 'x');
-  const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: Rule[] });
-  return Object.fromEntries(docs.filter((d) => d.kind === 'Role').map((d) => [d.metadata.name.replace(/^x-/, ''), d.rules ?? []]));
-}
 const ROLES = chartRoles();
 const USERS: Record<string, string> = { 'api-token': 'api', 'operator-token': 'operator', 'runner-token': 'inference-runner' };
 function authorize(a: AuthzAttributes): boolean {
