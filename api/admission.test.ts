@@ -134,6 +134,16 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
     expect((await review({ ...execution, operation: 'CREATE', object: { spec: { inputs: { x: 1 } } } })).allowed).toBe(true);
   });
 
+  it('keeps FlowRevisions immutable: a spec change is denied, a metadata-only update allowed', async () => {
+    const kind = { kind: { group: 'flowpilot.io', version: 'v1', kind: 'FlowRevision' }, resource: { group: 'flowpilot.io', version: 'v1', resource: 'flowrevisions' } };
+    const rev = (source: string, labels: Record<string, string> = {}) => ({ metadata: { name: 'fl-x-r1', labels }, spec: { namespace: 'company.team', id: 'hello', revision: 1, source } });
+    const changed = await review({ ...kind, operation: 'UPDATE', name: 'fl-x-r1', oldObject: rev('a'), object: rev('b') });
+    expect(changed.allowed).toBe(false);
+    expect(changed.status).toMatchObject({ code: 422, reason: 'Invalid', message: expect.stringContaining('is immutable') });
+    expect((await review({ ...kind, operation: 'UPDATE', name: 'fl-x-r1', oldObject: rev('a'), object: rev('a', { team: 'x' }) })).allowed).toBe(true);
+    expect((await review({ ...kind, operation: 'CREATE', name: 'fl-x-r1', object: rev('a') })).allowed).toBe(true);
+  });
+
   it('warns about expressions that do not parse and about a changed flow id, still allowing', async () => {
     const res = await review({
       operation: 'UPDATE', name: 'hello', oldObject: flow({}),

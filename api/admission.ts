@@ -1,7 +1,8 @@
 // Validating admission webhook for Flow resources (flowpilot.io/v1): `POST /admission/flows` takes an
 // admission.k8s.io/v1 AdmissionReview and answers whether the Flow's spec passes the engine's own validation
 // (validateFlow, exactly what the operator's reconcile uses), so `kubectl apply` of an invalid Flow is refused with
-// one `spec.<path>: <reason>` per problem instead of ending as Ready=False. Deletes, sub-resources and other kinds pass.
+// one `spec.<path>: <reason>` per problem instead of ending as Ready=False; FlowRevision specs cannot be changed.
+// Deletes, sub-resources and other kinds pass.
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { hasTemplate, parseTemplate } from '../operator/expr/parse.js';
@@ -96,9 +97,23 @@ function deny(uid: string, name: string | undefined, issues: ValidationIssue[]):
   return { uid, allowed: false, status: { code: 422, reason: 'Invalid', message, details: { name, group: GROUP, kind: KINDS.Flow.plural, causes } } };
 }
 
-/** Decides one admission request: Flow CREATE/UPDATE are validated, everything else is allowed. */
+const isRevisionRequest = (r: AdmissionRequest): boolean =>
+  (r.kind?.group === GROUP && r.kind.kind === KINDS.FlowRevision.kind) || (r.resource?.group === GROUP && r.resource.resource === KINDS.FlowRevision.plural);
+
+/** A FlowRevision is a snapshot: once written its spec never changes (metadata such as labels may). */
+function reviewRevision(request: AdmissionRequest): AdmissionResponse {
+  const { uid } = request;
+  if (request.operation !== 'UPDATE' || request.subResource) return { uid, allowed: true };
+  const spec = (o: unknown) => JSON.stringify(isObj(o) ? o.spec ?? null : null);
+  if (spec(request.object) === spec(request.oldObject)) return { uid, allowed: true };
+  const message = `FlowRevision "${request.name ?? ''}" is immutable: save the Flow to make a new revision`;
+  return { uid, allowed: false, status: { code: 422, reason: 'Invalid', message, details: { name: request.name ?? '', group: GROUP, kind: KINDS.FlowRevision.plural, causes: [{ type: 'FieldValueForbidden', field: 'spec', message }] } } };
+}
+
+/** Decides one admission request: Flow CREATE/UPDATE are validated, FlowRevision specs cannot change, the rest passes. */
 export function reviewFlow(request: AdmissionRequest, opts: AdmissionOptions = {}): AdmissionResponse {
   const { uid } = request;
+  if (isRevisionRequest(request)) return reviewRevision(request);
   if (!isFlowRequest(request) || request.subResource || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) {
     return { uid, allowed: true };
   }
