@@ -128,4 +128,55 @@ tasks:
     expect(done.record.flowRevision).toBe(1);
     expect(done.record.taskRunList[0].outputs.value).toBe('hello kubectl!');
   }, 120_000);
+
+  it('runs triggers on the leader: a schedule every second and a flow trigger, with their state in custom resources', async () => {
+    await until('a leader', () => c.leader());
+    await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: `id: ticker
+namespace: company.triggers
+tasks:
+  - id: tick
+    type: ai.service.plugin.core.debug.Return
+    format: "{{ trigger.date }}"
+triggers:
+  - id: every-second
+    type: ai.service.plugin.core.trigger.Schedule
+    cron: "* * * * * *"
+    withSeconds: true
+` });
+    await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: `id: follower
+namespace: company.triggers
+inputs:
+  - id: upstream
+    type: STRING
+tasks:
+  - id: echo
+    type: ai.service.plugin.core.debug.Return
+    format: "after {{ inputs.upstream }}"
+triggers:
+  - id: after-ticker
+    type: ai.service.plugin.core.trigger.Flow
+    inputs:
+      upstream: "{{ trigger.executionId }}"
+    conditions:
+      - type: ai.service.plugin.core.condition.ExecutionFlowCondition
+        namespace: company.triggers
+        flowId: ticker
+` });
+    const follower = await until('a flow-triggered execution', async () => {
+      const page = await call('/executions/search?namespace=company.triggers&flowId=follower&state=SUCCESS');
+      return page.results[0];
+    });
+    const upstream = follower.taskRunList[0].outputs.value.replace('after ', '');
+    const ticker = await call(`/executions/${upstream}`);
+    expect(ticker.flowId).toBe('ticker');
+    expect(ticker.trigger.variables.date).toBe(ticker.taskRunList[0].outputs.value);
+    // The scheduler's progress is a TriggerState resource; disabling the trigger through the API stops it.
+    const states = await c.kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'triggerstates' }) as { items: { spec: { flowId: string; triggerId: string } }[] };
+    expect(states.items.map((i) => `${i.spec.flowId}/${i.spec.triggerId}`)).toContain('ticker/every-second');
+    await call('/triggers', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ namespace: 'company.triggers', flowId: 'ticker', triggerId: 'every-second', disabled: true }) });
+    await new Promise((r) => setTimeout(r, 2500));
+    const before = (await call('/executions/search?namespace=company.triggers&flowId=ticker&size=1000')).total;
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await call('/executions/search?namespace=company.triggers&flowId=ticker&size=1000')).total).toBe(before);
+  }, 120_000);
 });
