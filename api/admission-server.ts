@@ -3,11 +3,11 @@
 // The files are re-read periodically: a renewed Secret (new certificate and caBundle) is served without a restart.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { validateFlow } from '../operator/model/index.js';
 import { createAdmissionApp, type AdmissionOptions } from './admission.js';
+import { listen, type Listening } from '../operator/listen.js';
 
-export interface AdmissionServer { port: number; close(): Promise<void> }
+export type AdmissionServer = Listening;
 
 /** Starts the webhook server, or returns undefined when the TLS files are not configured. */
 export async function startAdmissionServer(
@@ -35,17 +35,10 @@ export async function startAdmissionServer(
     }
   }, opts.reloadIntervalMs ?? 60_000);
   reload.unref();
-  await new Promise<void>((resolve, reject) => {
-    const failed = (err: Error) => { clearInterval(reload); reject(err); };
-    server.once('error', failed);
-    server.listen(port, host, () => { server.off('error', failed); resolve(); });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve, reject) => {
-      clearInterval(reload);
-      server.close((err) => (err ? reject(err) : resolve()));
-      server.closeAllConnections();
-    }),
-  };
+  try {
+    return await listen(server, port, host, () => clearInterval(reload));
+  } catch (err) {
+    clearInterval(reload);
+    throw err;
+  }
 }

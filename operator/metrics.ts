@@ -1,9 +1,9 @@
 // Prometheus metrics of the operator (prom-client): executions by state (read from a source the coordinator sets),
 // task-run durations, reconcile durations and errors, queue depths; and a handler that serves them over HTTP.
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { type ExecutionState, ExecutionStates } from './core/types.js';
+import { listen, type Listening } from './listen.js';
 
 export type ExecutionCounts = Partial<Record<ExecutionState, number>>;
 
@@ -108,14 +108,19 @@ export function metricsHandler(registry: Registry): (req: IncomingMessage, res: 
   };
 }
 
-/** Serves `/metrics` on its own small HTTP server (port 0 picks a free port). */
-export async function serveMetrics(registry: Registry, port = 0, host = '0.0.0.0'): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(metricsHandler(registry));
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, host, resolve); });
-  const addr = server.address() as AddressInfo;
+/**
+ * Serves `/metrics` (and `/healthz` when `health` is given) on its own small HTTP server (port 0 picks a free port).
+ */
+export async function serveMetrics(
+  registry: Registry, port = 0, host = '0.0.0.0', health?: () => Record<string, unknown>,
+): Promise<Listening & { url: string }> {
+  const metrics = metricsHandler(registry);
+  const server = createServer((req, res) => {
+    if (health && (req.url ?? '').split('?')[0] === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(health()));
+    } else metrics(req, res);
+  });
+  const listening = await listen(server, port, host);
   const shown = host === '0.0.0.0' ? '127.0.0.1' : host;
-  return {
-    url: `http://${shown}:${addr.port}/metrics`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+  return { ...listening, url: `http://${shown}:${listening.port}/metrics` };
 }

@@ -2,15 +2,12 @@
 // settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
 // and runs the operator with leader election; `/metrics` and `/healthz` on METRICS_PORT on every replica.
 import { KubeConfig } from '@kubernetes/client-node';
-import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { initExpressions } from '../expr/index.js';
-import { createOperatorMetrics, metricsHandler } from '../metrics.js';
-import { S3Storage } from '../storage/s3.js';
-import { PgLogStore } from '../store/postgres/logs.js';
+import { createOperatorMetrics, serveMetrics } from '../metrics.js';
 import { loadClusterSettings } from './config.js';
+import { openClusterEdges } from './edges.js';
 import { startOperator, type RunningOperator } from './operator.js';
 import { startInferenceReconciler } from '../inference/kube/reconciler.js';
 
@@ -22,11 +19,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const settings = loadClusterSettings(env);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
-  const storage = new S3Storage(settings.storage);
-  await storage.ensureBucket();
-  const pool = new pg.Pool({ connectionString: settings.logStoreUrl, max: 5 });
-  const logs = new PgLogStore(pool);
-  await logs.init();
+  const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
+  const { storage, logs } = edges;
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
@@ -42,24 +36,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       }),
     }],
   });
-  const serveMetrics = metricsHandler(metrics.registry);
-  const server = createServer((req, res) => {
-    if ((req.url ?? '').split('?')[0] === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'UP', leader: operator.isLeader() }));
-    } else serveMetrics(req, res);
-  });
-  await new Promise<void>((r) => server.listen(settings.metricsPort, '0.0.0.0', r));
-  const metricsPort = (server.address() as { port: number }).port;
+  const listening = await serveMetrics(metrics.registry, settings.metricsPort, '0.0.0.0', () => ({ status: 'UP', leader: operator.isLeader() }));
+  const metricsPort = listening.port;
   console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on :${metricsPort}`);
   return {
     operator, metricsPort,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await listening.close();
       await operator.stop();
-      await logs.close();
-      await pool.end();
-      await storage.close();
+      await edges.close();
     },
   };
 }
