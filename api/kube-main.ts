@@ -4,12 +4,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { initExpressions } from '../operator/expr/index.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
+import { openClusterEdges } from '../operator/kube/edges.js';
 import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
-import { S3Storage } from '../operator/storage/s3.js';
-import { PgLogStore } from '../operator/store/postgres/logs.js';
 import { loadInferenceConfig } from '../operator/inference/config.js';
 import { ClusterInferenceService } from '../operator/inference/kube/service.js';
 import { startAdmissionServer } from './admission-server.js';
@@ -23,11 +21,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const settings = loadClusterSettings(env);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
-  const storage = new S3Storage(settings.storage);
-  const pool = new pg.Pool({ connectionString: settings.logStoreUrl, max: 5 });
-  const logs = new PgLogStore(pool);
-  await logs.init();
-  const stores = await openKubeStores({ kc, namespace: settings.namespace, logs, storage });
+  const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, initLogs: true });
+  const stores = await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage });
   await stores.ready();
   const metrics = createHttpMetrics();
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];
@@ -46,9 +41,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       await admission?.close();
       await server.close();
       await stores.close();
-      await logs.close();
-      await pool.end();
-      await storage.close();
+      await edges.close();
     },
   };
 }

@@ -3,15 +3,12 @@
 // task Pods (STORAGE_S3_*, LOG_STORE_URL, WATCH_NAMESPACE; see docs/kubernetes.md). Flow secrets arrive as
 // `FLOWPILOT_SECRET_<NAME>` variables (envFrom of the flow-secrets Secret) and are read verbatim.
 import { KubeConfig } from '@kubernetes/client-node';
-import pg from 'pg';
 import { secretFromEnv } from '../operator/controller/secrets.js';
 import { storageFromEnv } from '../operator/kube/config.js';
+import { openClusterEdges } from '../operator/kube/edges.js';
 import { KubeKVStore } from '../operator/kube/store/kv.js';
-import { S3Storage } from '../operator/storage/s3.js';
-import { PgLogStore } from '../operator/store/postgres/logs.js';
-import type { RunnerStores } from './stores.js';
-
 import { POD_SECRET_PREFIX } from '../operator/kube/names.js';
+import type { RunnerStores } from './stores.js';
 
 /** True when the environment describes cluster-mode stores. */
 export const isClusterEnv = (env: NodeJS.ProcessEnv): boolean => !!env.STORAGE_S3_ENDPOINT;
@@ -21,26 +18,25 @@ export function podSecrets(env: NodeJS.ProcessEnv): (name: string) => string | u
 }
 
 export async function openClusterRunnerStores(env: NodeJS.ProcessEnv): Promise<RunnerStores> {
-  const storage = new S3Storage(storageFromEnv(env));
   if (!env.LOG_STORE_URL) throw new Error('LOG_STORE_URL is required in cluster mode');
-  const pool = new pg.Pool({ connectionString: env.LOG_STORE_URL, max: 2 });
-  const logs = new PgLogStore(pool);
+  const edges = await openClusterEdges({ storage: storageFromEnv(env), logStoreUrl: env.LOG_STORE_URL, maxConnections: 2 });
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const kv = new KubeKVStore(kc, env.WATCH_NAMESPACE || 'default');
   kv.cache.start(); // getSync (the kv() function) reads the cache: fill it before the task runs
-  await kv.cache.ready();
+  try {
+    await kv.cache.ready();
+  } catch (err) {
+    await edges.close();
+    throw err;
+  }
   let closed = false;
   return {
-    storage, kv, logs,
+    storage: edges.storage, kv, logs: edges.logs,
     async close() {
       if (closed) return;
       closed = true;
-      try { await logs.close(); } finally {
-        await pool.end();
-        await kv.cache.stop();
-        await storage.close();
-      }
+      try { await edges.close(); } finally { await kv.cache.stop(); }
     },
   };
 }
