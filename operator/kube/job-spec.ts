@@ -40,8 +40,6 @@ export const ANNOTATIONS = {
   inputUri: 'flowpilot.io/input-uri',
   taskId: 'flowpilot.io/task-id',
   flowId: 'flowpilot.io/flow',
-  /** Set by the launcher once the outcome was reported, so a restarted launcher does not report it again. */
-  reported: 'flowpilot.io/reported',
 } as const;
 
 export const RUNNER_LAYOUT = {

@@ -220,7 +220,7 @@ export class KubeLauncher implements Launcher {
       return;
     }
     // Finished before this launcher started: an earlier one reported it (or the engine will ask through launch()).
-    if (this.syncing || job.metadata.annotations?.[ANNOTATIONS.reported] === 'true') { a.reported = true; return; }
+    if (this.syncing) { a.reported = true; return; }
     void this.settle(a, job, finish);
   }
 

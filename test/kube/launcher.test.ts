@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskOutcome } from '../../operator/core/engine-types.js';
-import { ANNOTATIONS, type LauncherSettings } from '../../operator/kube/job-spec.js';
+import type { LauncherSettings } from '../../operator/kube/job-spec.js';
 import { KubeLauncher } from '../../operator/kube/launcher.js';
 import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, VERSION } from '../../operator/kube/names.js';
 import { LocalStorage } from '../../operator/storage/local.js';
