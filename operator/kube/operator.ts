@@ -83,10 +83,12 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       o.metrics!.observeTaskRun(leading.controller.taskType(exec, run) ?? 'unknown', run.state.current, (Date.parse(end) - Date.parse(start)) / 1000);
     }
   }) : () => {};
-  const depth = o.metrics ? setInterval(() => o.metrics!.setQueueDepth('executions', leading?.controller.queueDepth ?? 0), 1000) : undefined;
+  const sampleDepth = () => o.metrics?.setQueueDepth('executions', leading?.controller.queueDepth ?? 0);
+  const depth = o.metrics ? setInterval(sampleDepth, 1000) : undefined;
   depth?.unref();
 
   let leading: { controller: Controller; launcher: KubeLauncher; triggers?: TriggerService; stopFlows: () => void; extra: { stop(): Promise<void> }[] } | undefined;
+  sampleDepth();
   let transition: Promise<void> = Promise.resolve();
   let notifyLeading!: () => void;
   const leadingStarted = new Promise<void>((r) => { notifyLeading = r; });

@@ -110,6 +110,8 @@ describe('cluster entry points', () => {
     }
     expect(text).toMatch(/flowpilot_task_run_duration_seconds_count\{task_type="ai\.service\.plugin\.core\.log\.Log",state="SUCCESS"\} 1/);
     expect(text).toMatch(/flowpilot_executions\{state="SUCCESS"\} 1/);
+    expect(text).toMatch(/flowpilot_reconcile_duration_seconds_count\{kind="execution"\} [1-9]/);
+    expect(text).toMatch(/flowpilot_queue_depth\{queue="executions"\} \d/);
     // The API's /metrics is a non-resource URL checked like the rest (a Prometheus token needs `get` on it).
     expect((await fetch(url('/metrics'))).status).toBe(401);
     const metrics = await fetch(url('/metrics'), as('admin'));
