@@ -1,9 +1,12 @@
 // The cluster-mode entry points as deployed: `operator/kube/main.ts` and `api/kube-main.ts` started from the chart's
 // environment against the Kubernetes API test server, a real PostgreSQL log store and an S3 bucket. Callers of
 // /api/v1 are authenticated by TokenReview and authorized by SubjectAccessReview; webhooks keep their key; both
-// processes serve /healthz and /metrics.
-import { CoreV1Api } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// processes serve /healthz and /metrics. With ADMISSION_TLS_* set (a certificate made with the openssl CLI) the API
+// process also serves the Flow admission webhook over HTTPS, its ownership rule reading the process's own Flow cache.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +26,20 @@ let op: Awaited<ReturnType<typeof operatorMain>>;
 let api: Awaited<ReturnType<typeof apiMain>>;
 let tmp: string;
 const denied: string[] = [];
+let ca: Buffer | undefined;
+
+let openssl: string | undefined;
+try { openssl = execFileSync('sh', ['-c', 'command -v openssl'], { encoding: 'utf8' }).trim() || undefined; } catch { openssl = undefined; }
+
+/** A self-signed certificate for the webhook (the chart makes one with genCA/genSignedCert). */
+function webhookCertificate(dir: string): Record<string, string> {
+  if (!openssl) return {};
+  execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
+  ca = readFileSync(join(dir, 'tls.crt'));
+  return { ADMISSION_PORT: '0', ADMISSION_TLS_CERT_FILE: join(dir, 'tls.crt'), ADMISSION_TLS_KEY_FILE: join(dir, 'tls.key') };
+}
 
 beforeAll(async () => {
   const chart = chartAuthorizer(denied);
@@ -46,7 +63,7 @@ beforeAll(async () => {
     LOG_STORE_URL: pg.url, PATH: process.env.PATH, KUBECONFIG: join(tmp, 'kubeconfig'),
   };
   op = await operatorMain(env, server.kubeConfig('operator-token'));
-  api = await apiMain(env, server.kubeConfig('api-token'));
+  api = await apiMain({ ...env, ...webhookCertificate(tmp) }, server.kubeConfig('api-token'));
 }, 120_000);
 
 afterAll(async () => {
@@ -118,4 +135,61 @@ describe('cluster entry points', () => {
     expect(await metrics.text()).toContain('flowpilot_http_requests_total');
     expect([...new Set(denied)]).toEqual([]);
   }, 90_000);
+});
+
+const spec = (id: string) => ({ id, namespace: 'company.team', tasks: [{ id: 'greet', type: 'ai.service.plugin.core.log.Log', message: 'hi' }] });
+const flowObject = (name: string, id: string) => ({ apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name, namespace: NS }, spec: spec(id) });
+
+/** POSTs a CREATE AdmissionReview of `object` to the webhook over HTTPS, trusting only the test certificate. */
+function admit(object: { metadata: { name: string }; spec?: unknown }): Promise<{ allowed: boolean; status?: { code: number; message: string } }> {
+  const body = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: 'u1', kind: { group: 'flowpilot.io', version: 'v1', kind: 'Flow' }, resource: { group: 'flowpilot.io', version: 'v1', resource: 'flows' },
+      operation: 'CREATE', name: object.metadata.name, namespace: NS, object,
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1', port: api.admissionPort, path: '/admission/flows', method: 'POST', servername: 'localhost', ca: ca!,
+      headers: { 'content-type': 'application/json' },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')).response));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe.skipIf(!openssl)('the Flow admission webhook of api/kube-main.ts (ADMISSION_TLS_* set)', () => {
+  it('serves the webhook over HTTPS beside the API port', async () => {
+    expect(api.admissionPort).toBeGreaterThan(0);
+    expect(api.admissionPort).not.toBe(api.port);
+    expect((await admit(flowObject('adm-hello', 'adm-hello'))).allowed).toBe(true);
+    const bad = await admit({ ...flowObject('adm-broken', 'adm-broken'), spec: { ...spec('adm-broken'), tasks: [{ id: 'a', type: 'nope.Nope' }] } });
+    expect(bad).toMatchObject({ allowed: false, status: { code: 422 } });
+    expect(bad.status!.message).toContain('spec.tasks[0].type: Unknown task type `nope.Nope`');
+    // Only the admission route is served there (the API's routes stay on the plain port).
+    const notFound = await new Promise<number>((resolve, reject) => {
+      request({ host: '127.0.0.1', port: api.admissionPort, path: '/healthz', servername: 'localhost', ca: ca! }, (res) => { res.resume(); resolve(res.statusCode!); })
+        .on('error', reject).end();
+    });
+    expect(notFound).toBe(404);
+  });
+
+  it('refuses a second Flow resource for a flow id another Flow resource defines (from the live cache)', async () => {
+    await server.kubeConfig('admin-token').makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: 'flowpilot.io', version: 'v1', namespace: NS, plural: 'flows', body: flowObject('adm-owner', 'adm-shared'),
+    });
+    let res = await admit(flowObject('adm-intruder', 'adm-shared'));
+    for (let i = 0; i < 200 && res.allowed; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      res = await admit(flowObject('adm-intruder', 'adm-shared'));
+    }
+    expect(res.allowed).toBe(false);
+    expect(res.status!.message).toBe("Flow \"adm-intruder\" is invalid: spec.id: Flow company.team.adm-shared is already defined by Flow resource 'adm-owner'");
+    expect((await admit(flowObject('adm-owner', 'adm-shared'))).allowed).toBe(true);
+  });
 });
