@@ -1,6 +1,6 @@
 // Execution records ⇄ Execution custom resources: the spec written at creation (what to run, commands), the
 // status the operator writes (summary fields + the whole record, gzip+base64 when large), and decoding back.
-import { gunzipSync, gzip } from 'node:zlib';
+import { gunzipSync, gzip, gzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
 import { formatDuration } from '../../model/duration.js';
@@ -13,7 +13,9 @@ const gzipAsync = promisify(gzip);
 
 /** Records whose JSON is larger than this are stored compressed (etcd objects must stay under ~1.5 MiB). */
 export const RECORD_GZ_THRESHOLD = 256 * 1024;
-/** Initial records larger than this go to status instead of an annotation (annotations total ≤ 256 KiB). */
+/** Initial records larger than this are gzipped in their annotation (a replay can copy thousands of task runs). */
+const INITIAL_GZ_ABOVE = 32 * 1024;
+/** Past this even compressed, the initial record goes to status instead (annotations total ≤ 256 KiB). */
 const INITIAL_ANNOTATION_MAX = 128 * 1024;
 
 export interface CommandSpec { seq: number; type: ExecutionCommand['type']; inputs?: Record<string, unknown>; created?: string }
@@ -53,9 +55,10 @@ export const executionIdOf = (obj: ExecutionObject): string =>
  * task runs of a replay...); when it is too large, `statusPending` says the record follows in status.
  */
 export function executionResource(execution: Execution): { body: Omit<ExecutionObject, 'apiVersion' | 'kind'>; needsStatus: boolean } {
-  const { inputs, ...rest } = execution;
-  const initial = JSON.stringify(rest);
-  const needsStatus = initial.length > INITIAL_ANNOTATION_MAX;
+  // inputs and trigger live in spec (a webhook body can be large): the annotation holds the rest, once.
+  const { inputs, trigger: _trigger, ...rest } = execution;
+  const initial = encodeInitial(rest);
+  const needsStatus = initial.value.length > INITIAL_ANNOTATION_MAX;
   const spec: ExecutionSpec = {
     namespace: execution.namespace,
     flowId: execution.flowId,
@@ -74,13 +77,20 @@ export function executionResource(execution: Execution): { body: Omit<ExecutionO
         labels: { ...flowLabels(execution.namespace, execution.flowId), [LABELS.executionId]: labelValue(execution.id) },
         annotations: {
           [ANNOTATIONS.executionId]: execution.id,
-          ...(needsStatus ? { [ANNOTATIONS.statusPending]: 'true' } : { [ANNOTATIONS.initialRecord]: initial }),
+          ...(needsStatus ? { [ANNOTATIONS.statusPending]: 'true' } : { [initial.annotation]: initial.value }),
         },
       },
       spec,
     },
     needsStatus,
   };
+}
+
+/** The initial record's annotation: JSON, or gzip+base64 JSON when large. */
+function encodeInitial(rest: Omit<Execution, 'inputs' | 'trigger'>): { annotation: string; value: string } {
+  const json = JSON.stringify(rest);
+  if (json.length <= INITIAL_GZ_ABOVE) return { annotation: ANNOTATIONS.initialRecord, value: json };
+  return { annotation: ANNOTATIONS.initialRecordGz, value: gzipSync(json).toString('base64') };
 }
 
 /** Compressed records above this size are compressed again at the best level (slower, a few % smaller). */
@@ -132,8 +142,13 @@ export function decodeExecution(obj: ExecutionObject): Execution | undefined {
   const annotations = obj.metadata.annotations ?? {};
   if (annotations[ANNOTATIONS.statusPending]) return undefined;
   const spec = obj.spec;
-  const initial = annotations[ANNOTATIONS.initialRecord];
-  if (initial) return { ...(JSON.parse(initial) as Omit<Execution, 'inputs'>), inputs: spec.inputs ?? {} } as Execution;
+  const gz = annotations[ANNOTATIONS.initialRecordGz];
+  const initial = gz ? gunzipSync(Buffer.from(gz, 'base64')).toString('utf8') : annotations[ANNOTATIONS.initialRecord];
+  if (initial) {
+    const execution = { ...(JSON.parse(initial) as Omit<Execution, 'inputs'>), inputs: spec.inputs ?? {} } as Execution;
+    if (spec.trigger && !execution.trigger) execution.trigger = spec.trigger as unknown as Execution['trigger'];
+    return execution;
+  }
   // Created by hand (kubectl): derive the record from the spec.
   const id = executionIdOf(obj);
   const date = obj.metadata.creationTimestamp ?? new Date().toISOString();

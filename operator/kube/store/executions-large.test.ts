@@ -1,13 +1,20 @@
 // An execution with 10,000 task runs fits in one Execution resource: the record goes to status.recordGz (gzip+base64)
 // and the stored object, measured as the API server returns it, stays under etcd's ~1.5 MiB object limit; a record too
-// large even compressed is refused with a clear error.
+// large even compressed is refused with a clear error. Creation from the API (which may not write status): large
+// initial records ride gzipped in their annotation; one too large for that is refused with 413, leaving nothing.
 import { randomBytes } from 'node:crypto';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import type { Execution, TaskRun } from '../../core/types.js';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
+import { openEmbeddedStores } from '../../store/sqlite/index.js';
+import { tempDir } from '../../store/sqlite/test-fixtures.js';
+import { chartAuthorizer } from '../../../test/kube/chart-rbac.js';
+import { startKubeTestServer } from '../../../test/kube/test-server/index.js';
 import { executionName } from '../names.js';
-import { type StoreHarness, crd, startStoreHarness, until } from './test-support.js';
+import { openKubeStores } from './index.js';
+import { K8S_NAMESPACE, type StoreHarness, crd, startStoreHarness, until } from './test-support.js';
 
 const ETCD_LIMIT = 1.5 * 1024 * 1024;
 
@@ -73,4 +80,29 @@ it('refuses a record that cannot fit even compressed, with a clear error, and ke
   record.outputs = { blob: randomBytes(1_200_000).toString('base64') }; // incompressible
   await expect(h.stores.executions.update(record, resourceVersion)).rejects.toThrow(/too large for a Kubernetes object/);
   expect((await h.stores.executions.get('huge'))).toMatchObject({ resourceVersion, execution: { state: { current: 'CREATED' } } });
+});
+
+it('from the API (chart RBAC: no status writes) a record too large for its annotation is refused with 413, leaving nothing', async () => {
+  const tokens = { 'admin-token': { username: 'admin' }, 'api-token': { username: 'api' } };
+  const srv = await startKubeTestServer({ tokens, authorize: chartAuthorizer(), authorizeRequests: true });
+  const tmp = tempDir('kube-api-large-');
+  const local = openEmbeddedStores(tmp.dir);
+  const api = await openKubeStores({ kc: srv.kubeConfig('api-token'), namespace: K8S_NAMESPACE, logs: local.logs, storage: local.storage, resyncMs: 0 });
+  try {
+    await api.ready();
+    const replay = wideExecution('replay-huge', 1);
+    replay.outputs = { blob: randomBytes(200_000).toString('base64') }; // incompressible: needs the status write
+    const err = await api.executions.create(replay).catch((e: unknown) => e as Error & { status?: number });
+    expect(err).toMatchObject({ status: 413, message: expect.stringMatching(/too large to create/) });
+    const co = srv.kubeConfig('admin-token').makeApiClient(CustomObjectsApi);
+    expect(((await co.listNamespacedCustomObject(crd('executions'))) as { items: unknown[] }).items).toEqual([]);
+    // A large but compressible one (a replay of 800 task runs, ~700 KB of JSON) is created in one write, without status.
+    const ok = wideExecution('replay-ok', 800);
+    expect((await api.executions.create(ok)).execution.taskRunList).toHaveLength(800);
+  } finally {
+    await api.close();
+    await local.close();
+    await srv.close();
+    tmp.remove();
+  }
 });

@@ -1,5 +1,7 @@
 // Cluster execution store against the Kubernetes API test server (real HTTP, client-node informers): CRUD,
 // conditional status writes, commands appended to spec and acknowledged in status, search, feeds across processes.
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
 import { ConflictError, type PendingCommand, type WatchEvent } from '../../store/types.js';
@@ -80,11 +82,11 @@ describe('KubeExecutionStore CRUD', () => {
     const running = sampleExecution('run', { state: 'RUNNING' });
     await ex.create(running);
     expect((await ex.get('run'))?.execution.state.current).toBe('RUNNING');
-    // Too large for the initial-record annotation: the record goes to status in a second write.
+    // Too large for the initial-record annotation even gzipped: the record goes to status in a second write.
     const big = sampleExecution('big');
     big.taskRunList = [{
       id: 't1', executionId: 'big', namespace: 'company.team', flowId: 'hello', taskId: 'log',
-      state: { current: 'SUCCESS', histories: [], startDate: big.state.startDate }, attempts: [], outputs: { text: 'x'.repeat(200_000) },
+      state: { current: 'SUCCESS', histories: [], startDate: big.state.startDate }, attempts: [], outputs: { text: randomBytes(150_000).toString('base64') },
     }];
     const stored = await ex.create(big);
     expect((await ex.get('big'))).toEqual(stored);
@@ -93,6 +95,28 @@ describe('KubeExecutionStore CRUD', () => {
     await until(() => seen.some((e) => e.execution.id === 'big'), 'the peer feed');
     expect(seen.filter((e) => e.execution.id === 'big').map((e) => [e.type, e.execution.taskRunList.length])).toEqual([['ADDED', 1]]);
     expect(seen.find((e) => e.execution.id === 'run')?.execution.state.current).toBe('RUNNING');
+  });
+
+  it('gzips a large initial record (a replay of many task runs) into its annotation and keeps the trigger in spec only', async () => {
+    const replay = sampleExecution('replay', { state: 'RUNNING' });
+    replay.trigger = { id: 'hook', type: 'ai.service.plugin.core.trigger.Webhook', variables: { body: { rows: 'r'.repeat(40_000) } } };
+    replay.taskRunList = Array.from({ length: 2_000 }, (_, i) => ({
+      id: `tr${i}`, executionId: 'replay', namespace: 'company.team', flowId: 'hello', taskId: `step${i % 7}`, value: String(i),
+      state: { current: 'SUCCESS' as const, histories: [{ state: 'SUCCESS' as const, date: replay.state.startDate }], startDate: replay.state.startDate },
+      attempts: [], outputs: { value: `result ${i}` },
+    }));
+    const stored = await h.stores.executions.create(replay);
+    const obj = await raw('replay');
+    expect(obj.status?.record ?? obj.status?.recordGz).toBeUndefined(); // one write: no status needed
+    const annotation = obj.metadata.annotations['flowpilot.io/initial-record-gz'] as string;
+    expect(annotation.length).toBeLessThan(128 * 1024);
+    expect(obj.metadata.annotations['flowpilot.io/initial-record']).toBeUndefined();
+    expect(gunzipSync(Buffer.from(annotation, 'base64')).toString()).not.toContain('rrrr'); // the body is in spec, once
+    expect(obj.spec.trigger.variables.body.rows).toHaveLength(40_000);
+    const peer = await h.openPeer();
+    const seen = await until(() => peer.executions.get('replay'), 'the peer informer');
+    expect(seen).toEqual(stored);
+    expect(seen.execution).toEqual(JSON.parse(JSON.stringify(replay)));
   });
 
   it('reads an Execution created by hand (kubectl): id is the resource name, record derived from spec', async () => {

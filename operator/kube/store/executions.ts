@@ -64,7 +64,16 @@ export class KubeExecutionStore implements ExecutionStore {
     this.cache.observe(obj);
     if (!needsStatus && !obj.metadata.annotations?.[ANNOTATIONS.statusPending]) return this.stored(obj)!;
     const status = await executionStatus(execution, 0, obj.metadata.generation);
-    const written = await this.api.replaceStatus({ ...obj, status });
+    let written: ExecutionObject;
+    try {
+      written = await this.api.replaceStatus({ ...obj, status });
+    } catch (err) {
+      // Only the operator may write status: from the API a record this large cannot be created. Leave nothing behind.
+      if (statusCode(err) !== 403) throw err;
+      await this.api.delete(obj.metadata.name).catch(() => undefined);
+      const message = `Execution '${execution.id}' is too large to create from here (${JSON.stringify(execution).length} bytes of record): ${apiMessage(err)}`;
+      throw Object.assign(new Error(message), { status: 413 }); // the API answers 413 Payload Too Large
+    }
     this.cache.observe(written);
     return { execution, resourceVersion: rvNumber(written) };
   }

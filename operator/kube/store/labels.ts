@@ -28,8 +28,10 @@ export function flowLabels(namespace: string, flowId: string): Record<string, st
 export const ANNOTATIONS = {
   /** Execution: the exact execution id (the label holds it too when it is a valid label value, else a hash). */
   executionId: `${GROUP}/execution-id`,
-  /** Execution: the initial record as JSON (all but spec.inputs), written at creation. */
+  /** Execution: the initial record as JSON (all but spec.inputs and spec.trigger), written at creation. */
   initialRecord: `${GROUP}/initial-record`,
+  /** Execution: the same, gzip+base64, when large. */
+  initialRecordGz: `${GROUP}/initial-record-gz`,
   /** Execution: the initial record is written to status right after creation; invisible until then. */
   statusPending: `${GROUP}/status-pending`,
   /** FlowRevision: when the revision was saved (ISO, milliseconds). */
