@@ -174,6 +174,10 @@ export interface TriggerStateStore {
   /** Records that `key` was handled in `scope`; false when it already was (exactly-once guards). */
   mark(scope: string, key: string): Promise<boolean>;
   isMarked(scope: string, key: string): Promise<boolean>;
+  /** Forgets one mark (its work is done and nothing will ask again); no error when absent. */
+  unmark(scope: string, key: string): Promise<void>;
+  /** Forgets up to `limit` marks of `scope` made before `before` (ISO date); returns how many were removed. */
+  purgeMarks(scope: string, before: string, limit?: number): Promise<number>;
 }
 
 export interface Stores {

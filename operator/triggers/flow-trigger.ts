@@ -26,6 +26,11 @@ export interface FlowTriggerOptions {
   checkpointEveryMs?: number;
   /** Transitions up to this long before the checkpoint are looked at again on start (default 5 min). */
   slackMs?: number;
+  /**
+   * Done-marks are kept this long past the restart scan's reach, then purged (default 1 day; one mark per finished
+   * execution would otherwise grow forever: a ConfigMap each in cluster mode). Older transitions are ignored.
+   */
+  markRetentionMs?: number;
 }
 
 interface Checkpoint { at: string; oldestActiveStart?: string }
@@ -33,6 +38,9 @@ interface Checkpoint { at: string; oldestActiveStart?: string }
 const SCAN_PAGE = 200;
 const SEEN_MAX = 10_000;
 const MAX_ATTEMPTS = 5;
+/** Purges run at most this often, removing at most PURGE_BATCH marks each. */
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 1000;
 
 export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): TriggerComponent {
   let deps: TriggerServiceDeps | undefined;
@@ -50,6 +58,10 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   let floor: number | undefined;
   const checkpointEvery = opts.checkpointEveryMs ?? 10_000;
   const slack = opts.slackMs ?? 5 * 60_000;
+  const retention = opts.markRetentionMs ?? 24 * 3_600_000;
+  let lastPurge = 0;
+  /** Transitions before this may have lost their mark: never handled (a finished execution updated much later). */
+  const horizon = () => Date.now() - slack - retention;
 
   const flowKey = (ns: string, id: string) => `${ns}\u0000${id}`;
   let statesCache: Set<string> | undefined;
@@ -76,6 +88,7 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   async function handle(d: TriggerServiceDeps, exec: Execution): Promise<void> {
     const key = transitionKey(exec);
     if (seen.has(key)) return;
+    if (Date.parse(transitionDate(exec)) < horizon()) { remember(key); return; }
     if (await d.stores.triggers.isMarked(MARK_SCOPE, key)) { remember(key); return; }
     for (const flow of [...flows.values()]) {
       for (const trigger of flow.triggers ?? []) {
@@ -144,11 +157,24 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
         const { version } = await readCheckpoint(d);
         try {
           await d.stores.triggers.put({ ...CHECKPOINT_KEY, state: { ...state } }, version);
+          void purgeMarks(d, at);
           return;
         } catch { /* concurrent write: read again */ }
       }
     } catch (err) {
       d.onError(err, 'Flow trigger checkpoint');
+    }
+  }
+
+  /** Marks older than any restart scan can reach (from checkpoint `at`) plus the retention: bounded, not too often. */
+  async function purgeMarks(d: TriggerServiceDeps, at: string): Promise<void> {
+    if (Date.now() - lastPurge < PURGE_EVERY_MS) return;
+    lastPurge = Date.now();
+    const before = new Date(Math.min(Date.parse(at), Date.now()) - slack - retention).toISOString();
+    try {
+      await d.stores.triggers.purgeMarks(MARK_SCOPE, before, PURGE_BATCH);
+    } catch (err) {
+      d.onError(err, 'Flow trigger done-mark purge');
     }
   }
 

@@ -224,4 +224,29 @@ ${onA(['SUCCESS'])}
     expect(errors).toHaveLength(1);
     expect((errors[0] as Error).message).toMatch(/inputs\.n: .* is not an integer/);
   });
+
+  it('purges done-marks past the retention; a purged transition is never handled again, even when updated', async () => {
+    await component.stop();
+    const opts = { checkpointEveryMs: 0, slackMs: 0, markRetentionMs: 1_000 };
+    component = createFlowTriggerComponent(opts);
+    await component.start(deps);
+    const a = await run('a');
+    await triggeredBy('b', a.id);
+    await waitUntil(async () => (await env.stores.triggers.isMarked('flow-trigger', a.id)) || undefined, 'the done-mark');
+    await new Promise((r) => setTimeout(r, 1_100)); // past the retention
+    await component.stop();
+    component = createFlowTriggerComponent(opts); // a new instance purges at its first checkpoint
+    await component.start(deps);
+    await waitUntil(async () => (await env.stores.triggers.isMarked('flow-trigger', a.id)) ? undefined : true, 'the purge');
+    // A finished execution updated long after its end (labels set by a user) is not a new transition.
+    const stored = (await env.stores.executions.get(a.id))!;
+    await env.stores.executions.update({ ...stored.execution, labels: [...(stored.execution.labels ?? []), { key: 'seen', value: 'yes' }] }, stored.resourceVersion);
+    const a2 = await run('a'); // handled after the update (one queue): its B proves the update was looked at
+    await triggeredBy('b', a2.id);
+    await component.stop();
+    component = createFlowTriggerComponent(opts); // same settings: the catch-up scan does not reach A either
+    await component.start(deps);
+    expect(await countTriggeredBy('b', a.id)).toBe(1);
+    expect(await env.stores.triggers.isMarked('flow-trigger', a.id)).toBe(false);
+  });
 });

@@ -1,9 +1,10 @@
 // Cluster trigger state store against the Kubernetes API test server: compare-and-set on resourceVersion, listing by
 // namespace prefix, durability across a new process, and done-once marks (ConfigMaps) that are atomic.
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../store/types.js';
 import { triggerStateName } from '../names.js';
-import { type StoreHarness, crd, startStoreHarness } from './test-support.js';
+import { K8S_NAMESPACE, type StoreHarness, crd, startStoreHarness } from './test-support.js';
 
 let h: StoreHarness;
 beforeEach(async () => { h = await startStoreHarness(); });
@@ -58,5 +59,21 @@ describe('KubeTriggerStateStore', () => {
     expect(await other.triggers.delete('n', 'f', 't')).toBe(true);
     expect(await other.triggers.delete('n', 'f', 't')).toBe(false);
     expect(await other.triggers.get('n', 'f', 't')).toBeUndefined();
+  });
+
+  it('unmark deletes the mark\'s ConfigMap; purgeMarks deletes those of one scope made before a date', async () => {
+    const t = h.stores.triggers;
+    for (const k of ['a', 'b', 'c']) await t.mark('s3:co/f/t', k);
+    await t.mark('flow-trigger', 'a');
+    await t.unmark('s3:co/f/t', 'b');
+    await t.unmark('s3:co/f/t', 'never');
+    expect(await t.isMarked('s3:co/f/t', 'b')).toBe(false);
+    expect(await t.purgeMarks('s3:co/f/t', '2000-01-01T00:00:00.000Z')).toBe(0);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect(await t.purgeMarks('s3:co/f/t', later, 1)).toBe(1);
+    expect(await t.purgeMarks('s3:co/f/t', later)).toBe(1);
+    const core = h.srv.kubeConfig().makeApiClient(CoreV1Api);
+    const left = await core.listNamespacedConfigMap({ namespace: K8S_NAMESPACE });
+    expect(left.items.map((cm) => cm.data)).toEqual([expect.objectContaining({ scope: 'flow-trigger', key: 'a' })]);
   });
 });

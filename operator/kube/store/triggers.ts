@@ -1,6 +1,7 @@
 // TriggerStateStore on TriggerState resources (`triggerStateName`): version = resourceVersion as a number,
 // compare-and-set through create (version 0) or a PUT carrying the resourceVersion read. Done-once marks are
-// ConfigMaps named from a hash of (scope, key): creating one is atomic, an existing one answers 409.
+// ConfigMaps named from a hash of (scope, key): creating one is atomic, an existing one answers 409; they are removed
+// when their work is done (unmark) or purged by age (labelled by scope, `data.created`).
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ConflictError, type TriggerStateRecord, type TriggerStateStore } from '../../store/types.js';
 import { KINDS, LABELS, MANAGER, triggerStateName } from '../names.js';
@@ -111,6 +112,29 @@ export class KubeTriggerStateStore implements TriggerStateStore {
       if (isNotFound(err)) return false;
       throw err;
     }
+  }
+
+  async unmark(scope: string, key: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedConfigMap({ namespace: this.namespace, name: markName(scope, key) });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async purgeMarks(scope: string, before: string, limit = 1000): Promise<number> {
+    const list = await this.core.listNamespacedConfigMap({ namespace: this.namespace, labelSelector: `${MARK_LABEL}=${labelValue(scope)}` });
+    const old = list.items.filter((cm) => cm.data?.scope === scope && (cm.data?.created ?? '') < before).slice(0, limit);
+    let removed = 0;
+    for (const cm of old) {
+      try {
+        await this.core.deleteNamespacedConfigMap({ namespace: this.namespace, name: cm.metadata!.name! });
+        removed++;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return removed;
   }
 
   private matches(obj: TriggerObject, namespace: string, flowId: string, triggerId: string): boolean {

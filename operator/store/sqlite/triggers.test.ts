@@ -40,4 +40,19 @@ describe('trigger state store', () => {
     expect(await stores.triggers.isMarked('flow-trigger', 'exec2')).toBe(false);
     expect(await stores.triggers.delete('n', 'f', 't')).toBe(true);
   });
+
+  it('forgets a mark on unmark, and purges the marks of one scope made before a date, bounded per call', async () => {
+    const t = stores.triggers;
+    for (const k of ['a', 'b', 'c']) await t.mark('s3', k);
+    await t.mark('other', 'a');
+    await t.unmark('s3', 'b');
+    await t.unmark('s3', 'never');
+    expect(await t.isMarked('s3', 'b')).toBe(false);
+    expect(await t.mark('s3', 'b')).toBe(true); // can be marked again
+    expect(await t.purgeMarks('s3', '2000-01-01T00:00:00.000Z')).toBe(0);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect(await t.purgeMarks('s3', later, 2)).toBe(2);
+    expect(await t.purgeMarks('s3', later)).toBe(1);
+    expect(await t.isMarked('other', 'a')).toBe(true);
+  });
 });

@@ -25,6 +25,9 @@ export class SqliteTriggerStateStore implements TriggerStateStore {
       delete: db.prepare('DELETE FROM trigger_state WHERE namespace = ? AND flow_id = ? AND trigger_id = ?'),
       mark: db.prepare('INSERT INTO trigger_marks (scope, key, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       isMarked: db.prepare('SELECT 1 FROM trigger_marks WHERE scope = ? AND key = ?'),
+      unmark: db.prepare('DELETE FROM trigger_marks WHERE scope = ? AND key = ?'),
+      purge: db.prepare(`DELETE FROM trigger_marks WHERE scope = @scope AND key IN
+        (SELECT key FROM trigger_marks WHERE scope = @scope AND created < @before LIMIT @limit)`),
     };
   }
 
@@ -63,5 +66,13 @@ export class SqliteTriggerStateStore implements TriggerStateStore {
 
   async isMarked(scope: string, key: string): Promise<boolean> {
     return this.stmts.isMarked.get(scope, key) !== undefined;
+  }
+
+  async unmark(scope: string, key: string): Promise<void> {
+    this.stmts.unmark.run(scope, key);
+  }
+
+  async purgeMarks(scope: string, before: string, limit = 1000): Promise<number> {
+    return this.stmts.purge.run({ scope, before, limit }).changes;
   }
 }

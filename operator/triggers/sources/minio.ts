@@ -3,7 +3,8 @@
 // `trigger.uri` of a file listing them when there are more than 1,000).
 // Each object triggers once: after the execution is durably created the objects are marked as triggered (durable
 // marks), then the action runs (MOVE to `moveTo`, DELETE, or NONE). A crash before the marks repeats the same event
-// (same dedupe key, so the same execution); a crash before the action only repeats the action.
+// (same dedupe key, so the same execution); a crash before the action only repeats the action. MOVE and DELETE drop
+// the marks once the objects are gone; NONE keeps them (the objects stay).
 import { createHash } from 'node:crypto';
 import { Client, type BucketItem } from 'minio';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
@@ -54,6 +55,15 @@ async function act(ctx: TriggerContext, client: Client, bucket: string, action: 
   await client.removeObject(bucket, o.key);
 }
 
+/**
+ * Runs the action; once MOVE or DELETE took the object away its mark is no longer needed (an object uploaded again
+ * later, even with the same content, is a new event). NONE keeps its marks: the object stays to be listed again.
+ */
+async function actAndForget(ctx: TriggerContext, client: Client, bucket: string, action: Action, o: Found): Promise<void> {
+  await act(ctx, client, bucket, action, o);
+  if (action !== 'NONE') await ctx.stores.triggers.unmark(markScope(ctx), markKey(o));
+}
+
 export const minioTrigger: PollingTriggerPlugin = {
   kind: 'polling',
   type: PLUGIN_TRIGGER_TYPES.minio,
@@ -69,10 +79,11 @@ export const minioTrigger: PollingTriggerPlugin = {
     const fresh: Found[] = [];
     for (const o of listed) {
       if (!(await ctx.stores.triggers.isMarked(markScope(ctx), markKey(o)))) fresh.push(o);
-      else if (action !== 'NONE') await act(ctx, client, bucket, action, o); // triggered before a crash: finish its action
+      else if (action !== 'NONE') await actAndForget(ctx, client, bucket, action, o); // triggered before a crash: finish its action
     }
     if (fresh.length === 0) return undefined;
-    const dedupeKey = createHash('sha256').update(fresh.map(markKey).sort().join('\n')).digest('hex');
+    // With the dates: the same content uploaded again after a MOVE/DELETE is a new event, not the earlier execution.
+    const dedupeKey = createHash('sha256').update(fresh.map((o) => `${markKey(o)}@${o.lastModified ?? ''}`).sort().join('\n')).digest('hex');
     const objects = [];
     for (const o of fresh) {
       const data = await client.getObject(bucket, o.key);
@@ -85,7 +96,7 @@ export const minioTrigger: PollingTriggerPlugin = {
       event: { dedupeKey, variables },
       commit: async () => {
         for (const o of fresh) await ctx.stores.triggers.mark(markScope(ctx), markKey(o));
-        for (const o of fresh) await act(ctx, client, bucket, action, o);
+        for (const o of fresh) await actAndForget(ctx, client, bucket, action, o);
       },
     };
   },

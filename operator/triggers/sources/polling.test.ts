@@ -188,7 +188,7 @@ action: ${action}
 interval: PT0.1S
 ${extra}`;
 
-  it('MOVE: one execution per batch of new objects, moved only after it exists; later objects fire again', async () => {
+  it('MOVE: one execution per batch of new objects, moved only after it exists; an object uploaded again fires again', async () => {
     h = await startHarness({ env: { SECRET_S3_SECRET: 'S3RVER' } });
     await s3c.putObject('inbox', 'move/a.csv', Buffer.from('a,1\n'));
     await s3c.putObject('inbox', 'move/b.csv', Buffer.from('b,2\n'));
@@ -201,10 +201,11 @@ ${extra}`;
     // MOVE is a copy then a delete per object: wait for both halves of the last one.
     await waitFor(async () => (await keys('archive', 'done/')).length === 2 && (await keys('inbox', 'move/')).length === 0, 'objects moved');
     expect(await keys('archive', 'done/')).toEqual(['done/a.csv', 'done/b.csv']);
-    await s3c.putObject('inbox', 'move/c.csv', Buffer.from('c,3\n'));
+    // The same object uploaded again (same key, same content, so the same etag) is a new event.
+    await s3c.putObject('inbox', 'move/a.csv', Buffer.from('a,1\n'));
     const execs = await waitFor(async () => { const e = await h!.executions('s3_move'); return e.length === 2 && e; }, 'second execution');
     const second = execs.find((e) => e.id !== exec!.id)!;
-    expect((second.trigger!.variables!.objects as { key: string }[]).map((o) => o.key)).toEqual(['move/c.csv']);
+    expect((second.trigger!.variables!.objects as { key: string }[]).map((o) => o.key)).toEqual(['move/a.csv']);
   });
 
   it('a crash between create and MOVE: the restarted trigger finds the same execution and only then moves', async () => {
@@ -226,7 +227,7 @@ ${extra}`;
     expect(await count('s3_crash')).toBe(1);
   });
 
-  it('DELETE removes the objects after creation; NONE leaves them and never fires twice for one object', async () => {
+  it('DELETE removes the objects after creation (an upload again fires again); NONE leaves them and never fires twice for one object', async () => {
     h = await startHarness({ env: { SECRET_S3_SECRET: 'S3RVER' } });
     await s3c.putObject('inbox', 'del/x.txt', Buffer.from('x'));
     await s3c.putObject('inbox', 'keep/y.txt', Buffer.from('y'));
@@ -237,6 +238,10 @@ ${extra}`;
     await settle();
     expect(await keys('inbox', 'keep/')).toEqual(['keep/y.txt']);
     expect([await count('s3_delete'), await count('s3_none')]).toEqual([1, 1]);
+    // The same object uploaded again after its DELETE is a new event (S3 dates have second resolution: a later second).
+    await new Promise((r) => setTimeout(r, 1_100));
+    await s3c.putObject('inbox', 'del/x.txt', Buffer.from('x'));
+    await waitFor(async () => (await count('s3_delete')) === 2 && (await keys('inbox', 'del/')).length === 0, 'the re-upload triggered and deleted');
   });
 
   it('a MOVE trigger without moveTo is rejected when the flow is saved, naming the field', async () => {
