@@ -124,6 +124,9 @@ it('stopAfter: the trigger disables itself once one of its executions ends in a 
   const done = { ...stored.execution, state: { ...stored.execution.state, current: 'SUCCESS' as const, histories: [...stored.execution.state.histories, { state: 'SUCCESS' as const, date }], endDate: date } };
   await h.stores.executions.update(done, stored.resourceVersion);
   await waitFor(() => h!.component.running().length === 0, 'trigger stopped');
+  // running() drops the trigger as soon as its stop starts; a poll already creating may still add one execution.
+  // resync() is serialized after that stop, so once it returns the poll loop is over and the count is final.
+  await h.component.resync();
   expect((await h.stores.triggers.get('company.team', 'stopper', 't'))?.disabled).toBe(true);
   const count = (await h.executions('stopper')).length;
   await new Promise((r) => setTimeout(r, 600));
