@@ -89,8 +89,9 @@ it('acks only after the create: a message whose create had not resolved is redel
   crash(new Error('crash before create'));
   await stopping;
   expect(await h.executions('amqp_crash')).toHaveLength(0);
-  // Not acked: the broker has it back, flagged as redelivered.
-  expect((await queueState('jobs')).messageCount).toBe(1);
+  // Not acked: the broker has it back, flagged as redelivered. The queue requeues it when it handles the closed
+  // channel, asynchronously to the client's close: wait until it is ready again.
+  await waitFor(async () => (await queueState('jobs')).messageCount === 1, 'the unacknowledged message back in the queue', 30_000);
   await withChannel(async (ch) => {
     const msg = await ch.get('jobs', { noAck: false });
     expect(msg && msg.fields.redelivered).toBe(true);
