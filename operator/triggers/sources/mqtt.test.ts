@@ -65,7 +65,7 @@ it('redelivers a message that was received but not created before the crash', as
   await h.restartComponent();
   const execs = await waitFor(async () => { const e = await h!.executions('mqtt_crash'); return e.length > 0 && e; }, 'redelivered message created');
   expect(execs.every((e) => (e.trigger!.variables!.payload as { job: number }).job === 1)).toBe(true);
-});
+}, 90_000);
 
 it('reconnects after the broker is stopped and restarted', async () => {
   h = await startHarness();
@@ -79,7 +79,7 @@ it('reconnects after the broker is stopped and restarted', async () => {
     try { await publish('events/x', '"two"'); } catch { return false; }
     return (await h!.executions('mqtt_reconnect')).some((e) => e.trigger?.variables?.payload === 'two');
   }, 'message after the broker restart', 60_000);
-});
+}, 150_000);
 
 it('a disabled trigger does not subscribe', async () => {
   h = await startHarness();

@@ -82,7 +82,7 @@ it('reconnects after the server is stopped and restarted', async () => {
     try { await withNats(async (nc) => { nc.publish('ping', 'two'); }); } catch { return false; }
     return (await h!.executions('nats_reconnect')).some((e) => e.trigger?.variables?.data === 'two');
   }, 'message after restart', 60_000);
-});
+}, 150_000);
 
 it('a disabled flow does not subscribe', async () => {
   h = await startHarness();

@@ -32,7 +32,7 @@ publicationName: ${slot}_pub
 tables: [public.orders]`;
 
 const slotActive = (slot: string) => waitFor(async () =>
-  (await client.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active', [slot])).rowCount === 1, `slot ${slot} active`);
+  (await client.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active', [slot])).rowCount === 1, `slot ${slot} active`, 60_000);
 
 it('one execution per row change with data, operation and table; other tables are ignored', async () => {
   h = await startHarness();
@@ -51,7 +51,7 @@ it('one execution per row change with data, operation and table; other tables ar
     ['UPDATE', 'orders', { id: 1, item: 'pen', qty: 5, deleted: false }],
     ['DELETE', 'orders', expect.objectContaining({ id: 2, deleted: true })],
   ]));
-});
+}, 120_000);
 
 it('a change created but not confirmed before a crash is replayed into the same execution', async () => {
   let crashes = 0;
@@ -69,12 +69,12 @@ it('a change created but not confirmed before a crash is replayed into the same 
   await waitFor(() => crashes >= 2, 'the change replayed to the crashing run');
   await h.restartComponent();
   await client.query(`INSERT INTO orders VALUES (11, 'after', 1)`);
-  const execs = await waitFor(async () => { const e = await h!.executions('cdc_crash'); return e.length >= 2 && e; }, 'both changes');
+  const execs = await waitFor(async () => { const e = await h!.executions('cdc_crash'); return e.length >= 2 && e; }, 'both changes', 60_000);
   await new Promise((r) => setTimeout(r, 500));
   const ids = (await h.executions('cdc_crash')).map((e) => (e.trigger!.variables!.data as { id: number }).id).sort();
   expect(ids).toEqual([10, 11]);
   expect(execs).toHaveLength(2);
-});
+}, 150_000);
 
 it('reconnects after the server drops the replication connection', async () => {
   h = await startHarness();
@@ -82,7 +82,7 @@ it('reconnects after the server drops the replication connection', async () => {
   await slotActive('cdc_reconnect');
   await client.query(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'cdc_reconnect'`);
   await waitFor(() => h!.logs.some((l) => l.includes('reconnecting')), 'a reconnect attempt');
-  await slotActive('cdc_reconnect');
+  await slotActive('cdc_reconnect'); // possibly still the terminated backend: row 20 is replayed from the slot anyway
   await client.query(`INSERT INTO orders VALUES (20, 'again', 2)`);
-  await waitFor(async () => (await h!.executions('cdc_reconnect')).some((e) => (e.trigger!.variables!.data as { id: number }).id === 20), 'change after reconnect');
-});
+  await waitFor(async () => (await h!.executions('cdc_reconnect')).some((e) => (e.trigger!.variables!.data as { id: number }).id === 20), 'change after reconnect', 60_000);
+}, 150_000);

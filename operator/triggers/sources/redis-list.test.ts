@@ -67,7 +67,7 @@ it('an item received before a crash is created once after the restart (crash bef
   }, 'both items created after restart');
   expect(execs.map((e) => e.trigger?.variables?.value).sort()).toEqual(['after', 'before']);
   expect(await client.llen('jobs')).toBe(0);
-});
+}, 90_000);
 
 it('reconnects after Redis is stopped and restarted', async () => {
   h = await startHarness();
@@ -80,7 +80,7 @@ it('reconnects after Redis is stopped and restarted', async () => {
   await waitFor(async () => { try { await client.rpush('events', 'two'); return true; } catch { return false; } }, 'push after restart');
   const execs = await waitFor(async () => { const e = await h!.executions('redis_reconnect'); return e.length === 2 && e; }, 'second execution', 60_000);
   expect(execs.map((e) => e.trigger?.variables?.value).sort()).toEqual(['one', 'two']);
-});
+}, 150_000);
 
 it('a disabled trigger or a disabled flow consumes nothing; enabling the trigger starts it', async () => {
   h = await startHarness();
