@@ -1,10 +1,13 @@
 // Informer cache resilience against the Kubernetes API test server: watches the server ends are resumed from the last
-// resourceVersion, and a watch that fell out of the server's history (410 Expired) re-lists, dropping deleted objects.
+// resourceVersion, and a watch that fell out of the server's history (410 Expired) re-lists, dropping deleted objects;
+// lists are read in pages.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
 import { tempDir } from '../../store/sqlite/test-fixtures.js';
 import type { WatchEvent } from '../../store/types.js';
-import { type StoreHarness, startStoreHarness, until } from './test-support.js';
+import { KINDS } from '../names.js';
+import { KindApi, type KubeObject } from './kube-api.js';
+import { K8S_NAMESPACE, type StoreHarness, startStoreHarness, until } from './test-support.js';
 
 let h: StoreHarness;
 beforeEach(async () => { h = await startStoreHarness({ historyLimit: 5 }); });
@@ -79,4 +82,16 @@ it('a re-list drops an object only our own write had put in the cache', async ()
   h.srv.resumeWatches();
   await until(() => h.stores.kv.getSync('ns', 'k7'), 'the re-list');
   expect(h.stores.kv.getSync('ns', 'mine')).toBeUndefined();
+});
+
+it('lists in pages (limit + continue) and keeps the first page\'s resourceVersion', async () => {
+  for (let i = 0; i < 12; i++) await h.stores.kv.set({ namespace: 'paged', key: `p${String(i).padStart(2, '0')}`, value: i });
+  const api = new KindApi<KubeObject>(h.srv.kubeConfig(), KINDS.KVPair, K8S_NAMESPACE);
+  const lists = h.srv.stats.reads['LIST kvpairs'] ?? 0;
+  const list = await api.list(undefined, 5);
+  expect(h.srv.stats.reads['LIST kvpairs']! - lists).toBe(3);
+  expect(list.items.map((o) => o.metadata.name).sort()).toEqual((await api.list()).items.map((o) => o.metadata.name).sort());
+  expect(list.items).toHaveLength(12);
+  expect(list.metadata?.continue).toBeUndefined();
+  expect(Number(list.metadata?.resourceVersion)).toBeGreaterThan(0);
 });

@@ -28,7 +28,10 @@ export interface KubeObject<S = Record<string, unknown>, T = Record<string, unkn
 /** Any resource (the constraint of the generic helpers). */
 export interface AnyKubeObject { apiVersion?: string; kind?: string; metadata: ObjectMeta; spec?: unknown; status?: unknown }
 
-export interface KubeList<O> { items: O[]; metadata?: { resourceVersion?: string } }
+export interface KubeList<O> { items: O[]; metadata?: { resourceVersion?: string; continue?: string } }
+
+/** Objects per list request: a namespace with 100,000 Executions is read in pages, not one huge response. */
+export const LIST_PAGE = 500;
 
 export type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
@@ -87,8 +90,31 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
     }
   }
 
-  async list(labelSelector?: string): Promise<KubeList<O>> {
-    return (await this.api.listNamespacedCustomObject({ ...this.base(), ...(labelSelector ? { labelSelector } : {}) })) as KubeList<O>;
+  /**
+   * Every object, read in pages of `pageSize` (a real server serves all pages from the first page's snapshot, whose
+   * resourceVersion the result carries); an expired continue token (410) starts the list over.
+   */
+  async list(labelSelector?: string, pageSize = LIST_PAGE): Promise<KubeList<O>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        let page = await this.page(labelSelector, pageSize);
+        const items = [...page.items];
+        const resourceVersion = page.metadata?.resourceVersion;
+        while (page.metadata?.continue) {
+          page = await this.page(labelSelector, pageSize, page.metadata.continue);
+          items.push(...page.items);
+        }
+        return { ...page, items, metadata: { ...page.metadata, continue: undefined, resourceVersion } } as KubeList<O>;
+      } catch (err) {
+        if (statusCode(err) !== 410 || attempt >= 2) throw err;
+      }
+    }
+  }
+
+  private async page(labelSelector: string | undefined, limit: number, cont?: string): Promise<KubeList<O>> {
+    return (await this.api.listNamespacedCustomObject({
+      ...this.base(), limit, ...(labelSelector ? { labelSelector } : {}), ...(cont ? { _continue: cont } : {}),
+    })) as KubeList<O>;
   }
 
   async create(obj: O): Promise<O> {
