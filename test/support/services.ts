@@ -75,9 +75,12 @@ export async function startPostgres(): Promise<Service & { user: string; databas
     '-c', 'wal_level=logical', '-c', 'max_replication_slots=20', '-c', 'max_wal_senders=20', '-c', 'fsync=off',
     '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
   ], port, dir, ids);
-  // The port accepts connections a moment before the server accepts logins.
-  for (let i = 0; i < 100; i++) {
-    try { execFileSync(`${PG_BIN}/pg_isready`, ['-h', '127.0.0.1', '-p', String(port)], { stdio: 'pipe' }); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
+  // The port accepts connections a moment before the server accepts logins (longer on a loaded machine).
+  for (const deadline = Date.now() + 60_000; ;) {
+    try { execFileSync(`${PG_BIN}/pg_isready`, ['-h', '127.0.0.1', '-p', String(port)], { stdio: 'pipe' }); break; } catch (err) {
+      if (Date.now() > deadline || svc.proc.exitCode !== null) { await svc.stop(); throw new Error(`postgres does not accept logins on ${port}: ${String(err)}`); }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
   return { ...svc, url: `postgres://postgres@127.0.0.1:${port}/postgres`, user: 'postgres', database: 'postgres' };
 }
