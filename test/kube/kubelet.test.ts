@@ -38,7 +38,7 @@ async function createJob(script: string, spec: Partial<V1Job['spec']> = {}, env:
   return name;
 }
 
-async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
@@ -53,7 +53,8 @@ const finished = (name: string) => until(async () => {
 }, `job ${name} to finish`);
 const podsOf = async (name: string) => (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `job-name=${name}` })).items;
 
-describe('simulated kubelet', () => {
+// Generous limits: on a loaded 2-core CI machine spawning processes and watch round trips can take seconds.
+describe('simulated kubelet', { timeout: 120_000 }, () => {
   it('completes a Job whose container exits 0, mapping emptyDir paths in env', async () => {
     const name = await createJob('echo hi > "$OUT/f" && cat "$OUT/f"', {}, { OUT: '/scratch' });
     const job = await finished(name);

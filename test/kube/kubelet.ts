@@ -76,13 +76,15 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     const jr: JobRun = { uid, pods: 0, done: false };
     jobs.set(uid, jr);
     const start = now();
-    void patchJobStatus(job.metadata!.name!, { startTime: start, active: 1, ready: 0 });
     const deadline = job.spec?.activeDeadlineSeconds;
     if (deadline) jr.deadline = setTimeout(() => void deadlineExceeded(job, jr), deadline * 1000);
-    void createPod(job, jr);
+    // The Pod only after the start status is written: otherwise a fast Pod's final status (active: 0, succeeded)
+    // could be overwritten by this earlier patch arriving late on a busy machine.
+    void patchJobStatus(job.metadata!.name!, { startTime: start, active: 1, ready: 0 }).then(() => createPod(job, jr));
   }
 
   async function createPod(job: V1Job, jr: JobRun): Promise<void> {
+    if (jr.done || stopped) return; // deadline passed or Job deleted before its Pod was made
     const name = `${job.metadata!.name}-${suffix()}`;
     jr.pods++;
     jr.active = name;
@@ -174,8 +176,12 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     const [cmd0, ...rest] = [...(c.command ?? []), ...(c.args ?? [])];
     if (!cmd0) throw new Error(`container ${c.name} has no command (image entrypoints are not simulated)`);
     const cmd = cmd0 === 'node' ? process.execPath : map(cmd0);
+    const env = await containerEnv(pod, c, map);
+    // Deleted (or the kubelet stopped) while the env was read: a process spawned now would be neither killed nor
+    // awaited by stop(), and would keep the test worker alive.
+    if (stopped || run.deleted) throw new Error(`pod ${run.name} was deleted before container ${c.name} started`);
     const child = spawn(cmd, rest.map((a) => (a.startsWith('/') ? map(a) : a)), {
-      cwd: c.workingDir ? map(c.workingDir) : run.dir, env: await containerEnv(pod, c, map), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: c.workingDir ? map(c.workingDir) : run.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const proc: Proc = {
       pod: run.name, container: c.name, child, out: '',
