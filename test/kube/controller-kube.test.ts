@@ -83,7 +83,9 @@ const ended = (id: string) => until(async () => {
 const jobsOf = async (exec: Execution) =>
   (await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.executionId}=${exec.id}` })).items;
 
-describe('controller + KubeLauncher', () => {
+// Each task attempt starts a runner process in a Pod: on a loaded 2-core CI machine a three-task flow can come close to
+// the default 30 s limit, so the test limit is set far above the waits (60 s each).
+describe('controller + KubeLauncher', { timeout: 180_000 }, () => {
   it('runs a flow whose tasks pass outputs, logs and KV values through Jobs', async () => {
     const exec = await run(`id: pipeline\nnamespace: company.kube\ntasks:
   - id: produce

@@ -28,6 +28,8 @@ let storage: LocalStorage;
 let logs: SqliteLogStore;
 let closeDb: () => void;
 const launchers: KubeLauncher[] = [];
+// Test limits (120 s) sit well above the waits (`until`, 40 s): each attempt starts the runner as a child process,
+// slow on a loaded 2-core CI machine.
 const reports: { executionId: string; taskRunId: string; attempt: number; outcome: TaskOutcome; by: number }[] = [];
 const errors: string[] = [];
 
@@ -99,7 +101,7 @@ const logText = async (a: Attempt) => (await logs.forExecution(a.exec.id)).map((
 const alive = () => kubelet.processes().filter((p) => p.alive);
 const debug = async (a: Attempt) => (await podsOf(a)).map((p) => kubelet.output(p.metadata!.name!)).join('\n');
 
-describe('KubeLauncher with the simulated kubelet', () => {
+describe('KubeLauncher with the simulated kubelet', { timeout: 120_000 }, () => {
   let launcher: KubeLauncher;
   beforeAll(async () => { launcher = await newLauncher(); });
   afterAll(async () => { await launcher.stop(); });
@@ -208,7 +210,7 @@ describe('KubeLauncher with the simulated kubelet', () => {
   });
 });
 
-describe('a restarted launcher', () => {
+describe('a restarted launcher', { timeout: 120_000 }, () => {
   const jobsOf = async (a: Attempt): Promise<V1Job[]> =>
     (await batch().listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.taskRunId}=${a.run.id}` })).items;
 
