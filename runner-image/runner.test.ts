@@ -74,7 +74,7 @@ function runProgram(args: string[], env: NodeJS.ProcessEnv, onStart?: (pid: numb
   return { child, output: () => out, exit: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -82,7 +82,8 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 
   }
 }
 
-describe('runner program', () => {
+// Each test starts the runner as `node --import tsx`: seconds on a loaded 2-core CI machine, so the limits are wide.
+describe('runner program', { timeout: 120_000 }, () => {
   it('writes the result of a shell task with outputs and exits 0', async () => {
     const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo \'::{"outputs":{"answer":42}}::\'');
     const s = await setup(a);

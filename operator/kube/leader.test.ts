@@ -31,7 +31,8 @@ describe('decideLease', () => {
   });
 });
 
-describe('startLeaderElection (Kubernetes API test server)', () => {
+// Waits of up to 20 s each: the test limit sits well above them for a loaded 2-core CI machine.
+describe('startLeaderElection (Kubernetes API test server)', { timeout: 90_000 }, () => {
   let server: KubeTestServer;
   beforeAll(async () => { server = await startKubeTestServer({ tokens: { 'operator-token': { username: 'system:serviceaccount:flowpilot:operator' } } }); });
   afterAll(async () => { await server?.close(); });

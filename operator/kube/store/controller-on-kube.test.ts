@@ -46,7 +46,8 @@ const stateIs = (id: string, ...states: string[]) => until(async () => {
   return e && states.includes(e.state.current) ? e : undefined;
 }, `execution ${id} in ${states.join('/')}`, 30_000);
 
-describe('controller on the cluster stores', () => {
+// Up to five waits of 30 s each in one test: the test limit sits well above them for a loaded 2-core CI machine.
+describe('controller on the cluster stores', { timeout: 180_000 }, () => {
   it('runs an execution the API created to SUCCESS', async () => {
     const exec = await start(`id: hello\nnamespace: company.kube\ntasks:\n  - id: a\n    type: ${P}core.log.Log\n    message: one\n  - id: b\n    type: ${P}core.log.Log\n    message: two\n`);
     const done = await stateIs(exec.id, 'SUCCESS', 'FAILED');
