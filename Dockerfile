@@ -1,23 +1,32 @@
-# Image of the operator and the API (one image, two commands; the Helm chart sets them):
-#   operator:  node --import tsx operator/kube/main.ts      (default)
-#   API:       node --import tsx api/kube-main.ts
-#   embedded:  node --import tsx operator/main.ts           (single process, SQLite; PORT 8080, DATA_DIR)
+# Image of the operator and the API (one image, two commands; the Helm chart sets them), running compiled JavaScript:
+#   operator:  node dist/operator/kube/main.js      (default)
+#   API:       node dist/api/kube-main.js
+#   embedded:  node dist/operator/main.js           (single process, SQLite; PORT 8080, DATA_DIR)
 # Build from the repository root:  docker build -t flowpilot .
 
-# Dependencies, with a compiler at hand in case better-sqlite3 finds no prebuilt binary and builds from source.
+# TypeScript → dist/ (scripts/build.mjs: esbuild strips the types file for file). esbuild alone, at the lockfile's
+# version with its platform binary nested, is all this stage installs.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install -g --prefix /tmp/esbuild --no-audit --no-fund "esbuild@$(node -p "require('./package-lock.json').packages['node_modules/esbuild'].version")" \
+ && mkdir node_modules && mv /tmp/esbuild/lib/node_modules/esbuild node_modules/esbuild \
+ && rm -rf /tmp/esbuild
+COPY scripts/build.mjs ./scripts/build.mjs
+COPY operator ./operator
+COPY api ./api
+COPY runner-image ./runner-image
+RUN node scripts/build.mjs
+
+# Production dependencies only (optional ones would pull ~700 MB of GPU builds of node-llama-cpp), with a compiler at
+# hand in case better-sqlite3 finds no prebuilt binary and builds from source.
 FROM node:20-bookworm-slim AS deps
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# Production dependencies only (optional ones would pull ~700 MB of GPU builds of node-llama-cpp), then tsx (a dev
-# dependency) at the lockfile's version with its own dependencies nested, moved in as a real directory so that
-# `node --import tsx` resolves it.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
- && npm install -g --prefix /tmp/tsx --no-audit --no-fund "tsx@$(node -p "require('./package-lock.json').packages['node_modules/tsx'].version")" \
- && mv /tmp/tsx/lib/node_modules/tsx node_modules/tsx \
- && rm -rf /tmp/tsx
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 RUN apt-get update \
@@ -28,13 +37,11 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
-COPY operator ./operator
-COPY api ./api
-COPY runner-image ./runner-image
+COPY --from=build /app/dist ./dist
+COPY package.json package-lock.json ./
 COPY crds ./crds
 COPY examples ./examples
 
 USER 10001:10001
 EXPOSE 8080 9090
-CMD ["node", "--import", "tsx", "operator/kube/main.ts"]
+CMD ["node", "dist/operator/kube/main.js"]

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '../api/app.js';
+import { appRoot } from './app-root.js';
 import { createInferenceRouter } from '../api/inference/router.js';
 import { startServer } from '../api/server.js';
 import { newExecution } from './core/execution.js';
@@ -20,7 +21,7 @@ import type { Stores } from './store/types.js';
 import { createConditionEvaluator } from './triggers/conditions/index.js';
 import { startTriggerService } from './triggers/service.js';
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
+const ROOT = appRoot(import.meta.url);
 
 async function runSample(stores: Stores): Promise<void> {
   const source = readFileSync(resolve(ROOT, 'examples/flows/hello-world.yaml'), 'utf8');

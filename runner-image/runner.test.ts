@@ -1,5 +1,5 @@
 // The task runner: in-process with injected stores (outputs, logs, failures, masking) and as the real program in a
-// child process (result file, exit codes, SIGTERM → KILLED, the Docker-layout install step).
+// child process, compiled as the image runs it (result file, exit codes, SIGTERM → KILLED, the Docker-layout install step).
 import { spawn } from 'node:child_process';
 import { existsSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -65,7 +65,8 @@ describe('runRunner (in process)', () => {
 });
 
 function runProgram(args: string[], env: NodeJS.ProcessEnv, onStart?: (pid: number) => void) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'runner-image/runner.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The compiled program the image runs (dist/, built by the test setup).
+  const child = spawn(process.execPath, [join(ROOT, 'dist/runner-image/runner.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { out += d; });
@@ -82,7 +83,7 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 
   }
 }
 
-// Each test starts the runner as `node --import tsx`: seconds on a loaded 2-core CI machine, so the limits are wide.
+// Each test starts the compiled runner (`node dist/runner-image/runner.js`): seconds on a loaded 2-core CI machine, so the limits are wide.
 describe('runner program', { timeout: 120_000 }, () => {
   it('writes the result of a shell task with outputs and exits 0', async () => {
     const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo \'::{"outputs":{"answer":42}}::\'');
@@ -118,6 +119,7 @@ describe('runner program', { timeout: 120_000 }, () => {
     const p = runProgram(['install', join(tmp.dir, 'fp')], { PATH: process.env.PATH, FLOWPILOT_INSTALL: 'symlink' });
     expect(await p.exit, p.output()).toBe(0);
     expect(readlinkSync(join(tmp.dir, 'fp/node/bin/node'))).toBe(process.execPath);
-    expect(existsSync(join(tmp.dir, 'fp/app/runner-image/runner.ts'))).toBe(true);
+    expect(existsSync(join(tmp.dir, 'fp/app/dist/runner-image/runner.js'))).toBe(true);
+    expect(existsSync(join(tmp.dir, 'fp/app/node_modules/minio'))).toBe(true); // the app with its dependencies, not dist/ alone
   });
 });

@@ -2,18 +2,20 @@
 // the attempt with runAttempt (secrets masked), writes the TaskOutcome to `result.json` beside the input, flushes the
 // logs and exits 0. The task's own failure is in the result; a non-zero exit means the runner itself could not run.
 // SIGTERM/SIGINT abort the attempt (KILLED result, written if time allows).
-//   node --import tsx runner-image/runner.ts                 run the attempt described by the environment
-//   node --import tsx runner-image/runner.ts install <dir>   copy node (<dir>/node/bin/node) and the app (<dir>/app)
-//                                                            for the Docker task runner layout (init container);
-//                                                            FLOWPILOT_INSTALL=symlink links instead (local simulation)
+//   node dist/runner-image/runner.js                 run the attempt described by the environment (compiled by
+//                                                    scripts/build.mjs; `node --import tsx runner-image/runner.ts` too)
+//   node dist/runner-image/runner.js install <dir>   copy node (<dir>/node/bin/node) and the app (<dir>/app)
+//                                                    for the Docker task runner layout (init container);
+//                                                    FLOWPILOT_INSTALL=symlink links instead (local simulation)
 // Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME>, plus the stores' settings
 // (see stores.ts).
 import { realpathSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { TaskOutcome } from '../operator/core/engine-types.js';
+import { appRoot } from '../operator/app-root.js';
 import { runAttempt } from '../operator/controller/attempt.js';
 import { createSecretRenderer } from '../operator/controller/secrets.js';
 import { initExpressions } from '../operator/expr/index.js';
@@ -88,7 +90,7 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
 
 /** Docker task runner layout: `<dest>/node/bin/node` and `<dest>/app` (this app, node_modules included). */
 export async function installRunner(dest: string, mode: 'copy' | 'symlink' = 'copy'): Promise<void> {
-  const appDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const appDir = appRoot(import.meta.url);
   const nodeTarget = join(dest, 'node', 'bin', 'node');
   const appTarget = join(dest, 'app');
   await mkdir(dirname(nodeTarget), { recursive: true });

@@ -1,5 +1,6 @@
-// Static checks of the two Dockerfiles (no Docker daemon here): base image, non-root user, production install with
-// tsx, and every COPY source exists in the repository and is not excluded by .dockerignore.
+// Static checks of the two Dockerfiles (no Docker daemon here): base image, non-root user, a build stage compiling
+// dist/ with scripts/build.mjs, a production install, commands running compiled JavaScript, and every COPY source
+// exists in the repository and is not excluded by .dockerignore.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,21 +9,25 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 
 const images = [
-  ['Dockerfile', ['operator', 'api', 'runner-image']],
-  ['runner-image/Dockerfile', ['operator', 'runner-image']],
+  ['Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'crds', 'examples']],
+  ['runner-image/Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs']],
 ] as const;
 
 describe.each(images)('%s', (file, dirs) => {
   const text = readFileSync(join(ROOT, file), 'utf8');
 
-  it('builds on node:20-bookworm-slim, runs as uid 10001 in /app, installs production dependencies and tsx', () => {
+  it('builds on node:20-bookworm-slim, runs compiled JavaScript as uid 10001 in /app with production dependencies', () => {
     expect(text).toMatch(/^FROM node:20-bookworm-slim$/m); // the final stage
+    expect(text).toMatch(/^RUN node scripts\/build\.mjs$/m); // the build stage
+    expect(text).toContain('COPY --from=build /app/dist ./dist');
     expect(text).toContain('COPY --from=deps /app/node_modules ./node_modules');
     expect(text).toMatch(/^WORKDIR \/app$/m);
     expect(text).toMatch(/^USER 10001:10001$/m);
     expect(text).toContain('npm ci --omit=dev');
-    expect(text).toContain('mv /tmp/tsx/lib/node_modules/tsx node_modules/tsx'); // a real directory: /app is copied verbatim
-    expect(text).toMatch(/^CMD \["node", "--import", "tsx", /m);
+    expect(text).not.toContain('tsx');
+    const cmd = /^CMD \["node", "([^"]+)"\]$/m.exec(text);
+    expect(cmd?.[1]).toMatch(/^(\/app\/)?dist\/.+\.js$/);
+    expect(existsSync(join(ROOT, cmd![1]!.replace(/^\/app\//, ''))), `${cmd![1]} is built by scripts/build.mjs`).toBe(true);
   });
 
   it('copies sources that exist and are not ignored', () => {
@@ -35,10 +40,17 @@ describe.each(images)('%s', (file, dirs) => {
   });
 });
 
-it('the runner image has python3 and starts runner-image/runner.ts; node_modules and .git stay out of the context', () => {
+it('the runner image has python3 and starts the compiled runner; node_modules, dist and .git stay out of the context', () => {
   const text = readFileSync(join(ROOT, 'runner-image/Dockerfile'), 'utf8');
   expect(text).toMatch(/apt-get install[^\n]*python3/);
-  expect(text).toContain('"/app/runner-image/runner.ts"');
-  expect(existsSync(join(ROOT, 'runner-image/runner.ts'))).toBe(true);
-  expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.git', '**/*.test.ts']));
+  expect(text).toContain('CMD ["node", "/app/dist/runner-image/runner.js"]');
+  expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', '**/*.test.ts']));
+});
+
+it('the chart starts the operator and the API from dist/', () => {
+  for (const [file, entry] of [['operator-deployment.yaml', 'dist/operator/kube/main.js'], ['api-deployment.yaml', 'dist/api/kube-main.js']]) {
+    const text = readFileSync(join(ROOT, 'charts/flowpilot/templates', file!), 'utf8');
+    expect(text).toContain(`command: ["node", "${entry}"]`);
+    expect(existsSync(join(ROOT, entry!))).toBe(true);
+  }
 });

@@ -42,7 +42,7 @@ describe('buildJob', () => {
     expect(c.name).toBe(MAIN_CONTAINER);
     expect(c.image).toBe('runner:1');
     expect(c.imagePullPolicy).toBe('IfNotPresent');
-    expect(c.command).toEqual(['node', '--import', 'tsx', '/app/runner-image/runner.ts']);
+    expect(c.command).toEqual(['node', '/app/dist/runner-image/runner.js']);
     expect(c.workingDir).toBe('/app');
     expect(envOf(c)).toMatchObject({ EXECUTION_ID: 'Ex1abc', TASK_RUN_ID: 'Tr9xyz', ATTEMPT: '2', INPUT_URI: 'kestra:///x/input.json', WORK_DIR: '/work', STORAGE_DIR: '/data' });
     expect(j.spec?.ttlSecondsAfterFinished).toBe(60);
@@ -61,14 +61,14 @@ describe('buildJob', () => {
     const main = spec.containers[0];
     expect(main.image).toBe('python:3.12-slim');
     expect(main.imagePullPolicy).toBe('Always');
-    expect(main.command).toEqual(['/flowpilot/node/bin/node', '--import', 'tsx', '/flowpilot/app/runner-image/runner.ts']);
+    expect(main.command).toEqual(['/flowpilot/node/bin/node', '/flowpilot/app/dist/runner-image/runner.js']);
     expect(main.workingDir).toBe('/flowpilot/app');
     expect(envOf(main).FLOWPILOT_TASK_IMAGE).toBe('python:3.12-slim');
     expect(main.volumeMounts).toContainEqual({ name: 'flowpilot', mountPath: '/flowpilot', readOnly: true });
     const init = spec.initContainers![0];
     expect(init.name).toBe(INIT_CONTAINER);
     expect(init.image).toBe('runner:1');
-    expect(init.command).toEqual(['node', '--import', 'tsx', '/app/runner-image/runner.ts', 'install', '/flowpilot']);
+    expect(init.command).toEqual(['node', '/app/dist/runner-image/runner.js', 'install', '/flowpilot']);
     expect(init.volumeMounts).toEqual([{ name: 'flowpilot', mountPath: '/flowpilot' }]);
     expect(spec.volumes).toContainEqual({ name: 'flowpilot', emptyDir: {} });
   });

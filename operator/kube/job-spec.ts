@@ -1,11 +1,11 @@
 // The Kubernetes Job of one task attempt, built purely from the task and the launcher settings (no API calls), so the
 // whole shape is table-tested. Two Pod layouts:
-// - plain: one container in the runner image: `node --import tsx /app/runner-image/runner.ts` (cwd /app, which holds
+// - plain: one container in the runner image: `node /app/dist/runner-image/runner.js` (cwd /app, which holds
 //   the app with its node_modules; `node` on the PATH).
 // - Docker task runner (`taskRunner: {type: ...Docker, containerImage}`): the main container runs the task's image; an
-//   init container in the runner image runs `runner.ts install /flowpilot`, copying the node binary to
+//   init container in the runner image runs `runner.js install /flowpilot`, copying the node binary to
 //   `/flowpilot/node/bin/node` and the app to `/flowpilot/app` in a shared emptyDir; the main container then runs
-//   `/flowpilot/node/bin/node --import tsx /flowpilot/app/runner-image/runner.ts` (cwd /flowpilot/app). The task image
+//   `/flowpilot/node/bin/node /flowpilot/app/dist/runner-image/runner.js` (cwd /flowpilot/app). The task image
 //   needs a glibc userland (the node binary is dynamically linked), not a shell or node of its own.
 // Task working directories go to an emptyDir at /work (WORK_DIR), so images with a read-only root still run.
 import type { V1Container, V1EnvFromSource, V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
@@ -44,7 +44,8 @@ export const ANNOTATIONS = {
 
 export const RUNNER_LAYOUT = {
   appDir: '/app',
-  entry: 'runner-image/runner.ts',
+  /** Compiled by scripts/build.mjs (the image runs JavaScript: no TypeScript compile at every Pod start). */
+  entry: 'dist/runner-image/runner.js',
   mount: '/flowpilot',
   node: '/flowpilot/node/bin/node',
   copiedApp: '/flowpilot/app',
@@ -127,7 +128,7 @@ export function buildJob(i: JobSpecInput): V1Job {
   const workMount: V1VolumeMount = { name: 'work', mountPath: RUNNER_LAYOUT.workDir };
   const volumes: V1Volume[] = [{ name: 'work', emptyDir: {} }];
   const securityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
-  const runnerArgs = (dir: string) => ['--import', 'tsx', `${dir}/${RUNNER_LAYOUT.entry}`];
+  const runnerArgs = (dir: string) => [`${dir}/${RUNNER_LAYOUT.entry}`];
   const main: V1Container = {
     name: MAIN_CONTAINER,
     image: docker?.image ?? settings.runnerImage,

@@ -9,7 +9,7 @@
 // under a mapped prefix is rewritten (longest prefix wins). emptyDir volumes map their mountPath to a temporary folder
 // per Pod; `pathMap` maps image content, e.g. `{ '/app': <repo root> }` for the runner image. A command `node` runs
 // process.execPath. With the Docker task runner layout, `/flowpilot` is an emptyDir filled by the init container
-// (`runner.ts install`; set FLOWPILOT_INSTALL=symlink in the pod env to link instead of copying the checkout).
+// (`runner.js install`; set FLOWPILOT_INSTALL=symlink in the pod env to link instead of copying the checkout).
 // Container env: the Pod's env (value, fieldRef metadata.*, secretKeyRef / configMapKeyRef) and envFrom, over PATH.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';

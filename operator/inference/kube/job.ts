@@ -1,4 +1,4 @@
-// The Kubernetes Job that runs one InferenceJob: the runner image running `operator/inference/kube/runner.ts`, with the
+// The Kubernetes Job that runs one InferenceJob: the runner image running `dist/operator/inference/kube/runner.js`, with the
 // access token from the job's Secret (never in the spec), owned by the InferenceJob, a few Pod retries (a retried Pod
 // resumes from the bucket checkpoint). Built purely from its inputs so the shape is easy to test.
 import type { V1EnvVar, V1Job } from '@kubernetes/client-node';
@@ -6,7 +6,7 @@ import type { LauncherSettings } from '../../kube/job-spec.js';
 import { LABELS } from '../../kube/names.js';
 import { runnerJobName, TASK_ID_LABEL, taskIdOf, type InferenceJobResource } from './resource.js';
 
-export const RUNNER_ENTRY = 'operator/inference/kube/runner.ts';
+export const RUNNER_ENTRY = 'dist/operator/inference/kube/runner.js';
 export const RUNNER_CONTAINER = 'inference';
 /** managed-by of runner Jobs and Pods (not the flow launcher's value: its informers ignore these). */
 export const INFERENCE_MANAGER = 'flowpilot-inference';
@@ -52,7 +52,7 @@ export function buildRunnerJob(r: InferenceJobResource, namespace: string, s: In
             name: RUNNER_CONTAINER,
             image: s.runnerImage,
             ...(s.imagePullPolicy ? { imagePullPolicy: s.imagePullPolicy } : {}),
-            command: ['node', '--import', 'tsx', `${app}/${RUNNER_ENTRY}`],
+            command: ['node', `${app}/${RUNNER_ENTRY}`],
             workingDir: app,
             env: [
               { name: 'INFERENCE_JOB_NAME', value: r.metadata.name },

@@ -2,7 +2,8 @@
 // the environment (the job's Secret, mapped by the Pod spec), generates every item not already committed in the bucket
 // checkpoint (checkpoint.ts), writes the result file like the embedded runner, and reports progress and the final
 // status (SUCCESS / FAILED with counts) through the InferenceJob's status subresource.
-// `node --import tsx operator/inference/kube/runner.ts` with INFERENCE_JOB_NAME, POD_NAMESPACE and INFERENCE_ACCESS_TOKEN.
+// `node dist/operator/inference/kube/runner.js` (compiled by scripts/build.mjs; tsx runs the source too) with
+// INFERENCE_JOB_NAME, POD_NAMESPACE and INFERENCE_ACCESS_TOKEN.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';

@@ -48,7 +48,7 @@ describe('InferenceJob resources', () => {
     expect(job.metadata).toMatchObject({ name: runnerJobName(TASK), namespace: 'ns', ownerReferences: [{ kind: 'InferenceJob', uid: 'uid-1', controller: true }] });
     expect(job.spec).toMatchObject({ backoffLimit: 2, template: { spec: { restartPolicy: 'Never', serviceAccountName: 'runner-sa' } } });
     const c = job.spec!.template.spec!.containers[0]!;
-    expect(c.command).toEqual(['node', '--import', 'tsx', '/app/operator/inference/kube/runner.ts']);
+    expect(c.command).toEqual(['node', '/app/dist/operator/inference/kube/runner.js']);
     expect(c.env).toEqual(expect.arrayContaining([
       { name: 'INFERENCE_JOB_NAME', value: r.metadata.name },
       { name: 'INFERENCE_ACCESS_TOKEN', valueFrom: { secretKeyRef: { name: tokenSecretName(TASK), key: 'token' } } },

@@ -1,0 +1,51 @@
+// The compiled output the images run (dist/, built by scripts/build.mjs in the test setup): every relative import
+// names a file that exists, no test code is shipped, and the entry points start as plain node (no tsx).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const DIST = join(ROOT, 'dist');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : [path];
+  });
+}
+
+describe('dist/', () => {
+  const js = files(DIST).filter((f) => f.endsWith('.js'));
+
+  it('holds every production module, and no tests', () => {
+    const rel = js.map((f) => relative(DIST, f));
+    for (const entry of ['runner-image/runner.js', 'operator/kube/main.js', 'api/kube-main.js', 'operator/main.js', 'operator/inference/kube/runner.js']) {
+      expect(rel).toContain(entry);
+    }
+    expect(rel.filter((f) => /\.test\.js$|test-support|test-harness|test-fixtures/.test(f))).toEqual([]);
+  });
+
+  it('resolves every relative import to a compiled file', () => {
+    const missing: string[] = [];
+    for (const file of js) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)["'](\.{1,2}\/[^"']+)["']/g)) {
+        if (!existsSync(resolve(dirname(file), m[1]!))) missing.push(`${relative(DIST, file)} → ${m[1]}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it.each([
+    ['runner-image/runner.js', /Internal storage is not configured in this runner/],
+    ['operator/inference/kube/runner.js', /INFERENCE_JOB_NAME/],
+    ['operator/kube/main.js', /STORAGE_S3_ENDPOINT is required in cluster mode/],
+    ['api/kube-main.js', /STORAGE_S3_ENDPOINT is required in cluster mode/],
+  ])('%s starts with plain node and names what it is missing', (entry, message) => {
+    const run = spawnSync(process.execPath, [join(DIST, entry)], { cwd: ROOT, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr + run.stdout).toMatch(message);
+    expect(run.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|ERR_UNKNOWN_FILE_EXTENSION|SyntaxError/);
+  });
+});
