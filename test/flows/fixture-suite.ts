@@ -143,8 +143,17 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         matchesSubset(got, expectation.executionLabels);
       }
       if (expectation.logs || expectation.absentFromLogs) {
-        await env.flushLogs();
-        const text = (await json(`${base}/logs/${id}`)).body.map((l: any) => `${l.level} ${l.message}`).join('\n');
+        // Lines written by another process (the operator, a task Pod) reach the log store asynchronously after the
+        // state the test waited for: poll until the expected ones are there (the absent ones are checked after).
+        const readLogs = async () => {
+          await env.flushLogs();
+          return (await json(`${base}/logs/${id}`)).body.map((l: any) => `${l.level} ${l.message}`).join('\n') as string;
+        };
+        let text = await readLogs();
+        for (const end = Date.now() + waitMs; !(expectation.logs ?? []).every((s) => text.includes(s)) && Date.now() < end;) {
+          await new Promise((r) => setTimeout(r, 100));
+          text = await readLogs();
+        }
         for (const s of expectation.logs ?? []) expect(text, text).toContain(s);
         for (const s of expectation.absentFromLogs ?? []) expect(text).not.toContain(s);
       }
