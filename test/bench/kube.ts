@@ -1,8 +1,14 @@
 // Cluster-mode benchmark against the Kubernetes API test server (test/kube/cluster.ts): Kubernetes API writes per
 // runnable task (the operator's, apart from those a node makes for Pods and Job status) and the latency from a Job's
 // completion to the creation of the next task's Job. Printed beside the issue's targets (≤ 3 writes, < 50 ms), never asserted.
+// Also the task runner's start-up as the image runs it (compiled dist/) against compiling it at start (tsx).
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { BatchV1Api, makeInformer, type V1Job } from '@kubernetes/client-node';
+import { buildDist } from '../../scripts/build.mjs';
 import { CLUSTER_NS, startCluster } from '../kube/cluster.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
 
 const TASKS = Number(process.env.BENCH_KUBE_TASKS ?? 12);
 
@@ -14,7 +20,31 @@ ${Array.from({ length: TASKS }, (_, i) => `  - id: t${i}\n    type: ai.service.p
 
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] ?? NaN; };
 
+/** Wall time of one runner start until it exits (no attempt configured: it loads everything, then stops). */
+function runnerStart(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH }, stdio: 'ignore' });
+    child.on('error', fail);
+    child.on('exit', () => done(performance.now() - t0));
+  });
+}
+
+async function runRunnerStartBench(): Promise<void> {
+  const rounds = Number(process.env.BENCH_RUNNER_ROUNDS ?? 5);
+  const compiled: number[] = [], tsx: number[] = [];
+  await runnerStart(['--import', 'tsx', join(ROOT, 'runner-image/runner.ts')]); // warm tsx's cache, as a long-lived node would have it
+  for (let i = 0; i < rounds; i++) {
+    compiled.push(await runnerStart([join(ROOT, 'dist/runner-image/runner.js')]));
+    tsx.push(await runnerStart(['--import', 'tsx', join(ROOT, 'runner-image/runner.ts')]));
+  }
+  console.log(`\n== Task runner start-up (load everything, exit; median of ${rounds}) ==`);
+  console.log(`compiled (node dist/runner-image/runner.js, what the image runs): ${median(compiled).toFixed(0)} ms; through tsx: ${median(tsx).toFixed(0)} ms (${(median(tsx) / median(compiled)).toFixed(2)}x)`);
+}
+
 export async function runKubeBench(): Promise<void> {
+  await buildDist(); // task Pods run the compiled runner
+  await runRunnerStartBench();
   const c = await startCluster({ replicas: 1 });
   try {
     await c.operators[0]!.whenLeading();
