@@ -58,8 +58,14 @@ function run(name: string, cmd: string, args: string[], port: number, dir: strin
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-/** PostgreSQL with `wal_level=logical`; user `postgres`, trust auth on 127.0.0.1; `url` is a postgres:// URL. */
-export async function startPostgres(): Promise<Service & { user: string; database: string }> {
+/** TLS of a test PostgreSQL: the server certificate and key (PEM); `hostsslOnly` refuses connections without TLS. */
+export interface PostgresTls { cert: string; key: string; hostsslOnly?: boolean }
+
+/**
+ * PostgreSQL with `wal_level=logical`; user `postgres`, trust auth on 127.0.0.1 (and ::1); `url` is a postgres:// URL.
+ * With `tls`, `ssl=on` with the given certificate and key.
+ */
+export async function startPostgres(opts: { tls?: PostgresTls } = {}): Promise<Service & { user: string; database: string }> {
   requireBinary(`${PG_BIN}/postgres`, 'postgresql');
   const dir = mkdtempSync(join(tmpdir(), 'pg-'));
   chmodSync(dir, 0o755);
@@ -69,11 +75,24 @@ export async function startPostgres(): Promise<Service & { user: string; databas
   const ids = asRoot ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) } : {};
   if (asRoot) chownSync(dir, ids.uid!, ids.gid!);
   execFileSync(`${PG_BIN}/initdb`, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { stdio: 'pipe', ...ids });
+  const tlsArgs: string[] = [];
+  if (opts.tls) {
+    // The key must belong to the server's account and be private to it.
+    for (const [name, pem, mode] of [['server.crt', opts.tls.cert, 0o644], ['server.key', opts.tls.key, 0o600]] as const) {
+      writeFileSync(join(data, name), pem, { mode });
+      if (asRoot) chownSync(join(data, name), ids.uid!, ids.gid!);
+    }
+    tlsArgs.push('-c', 'ssl=on', '-c', `ssl_cert_file=${join(data, 'server.crt')}`, '-c', `ssl_key_file=${join(data, 'server.key')}`);
+    if (opts.tls.hostsslOnly) {
+      writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n');
+      if (asRoot) chownSync(join(data, 'pg_hba.conf'), ids.uid!, ids.gid!);
+    }
+  }
   const port = await freePort();
   const svc = await run('postgres', `${PG_BIN}/postgres`, [
     '-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
     '-c', 'wal_level=logical', '-c', 'max_replication_slots=20', '-c', 'max_wal_senders=20', '-c', 'fsync=off',
-    '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200', ...tlsArgs,
   ], port, dir, ids);
   // The port accepts connections a moment before the server accepts logins (longer on a loaded machine).
   for (const deadline = Date.now() + 60_000; ;) {

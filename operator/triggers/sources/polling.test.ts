@@ -1,7 +1,8 @@
 // Polling triggers end to end with real services: a real node HTTP server, a real PostgreSQL, a real S3-protocol server
 // (s3rver). Each found event becomes exactly one execution with the expected `trigger.*`; failing polls are logged with
 // secrets masked and retried; objects are moved/deleted only after their execution exists.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startPostgres, type Service } from '../../../test/support/services.js';
 import { startTriggeredExecution } from '../create.js';
-import { pgClientConfig } from './postgres-query.js';
+import { bindParameters, pgClientConfig, pgConnectPlan } from './postgres-query.js';
 import { flowYaml, startHarness, waitFor, type Harness } from './test-harness.js';
 
 let h: Harness | undefined;
@@ -154,6 +155,106 @@ interval: PT0.1S`));
     const [stored] = await waitFor(async () => { const e = await h!.executions('pg_store'); return e.length === 1 && e; }, 'STORE execution');
     expect(stored!.trigger!.variables!.size).toBe(1);
     expect(JSON.parse((await h.stores.storage.get(stored!.trigger!.variables!.uri as string)).toString('utf8'))).toEqual({ name: 'STORE-x' });
+  });
+  it('timeZoneId is the session time zone; parameters are bound as a prepared statement', async () => {
+    h = await startHarness();
+    await h.save(flowYaml('pg_tz', `id: watch
+type: io.kestra.plugin.jdbc.postgresql.Trigger
+url: jdbc:postgresql://127.0.0.1:${db.port}/postgres
+username: postgres
+sql: "SELECT current_setting('TimeZone') AS tz, to_char(now(), 'OF') AS offset, :who::text AS who, ':who' AS literal WHERE :n::int = 2"
+timeZoneId: Asia/Kolkata
+parameters:
+  who: "O'Brien"
+  n: 2
+fetchType: FETCH_ONE
+interval: PT1H`));
+    const [exec] = await waitFor(async () => { const e = await h!.executions('pg_tz'); return e.length === 1 && e; }, 'time zone execution');
+    expect(exec!.trigger!.variables!.row).toEqual({ tz: 'Asia/Kolkata', offset: '+05:30', who: "O'Brien", literal: ':who' });
+  });
+
+  it('parameters: only known names outside quotes and casts are replaced; unknown ones are an error', () => {
+    expect(bindParameters(`SELECT :a, ':a', "x:a", x::text, :b -- :a\n`, { a: 1, b: { k: 1 } })).toEqual({ text: `SELECT $1, ':a', "x:a", x::text, $2 -- :a\n`, values: [1, '{"k":1}'] });
+    expect(() => bindParameters('SELECT 1', { a: 1 })).toThrow(/'a' not used in sql/);
+  });
+});
+
+describe('PostgreSQL query trigger over TLS', () => {
+  let db: Service;
+  let dir: string;
+  let ca: string;
+  let otherCa: string;
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pg-tls-'));
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=flowpilot test CA');
+    openssl('req', '-x509', ...ec, '-keyout', 'other.key', '-out', 'other.crt', '-days', '2', '-subj', '/CN=another CA');
+    openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+    // The certificate names localhost only: connecting to 127.0.0.1 fails the host name check (not the chain).
+    writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:localhost\n');
+    openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext');
+    ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+    otherCa = readFileSync(join(dir, 'other.crt'), 'utf8');
+    db = await startPostgres({ tls: { cert: readFileSync(join(dir, 'server.crt'), 'utf8'), key: readFileSync(join(dir, 'server.key'), 'utf8'), hostsslOnly: true } });
+  }, 120_000);
+  afterAll(async () => { await db?.stop(); rmSync(dir, { recursive: true, force: true }); });
+
+  const env = () => ({ SECRET_PG_CA: Buffer.from(ca).toString('base64'), SECRET_OTHER_CA: Buffer.from(otherCa).toString('base64') });
+  const trig = (host: string, extra: string) => `id: watch
+type: io.kestra.plugin.jdbc.postgresql.Trigger
+url: jdbc:postgresql://${host}:${db.port}/postgres
+username: postgres
+sql: SELECT ssl::text AS ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()
+fetchType: FETCH_ONE
+interval: PT0.2S
+${extra}`;
+  const fired = async (flowId: string) => {
+    const [e] = await waitFor(async () => { const x = await h!.executions(flowId); return x.length > 0 && x; }, `${flowId} execution`, 60_000);
+    expect(e!.trigger!.variables!.row).toEqual({ ssl: 'true' });
+  };
+  const failsWith = async (flowId: string, pattern: RegExp) => {
+    await waitFor(() => h!.logs.some((l) => l.includes('poll failed') && pattern.test(l)), `${flowId} failure ${String(pattern)}`, 60_000);
+    expect(await count(flowId)).toBe(0);
+  };
+
+  it('VERIFY_FULL with the right CA and host name connects and fires; a wrong CA or a host name not in the certificate fails and creates nothing', async () => {
+    h = await startHarness({ env: env() });
+    await h.save(flowYaml('tls_full_ok', trig('localhost', `sslMode: VERIFY_FULL\nsslRootCert: "{{ secret('PG_CA') }}"`)));
+    await h.save(flowYaml('tls_full_wrong_ca', trig('localhost', `sslMode: VERIFY_FULL\nsslRootCert: "{{ secret('OTHER_CA') }}"`)));
+    await h.save(flowYaml('tls_full_wrong_host', trig('127.0.0.1', `sslMode: VERIFY_FULL\nsslRootCert: "{{ secret('PG_CA') }}"`)));
+    await fired('tls_full_ok');
+    await failsWith('tls_full_wrong_ca', /self[- ]signed|unable to (get|verify)/i);
+    await failsWith('tls_full_wrong_host', /127\.0\.0\.1 is not in the cert's list|does not match/i);
+    expect(h.logs.join('\n')).not.toContain('BEGIN CERTIFICATE');
+  }, 120_000);
+
+  it('VERIFY_CA checks the chain but not the host name; REQUIRE and PREFER do not verify; DISABLE is refused by a hostssl-only server; ALLOW falls back to TLS', async () => {
+    h = await startHarness({ env: env() });
+    await h.save(flowYaml('tls_ca_ok', trig('127.0.0.1', `sslMode: VERIFY_CA\nsslRootCert: "{{ secret('PG_CA') }}"`)));
+    await h.save(flowYaml('tls_ca_wrong', trig('127.0.0.1', `sslMode: VERIFY_CA\nsslRootCert: "{{ secret('OTHER_CA') }}"`)));
+    await h.save(flowYaml('tls_require', trig('127.0.0.1', 'sslMode: REQUIRE')));
+    await h.save(flowYaml('tls_prefer', trig('127.0.0.1', 'sslMode: PREFER')));
+    await h.save(flowYaml('tls_allow', trig('127.0.0.1', 'sslMode: ALLOW')));
+    await h.save(flowYaml('tls_disable', trig('127.0.0.1', 'sslMode: DISABLE')));
+    for (const f of ['tls_ca_ok', 'tls_require', 'tls_prefer', 'tls_allow']) await fired(f);
+    await failsWith('tls_ca_wrong', /self[- ]signed|unable to (get|verify)/i);
+    await failsWith('tls_disable', /no pg_hba\.conf entry.*no encryption/i);
+  }, 120_000);
+
+  it('ssl: true without sslMode verifies fully (the JDBC driver\'s meaning); PEM fields must be PEM', () => {
+    const plan = pgConnectPlan(`jdbc:postgresql://db.local/app`, 'u', 'p', { ssl: true, rootCert: ca, cert: 'C', key: 'K', keyPassword: 'pw' });
+    expect(plan.mode).toBe('VERIFY_FULL');
+    expect(plan.config.ssl).toMatchObject({ rejectUnauthorized: true, ca, cert: 'C', key: 'K', passphrase: 'pw' });
+    expect(pgConnectPlan('jdbc:postgresql://db.local/app?sslmode=verify-ca').mode).toBe('VERIFY_CA');
+    expect(pgConnectPlan('jdbc:postgresql://db.local/app').mode).toBe('PREFER');
+    expect(pgClientConfig('jdbc:postgresql://db.local/app', undefined, undefined, { mode: 'DISABLE' }).ssl).toBe(false);
+  });
+
+  it('a non-PEM sslRootCert fails the poll naming the field', async () => {
+    h = await startHarness();
+    await h.save(flowYaml('tls_path', trig('127.0.0.1', 'sslMode: VERIFY_FULL\nsslRootCert: /etc/ssl/ca.pem')));
+    await failsWith('tls_path', /triggers\.watch\.sslRootCert must be PEM content/);
   });
 });
 

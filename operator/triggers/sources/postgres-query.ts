@@ -1,26 +1,167 @@
 // PostgreSQL polling trigger (`jdbc.postgresql.Trigger`): runs `sql` at every interval and starts an execution when
 // rows come back. fetchType FETCH_ONE → `trigger.row`, FETCH → `trigger.rows` (a file at `trigger.uri` when the rows
 // are too large to travel inline), STORE → `trigger.uri`, NONE → only `trigger.size`. JDBC URLs are accepted.
+import type tls from 'node:tls';
 import pg from 'pg';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
 import { storeRows, str, tooLargeInline } from './util.js';
 
-/** `jdbc:postgresql://host:port/db?user=u&password=p` (or a postgres:// URL) → pg client settings. */
-export function pgClientConfig(url: string, username?: string, password?: string): pg.ClientConfig {
+export type SslMode = 'DISABLE' | 'ALLOW' | 'PREFER' | 'REQUIRE' | 'VERIFY_CA' | 'VERIFY_FULL';
+const SSL_MODES: readonly SslMode[] = ['DISABLE', 'ALLOW', 'PREFER', 'REQUIRE', 'VERIFY_CA', 'VERIFY_FULL'];
+
+/** TLS material of the trigger (PEM contents, as Kestra's jdbc plugin takes them). */
+export interface SslSettings { mode?: SslMode; ssl?: boolean; rootCert?: string; cert?: string; key?: string; keyPassword?: string }
+
+/** A connection plan: the client settings, and for ALLOW/PREFER the settings to retry with when the first is refused. */
+export interface PgConnectPlan { config: pg.ClientConfig; fallback?: pg.ClientConfig; mode: SslMode }
+
+function sslModeOf(value: string, field: string): SslMode {
+  const mode = value.trim().toUpperCase().replace(/-/g, '_') as SslMode;
+  if (!SSL_MODES.includes(mode)) throw new Error(`${field} must be one of ${SSL_MODES.join(', ')} (got '${value}')`);
+  return mode;
+}
+
+/**
+ * `jdbc:postgresql://host:port/db?user=u&password=p` (or a postgres:// URL) → pg client settings and TLS plan.
+ * The TLS mode is `sslMode` (or the URL's `sslmode`); without one, `ssl: true` (or the URL's `ssl=true`) means
+ * VERIFY_FULL as in the PostgreSQL JDBC driver, otherwise PREFER (the driver's default):
+ * - DISABLE: no TLS. ALLOW: plain first, TLS (unverified) if the server refuses plain connections.
+ * - PREFER: TLS without verification, plain if the server does not support TLS. Neither protects against an active
+ *   attacker (as in libpq/pgjdbc); use REQUIRE or stronger for that.
+ * - REQUIRE: TLS, certificate not verified. VERIFY_CA: the chain is verified against `sslRootCert` (PEM; the system CAs
+ *   without it), the host name is not. VERIFY_FULL: the chain and the host name (or IP address) are verified.
+ * `sslCert`/`sslKey` (PEM) and `sslKeyPassword` give a client certificate for every TLS mode.
+ */
+export function pgConnectPlan(url: string, username?: string, password?: string, ssl: SslSettings = {}): PgConnectPlan {
   const raw = url.trim().replace(/^jdbc:/, '');
   const u = new URL(raw.replace(/^postgresql:/, 'postgres:'));
   if (u.protocol !== 'postgres:') throw new Error(`url must be jdbc:postgresql://host:port/database (got protocol ${u.protocol})`);
-  const config: pg.ClientConfig = { host: decodeURIComponent(u.hostname) || '127.0.0.1', port: u.port ? Number(u.port) : 5432, connectionTimeoutMillis: 10_000 };
+  const config: pg.ClientConfig = { host: decodeURIComponent(u.hostname).replace(/^\[|\]$/g, '') || '127.0.0.1', port: u.port ? Number(u.port) : 5432, connectionTimeoutMillis: 10_000 };
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   if (database) config.database = database;
   const user = username ?? (u.username ? decodeURIComponent(u.username) : u.searchParams.get('user') ?? undefined);
   const pass = password ?? (u.password ? decodeURIComponent(u.password) : u.searchParams.get('password') ?? undefined);
   if (user) config.user = user;
   if (pass !== undefined && pass !== null) config.password = pass;
-  const ssl = u.searchParams.get('sslmode') ?? u.searchParams.get('ssl');
-  if (ssl && ssl !== 'disable' && ssl !== 'false') config.ssl = { rejectUnauthorized: ssl === 'verify-full' || ssl === 'verify-ca' };
-  return config;
+  const urlMode = u.searchParams.get('sslmode');
+  const urlSsl = u.searchParams.get('ssl');
+  const mode: SslMode = ssl.mode ?? (urlMode ? sslModeOf(urlMode, 'url sslmode')
+    : ssl.ssl === true || (urlSsl !== null && urlSsl !== 'false') ? 'VERIFY_FULL'
+      : ssl.ssl === false || urlSsl === 'false' ? 'DISABLE' : 'PREFER');
+  const client: tls.ConnectionOptions = {};
+  if (ssl.cert) client.cert = ssl.cert;
+  if (ssl.key) client.key = ssl.key;
+  if (ssl.keyPassword) client.passphrase = ssl.keyPassword;
+  const unverified: tls.ConnectionOptions = { ...client, rejectUnauthorized: false };
+  const verified: tls.ConnectionOptions = { ...client, rejectUnauthorized: true, ...(ssl.rootCert ? { ca: ssl.rootCert } : {}) };
+  switch (mode) {
+    case 'DISABLE': return { config: { ...config, ssl: false }, mode };
+    case 'ALLOW': return { config: { ...config, ssl: false }, fallback: { ...config, ssl: unverified }, mode };
+    case 'PREFER': return { config: { ...config, ssl: unverified }, fallback: { ...config, ssl: false }, mode };
+    case 'REQUIRE': return { config: { ...config, ssl: unverified }, mode };
+    case 'VERIFY_CA': return { config: { ...config, ssl: { ...verified, checkServerIdentity: () => undefined } }, mode };
+    case 'VERIFY_FULL': return { config: { ...config, ssl: verified }, mode };
+  }
+}
+
+/** The client settings of the first connection attempt (see pgConnectPlan). */
+export function pgClientConfig(url: string, username?: string, password?: string, ssl: SslSettings = {}): pg.ClientConfig {
+  return pgConnectPlan(url, username, password, ssl).config;
+}
+
+/** Whether a failed first attempt of ALLOW/PREFER should be retried with the other transport. */
+function shouldFallBack(mode: SslMode, err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  if (mode === 'PREFER') return message.includes('does not support SSL');
+  // ALLOW: the server refused the plain connection (pg_hba has only hostssl entries for it).
+  return mode === 'ALLOW' && /no encryption|pg_hba\.conf/i.test(message);
+}
+
+/** Connects following the plan (a second attempt for ALLOW/PREFER); `timeZoneId` becomes the session time zone. */
+export async function connectPg(plan: PgConnectPlan, timeZoneId?: string): Promise<pg.Client> {
+  const open = async (config: pg.ClientConfig) => {
+    const client = new pg.Client(config);
+    client.on('error', () => { /* a dropped connection fails the query */ });
+    try {
+      await client.connect();
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return client;
+  };
+  let client: pg.Client;
+  try {
+    client = await open(plan.config);
+  } catch (err) {
+    if (!plan.fallback || !shouldFallBack(plan.mode, err)) throw err;
+    client = await open(plan.fallback);
+  }
+  if (timeZoneId) {
+    try {
+      await client.query(`SELECT set_config('TimeZone', $1, false)`, [timeZoneId]);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw new Error(`timeZoneId '${timeZoneId}': ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return client;
+}
+
+function sslSettings(ctx: TriggerContext): SslSettings {
+  const t = ctx.trigger;
+  const out: SslSettings = {};
+  const mode = str(ctx, t.sslMode, 'sslMode', false);
+  if (mode) out.mode = sslModeOf(mode, `triggers.${t.id}.sslMode`);
+  if (t.ssl !== undefined && t.ssl !== null) out.ssl = String(ctx.render(t.ssl)) === 'true';
+  const rootCert = str(ctx, t.sslRootCert, 'sslRootCert', false);
+  const cert = str(ctx, t.sslCert, 'sslCert', false);
+  const key = str(ctx, t.sslKey, 'sslKey', false);
+  const keyPassword = str(ctx, t.sslKeyPassword, 'sslKeyPassword', false);
+  for (const [name, pem] of [['sslRootCert', rootCert], ['sslCert', cert], ['sslKey', key]] as const) {
+    if (pem !== undefined && !pem.includes('-----BEGIN ')) throw new Error(`triggers.${t.id}.${name} must be PEM content ("-----BEGIN ..."), e.g. "{{ secret('PG_CA') }}"; file paths are not read`);
+  }
+  if ((cert === undefined) !== (key === undefined)) throw new Error(`triggers.${t.id}.${cert === undefined ? 'sslCert' : 'sslKey'} is required with ${cert === undefined ? 'sslKey' : 'sslCert'}`);
+  if (rootCert) out.rootCert = rootCert;
+  if (cert) out.cert = cert;
+  if (key) out.key = key;
+  if (keyPassword) out.keyPassword = keyPassword;
+  return out;
+}
+
+function parametersOf(ctx: TriggerContext, field: string): Record<string, unknown> {
+  if (ctx.trigger.parameters === undefined || ctx.trigger.parameters === null) return {};
+  const rendered = ctx.render(ctx.trigger.parameters) as unknown;
+  if (typeof rendered !== 'object' || rendered === null || Array.isArray(rendered)) throw new Error(`${field} must be a map of name → value`);
+  return rendered as Record<string, unknown>;
+}
+
+/**
+ * Named parameters (`:name` in `sql`, values from `parameters`) → a PostgreSQL prepared statement with `$n`
+ * placeholders: values are bound, never pasted into the SQL. Only names present in `parameters` are replaced, and
+ * never inside quoted strings or identifiers, comments, or `::type` casts.
+ */
+export function bindParameters(sql: string, parameters: Record<string, unknown>): { text: string; values: unknown[] } {
+  const names = Object.keys(parameters);
+  if (names.length === 0) return { text: sql, values: [] };
+  const index = new Map<string, number>();
+  const values: unknown[] = [];
+  const token = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|::|:([A-Za-z_][A-Za-z0-9_]*)/g;
+  const text = sql.replace(token, (match, name: string | undefined) => {
+    if (!name || !(name in parameters)) return match;
+    let n = index.get(name);
+    if (n === undefined) {
+      const v = parameters[name];
+      values.push(v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v);
+      n = values.length;
+      index.set(name, n);
+    }
+    return `$${n}`;
+  });
+  const unused = names.filter((n) => !index.has(n));
+  if (unused.length) throw new Error(`parameters ${unused.map((n) => `'${n}'`).join(', ')} not used in sql (write :${unused[0]})`);
+  return { text, values };
 }
 
 export type FetchType = 'FETCH_ONE' | 'FETCH' | 'STORE' | 'NONE';
@@ -48,16 +189,19 @@ export const postgresQueryTrigger: PollingTriggerPlugin = {
   defaultInterval: 'PT60S',
   async poll(ctx) {
     const t = ctx.trigger;
-    const config = pgClientConfig(str(ctx, t.url, 'url')!, str(ctx, t.username, 'username', false), str(ctx, t.password, 'password', false));
-    const sql = str(ctx, t.sql, 'sql')!;
-    const client = new pg.Client(config);
-    client.on('error', () => { /* a dropped connection fails the query below */ });
+    const field = (name: string) => `triggers.${t.id}.${name}`;
+    const plan = pgConnectPlan(str(ctx, t.url, 'url')!, str(ctx, t.username, 'username', false), str(ctx, t.password, 'password', false), sslSettings(ctx));
+    const { text, values } = bindParameters(str(ctx, t.sql, 'sql')!, parametersOf(ctx, field('parameters')));
+    const timeZoneId = str(ctx, t.timeZoneId, 'timeZoneId', false);
+    // fetchSize is the JDBC driver's batch-size hint: every row is read in any case, so it changes no result and is
+    // accepted without effect (node-postgres reads a result in one go).
+    if (ctx.signal.aborted) return undefined;
+    const client = await connectPg(plan, timeZoneId);
     const onAbort = () => { void client.end(); };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     let rows: Record<string, unknown>[];
     try {
-      await client.connect();
-      rows = (await client.query(sql)).rows.map(plain);
+      rows = (await client.query(text, values)).rows.map(plain);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       await client.end().catch(() => undefined);
