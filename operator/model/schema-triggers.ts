@@ -134,6 +134,8 @@ const nats: PluginTriggerSchema = {
   },
 };
 
+// Debezium-style properties: only values the logical-replication implementation honours are accepted (pgoutput, one
+// inline row per event, no metadata fields, no DDL events); a value it would ignore is rejected naming the field.
 const postgresCdc: PluginTriggerSchema = {
   required: ['hostname', 'database'],
   properties: {
@@ -145,7 +147,7 @@ const postgresCdc: PluginTriggerSchema = {
     database: REQUIRED_STRING,
     slotName: { type: 'string', pattern: '^[a-z0-9_]{1,63}$' },
     publicationName: STRING,
-    pluginName: enumOf('PGOUTPUT', 'DECODERBUFS'),
+    pluginName: enumOf('PGOUTPUT'),
     tables: STRING_OR_LIST,
     includedTables: STRING_OR_LIST,
     excludedTables: STRING_OR_LIST,
@@ -154,16 +156,14 @@ const postgresCdc: PluginTriggerSchema = {
     includedColumns: STRING_OR_LIST,
     excludedColumns: STRING_OR_LIST,
     snapshotMode: enumOf('INITIAL', 'ALWAYS', 'NEVER', 'INITIAL_ONLY'),
-    format: enumOf('RAW', 'INLINE', 'WRAP'),
+    format: enumOf('INLINE'),
     deleted: enumOf('ADD_FIELD', 'NULL', 'DROP'),
     deletedFieldName: STRING,
-    key: enumOf('ADD_FIELD', 'DROP'),
-    metadata: enumOf('ADD_FIELD_PREFIX', 'ADD_FIELD', 'DROP'),
-    metadataFieldName: STRING,
-    ignoreDdl: BOOL,
-    splitTable: enumOf('OFF', 'DATABASE', 'TABLE'),
+    key: enumOf('ADD_FIELD'),
+    metadata: enumOf('DROP'),
+    ignoreDdl: { type: 'boolean', enum: [true] },
+    splitTable: enumOf('TABLE'),
     stateName: STRING,
-    properties: OBJECT,
     sslMode: enumOf('DISABLE', 'REQUIRE', 'VERIFY_CA', 'VERIFY_FULL'),
   },
 };

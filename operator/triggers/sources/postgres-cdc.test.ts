@@ -1,6 +1,7 @@
 // PostgreSQL row-change trigger against a real PostgreSQL (wal_level=logical): one execution per inserted / updated /
 // deleted row with `trigger.data`, `trigger.operation`, `trigger.table`; a change whose execution was created but not
 // confirmed before a crash is replayed into the same execution; the listener reconnects after its connection is killed.
+// These prove the streaming part: snapshotMode NEVER (the snapshot modes are in postgres-cdc-snapshot.test.ts).
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startPostgres, type Service } from '../../../test/support/services.js';
@@ -29,7 +30,8 @@ username: postgres
 database: postgres
 slotName: ${slot}
 publicationName: ${slot}_pub
-tables: [public.orders]`;
+tables: [public.orders]
+snapshotMode: NEVER`;
 
 const slotActive = (slot: string) => waitFor(async () =>
   (await client.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active', [slot])).rowCount === 1, `slot ${slot} active`, 60_000);
