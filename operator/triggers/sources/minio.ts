@@ -1,4 +1,5 @@
-// S3 / MinIO polling trigger (`minio.Trigger`): lists `bucket`/`prefix` at every interval; new objects are copied to
+// S3 / MinIO polling trigger (`minio.Trigger`): lists `bucket`/`prefix` at every interval (after `marker`, directly
+// under the prefix with a `delimiter`, files/folder objects by `filter`, matching `regexp`); new objects are copied to
 // internal storage and start one execution (`trigger.objects`: [{bucket, key, size, etag, lastModified, uri}], or
 // `trigger.uri` of a file listing them when there are more than 1,000).
 // Each object triggers once: after the execution is durably created the objects are marked as triggered (durable
@@ -6,7 +7,7 @@
 // (same dedupe key, so the same execution); a crash before the action only repeats the action. MOVE and DELETE drop
 // the marks once the objects are gone; NONE keeps them (the objects stay).
 import { createHash } from 'node:crypto';
-import { Client, type BucketItem } from 'minio';
+import { Client } from 'minio';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { isRecord } from '../../plugins/util.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
@@ -28,16 +29,32 @@ export function minioClient(ctx: TriggerContext): Client {
   });
 }
 
-async function list(client: Client, bucket: string, prefix: string, max: number, regexp?: RegExp): Promise<Found[]> {
+export type Filter = 'FILES' | 'DIRECTORY' | 'BOTH';
+
+/** What to list: `marker` = start after this key, `delimiter` = only keys directly under `prefix` (not below the next delimiter). */
+export interface Listing { prefix: string; delimiter: string; marker: string; filter: Filter; max: number; regexp?: RegExp }
+
+/**
+ * Lists objects page by page (S3 ListObjectsV2 with `start-after` and `delimiter`). The groups a delimiter makes
+ * (common prefixes) are not objects and are left out. `filter` FILES keeps keys not ending with '/', DIRECTORY only the
+ * folder objects (keys ending with '/'), BOTH (Kestra's default) both.
+ */
+async function list(client: Client, bucket: string, l: Listing): Promise<Found[]> {
   const out: Found[] = [];
-  const stream = client.listObjectsV2(bucket, prefix, true);
-  for await (const item of stream as AsyncIterable<BucketItem>) {
-    if (!item.name || item.name.endsWith('/')) continue;
-    if (regexp && !regexp.test(item.name)) continue;
-    out.push({ key: item.name, size: item.size, etag: item.etag, ...(item.lastModified ? { lastModified: new Date(item.lastModified).toISOString() } : {}) });
-    if (out.length >= max) break;
+  let token = '';
+  for (;;) {
+    const page = await client.listObjectsV2Query(bucket, l.prefix, token, l.delimiter, 1000, token ? '' : l.marker);
+    for (const item of page.objects) {
+      if (!item.name) continue;
+      const isDirectory = item.name.endsWith('/');
+      if ((l.filter === 'FILES' && isDirectory) || (l.filter === 'DIRECTORY' && !isDirectory)) continue;
+      if (l.regexp && !l.regexp.test(item.name)) continue;
+      out.push({ key: item.name, size: item.size, etag: item.etag, ...(item.lastModified ? { lastModified: new Date(item.lastModified).toISOString() } : {}) });
+      if (out.length >= l.max) return out;
+    }
+    if (!page.isTruncated || !page.nextContinuationToken) return out;
+    token = page.nextContinuationToken;
   }
-  return out;
 }
 
 const markScope = (ctx: TriggerContext) => `minio:${ctx.flow.namespace}/${ctx.flow.id}/${ctx.trigger.id}`;
@@ -75,7 +92,13 @@ export const minioTrigger: PollingTriggerPlugin = {
     const bucket = str(ctx, t.bucket, 'bucket')!;
     const action = String(ctx.render(t.action ?? 'NONE')).toUpperCase() as Action;
     const pattern = str(ctx, t.regexp, 'regexp', false);
-    const listed = await list(client, bucket, str(ctx, t.prefix, 'prefix', false) ?? '', int(ctx, t.maxKeys, 1000), pattern ? new RegExp(`^(?:${pattern})$`) : undefined);
+    const filter = String(ctx.render(t.filter ?? 'BOTH')).toUpperCase() as Filter;
+    if (!['FILES', 'DIRECTORY', 'BOTH'].includes(filter)) throw new Error(`triggers.${t.id}.filter must be FILES, DIRECTORY or BOTH (got '${filter}')`);
+    const listed = await list(client, bucket, {
+      prefix: str(ctx, t.prefix, 'prefix', false) ?? '', delimiter: str(ctx, t.delimiter, 'delimiter', false) ?? '',
+      marker: str(ctx, t.marker, 'marker', false) ?? '', filter, max: int(ctx, t.maxKeys, 1000),
+      ...(pattern ? { regexp: new RegExp(`^(?:${pattern})$`) } : {}),
+    });
     const fresh: Found[] = [];
     for (const o of listed) {
       if (!(await ctx.stores.triggers.isMarked(markScope(ctx), markKey(o)))) fresh.push(o);

@@ -345,6 +345,22 @@ ${extra}`;
     await waitFor(async () => (await count('s3_delete')) === 2 && (await keys('inbox', 'del/')).length === 0, 'the re-upload triggered and deleted');
   });
 
+  it('marker (start after), delimiter (only directly under the prefix) and filter (FILES, DIRECTORY) select the objects', async () => {
+    h = await startHarness({ env: { SECRET_S3_SECRET: 'S3RVER' } });
+    for (const k of ['mk/a.txt', 'mk/b.txt', 'mk/c.txt', 'mk/sub/d.txt']) await s3c.putObject('inbox', k, Buffer.from(k));
+    await s3c.putObject('inbox', 'mk/dir/', Buffer.alloc(0));
+    await h.save(flowYaml('s3_marker', trig('NONE', 'mk/', 'marker: mk/a.txt\ndelimiter: /\nfilter: FILES')));
+    await h.save(flowYaml('s3_dirs', trig('NONE', 'mk/', 'filter: DIRECTORY')));
+    await h.save(flowYaml('s3_both', trig('NONE', 'mk/')));
+    const keysOf = async (flowId: string) => {
+      const [e] = await waitFor(async () => { const x = await h!.executions(flowId); return x.length === 1 && x; }, `${flowId} execution`);
+      return (e!.trigger!.variables!.objects as { key: string }[]).map((o) => o.key).sort();
+    };
+    expect(await keysOf('s3_marker')).toEqual(['mk/b.txt', 'mk/c.txt']);
+    expect(await keysOf('s3_dirs')).toEqual(['mk/dir/']);
+    expect(await keysOf('s3_both')).toEqual(['mk/a.txt', 'mk/b.txt', 'mk/c.txt', 'mk/dir/', 'mk/sub/d.txt']);
+  });
+
   it('a MOVE trigger without moveTo is rejected when the flow is saved, naming the field', async () => {
     h = await startHarness();
     await expect(h.save(flowYaml('s3_invalid', trig('MOVE', 'x/')))).rejects.toThrow(/moveTo/);
