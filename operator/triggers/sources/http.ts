@@ -17,6 +17,11 @@ export const httpTrigger: PollingTriggerPlugin = {
   defaultInterval: 'PT60S',
   async poll(ctx) {
     const t = ctx.trigger;
+    // Kestra stores the body encrypted in the trigger variables with its server-wide encryption key; flowpilot has no
+    // such key, so a body asked to be encrypted is refused rather than stored in clear.
+    if (t.encryptBody !== undefined && String(ctx.render(t.encryptBody)) === 'true') {
+      throw new Error(`triggers.${t.id}.encryptBody: encrypted trigger outputs are not supported (no encryption key is configured); remove encryptBody or set it to false`);
+    }
     const uri = str(ctx, t.uri, 'uri')!;
     const method = String(ctx.render(t.method ?? 'GET')).toUpperCase();
     const headers: Record<string, string> = {};
