@@ -2,7 +2,7 @@
 // NATS), each started as a child process on a free port in a temporary directory and stopped after the tests.
 // `scripts/install-services.sh` (run by `npm test` and `.ci/run`) installs the packages.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -243,4 +243,25 @@ export async function startS3rver(): Promise<Service> {
     rmSync(dir, { recursive: true, force: true });
   };
   return { host: '127.0.0.1', port, url: `http://127.0.0.1:${port}`, stop, proc };
+}
+
+/** A test CA, a certificate for `localhost` (DNS name only, no IP) signed by it with its key, and an unrelated CA (PEM). */
+export interface TestCertificates { ca: string; otherCa: string; cert: string; key: string }
+
+/** Generates TestCertificates with the `openssl` binary (EC P-256, valid two days) in a temporary directory. */
+export function testCertificates(): TestCertificates {
+  const dir = mkdtempSync(join(tmpdir(), 'certs-'));
+  try {
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=flowpilot test CA');
+    openssl('req', '-x509', ...ec, '-keyout', 'other.key', '-out', 'other.crt', '-days', '2', '-subj', '/CN=another CA');
+    openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+    writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:localhost\n');
+    openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext');
+    const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+    return { ca: read('ca.crt'), otherCa: read('other.crt'), cert: read('server.crt'), key: read('server.key') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,12 +1,14 @@
 // MQTT realtime trigger against a real Mosquitto: one execution per message with `trigger.topic`/`trigger.payload`,
 // redelivery of a message received but not created before a crash (QoS 1, persistent session, PUBACK after create),
 // reconnect after a broker restart, and a disabled trigger that receives nothing.
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../../test/support/services.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, testCertificates, type TestCertificates } from '../../../test/support/services.js';
+import { mqttConnectOptions } from './mqtt.js';
 import { flowYaml, portService, startHarness, waitFor, type Harness, type PortService } from './test-harness.js';
+import type { TriggerContext } from '../types.js';
 
 let broker: PortService;
 let url: string;
@@ -89,4 +91,70 @@ it('a disabled trigger does not subscribe', async () => {
   await publish('off/x', '1');
   await new Promise((r) => setTimeout(r, 500));
   expect(await h.executions('mqtt_off')).toHaveLength(0);
+});
+
+describe('TLS broker (crt, httpsHostnameVerificationEnabled)', () => {
+  let tlsBroker: PortService;
+  let certs: TestCertificates;
+  beforeAll(async () => {
+    certs = testCertificates();
+    const port = await freePort();
+    tlsBroker = portService('/usr/sbin/mosquitto', (_p, dir) => ['-c', join(dir, 'mosquitto.conf')], port, (dir) => {
+      // Readable by the account mosquitto drops to when started as root (test files only).
+      chmodSync(dir, 0o755);
+      writeFileSync(join(dir, 'server.crt'), certs.cert, { mode: 0o644 });
+      writeFileSync(join(dir, 'server.key'), certs.key, { mode: 0o644 });
+      writeFileSync(join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\ncertfile ${join(dir, 'server.crt')}\nkeyfile ${join(dir, 'server.key')}\nallow_anonymous true\npersistence false\n`);
+    });
+    await tlsBroker.start();
+  }, 120_000);
+  afterAll(async () => { await tlsBroker?.stop(); });
+
+  async function publishTls(topic: string, payload: string): Promise<void> {
+    const client = await mqtt.connectAsync(`mqtts://localhost:${tlsBroker.port}`, { reconnectPeriod: 0, ca: certs.ca });
+    await client.publishAsync(topic, payload, { qos: 1 });
+    await client.endAsync();
+  }
+  const tlsTrigger = (host: string, topic: string, extra: string) => `id: sensor
+type: io.kestra.plugin.mqtt.RealtimeTrigger
+server: ssl://${host}:${tlsBroker.port}
+topic: ${topic}
+connectionTimeout: PT30S
+${extra}`;
+
+  it('the right CA connects and receives; a wrong CA or a host name not in the certificate is refused; the host check can be turned off', async () => {
+    h = await startHarness({ env: { SECRET_CA: Buffer.from(certs.ca).toString('base64'), SECRET_OTHER: Buffer.from(certs.otherCa).toString('base64') } });
+    await h.save(flowYaml('mqtt_tls_ok', tlsTrigger('localhost', 'tls/ok', `crt: "{{ secret('CA') }}"`)));
+    await h.save(flowYaml('mqtt_tls_nohost', tlsTrigger('127.0.0.1', 'tls/nohost', `crt: "{{ secret('CA') }}"\nhttpsHostnameVerificationEnabled: false`)));
+    await h.save(flowYaml('mqtt_tls_wrong_ca', tlsTrigger('localhost', 'tls/wrong', `crt: "{{ secret('OTHER') }}"`)));
+    await h.save(flowYaml('mqtt_tls_wrong_host', tlsTrigger('127.0.0.1', 'tls/host', `crt: "{{ secret('CA') }}"`)));
+    for (const [flow, topic] of [['mqtt_tls_ok', 'tls/ok'], ['mqtt_tls_nohost', 'tls/nohost']] as const) {
+      await waitFor(async () => { await publishTls(topic, '{"t":1}'); return (await h!.executions(flow)).length > 0; }, `${flow} message`, 60_000);
+    }
+    await waitFor(() => h!.logs.some((l) => /self[- ]signed|unable to (get|verify)/i.test(l)), 'the wrong CA refused', 60_000);
+    await waitFor(() => h!.logs.some((l) => /127\.0\.0\.1 is not in the cert's list/.test(l)), 'the wrong host refused', 60_000);
+    await publishTls('tls/wrong', '1');
+    await publishTls('tls/host', '1');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await h.executions('mqtt_tls_wrong_ca')).toHaveLength(0);
+    expect(await h.executions('mqtt_tls_wrong_host')).toHaveLength(0);
+    expect(h.logs.join('\n')).not.toContain('BEGIN CERTIFICATE');
+  }, 150_000);
+});
+
+describe('connection options (pure function)', () => {
+  const ctx = (trigger: Record<string, unknown>) => ({ trigger: { id: 'sensor', ...trigger }, render: (v: unknown) => v } as unknown as TriggerContext);
+  it('connectionTimeout is the connect timeout; crt must be PEM; authMethod is refused naming the field', () => {
+    expect(mqttConnectOptions(ctx({ connectionTimeout: 'PT2M' }), 'c').connectTimeout).toBe(120_000);
+    expect(mqttConnectOptions(ctx({}), 'c').connectTimeout).toBe(10_000);
+    expect(() => mqttConnectOptions(ctx({ connectionTimeout: 'soon' }), 'c')).toThrow(/triggers\.sensor\.connectionTimeout/);
+    expect(() => mqttConnectOptions(ctx({ crt: '/etc/ca.crt' }), 'c')).toThrow(/triggers\.sensor\.crt must be the PEM content/);
+    expect(() => mqttConnectOptions(ctx({ authMethod: 'SCRAM-SHA-1' }), 'c')).toThrow(/triggers\.sensor\.authMethod: MQTT 5 enhanced authentication is not supported/);
+  });
+
+  it('a trigger with authMethod does not start: the listener start fails naming the field', async () => {
+    h = await startHarness();
+    await h.save(flowYaml('mqtt_auth', trigger('auth/x', 'authMethod: SCRAM-SHA-1')));
+    await waitFor(() => h!.logs.some((l) => l.includes('triggers.sensor.authMethod')), 'authMethod refused');
+  });
 });

@@ -3,10 +3,11 @@
 // is sent only after the execution is durably created; a message received but not created before a crash or a
 // disconnect is redelivered by the broker. At-least-once: a crash after the create and before the PUBACK delivers
 // the message again (MQTT message ids are reused, so they cannot serve as a dedupe key).
-import mqtt from 'mqtt';
+import mqtt, { type IClientOptions } from 'mqtt';
 import { derivedId } from '../../core/ids.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext } from '../types.js';
+import { durationMs } from '../../plugins/util.js';
 import { str, supervise } from './util.js';
 
 export function decodePayload(payload: Buffer, serde: string): unknown {
@@ -21,6 +22,44 @@ export function mqttClientId(ctx: Pick<TriggerContext, 'flow' | 'trigger'>): str
   return `flowpilot-${derivedId(ctx.flow.namespace, ctx.flow.id, ctx.trigger.id)}`;
 }
 
+/**
+ * Connection options of a trigger: `connectionTimeout` (ISO duration, default 10 s) bounds the connect and CONNACK;
+ * `crt` is the PEM of the CA that signs a TLS broker's certificate (mqtts://, ssl://, tls://; the system CAs without
+ * it); `httpsHostnameVerificationEnabled: false` skips the host name check (the chain is still verified).
+ * `authMethod` (MQTT 5 enhanced authentication) needs a challenge/response exchange flowpilot does not implement: it
+ * is refused.
+ */
+export function mqttConnectOptions(ctx: TriggerContext, clientId: string): IClientOptions {
+  const t = ctx.trigger;
+  const field = (name: string) => `triggers.${t.id}.${name}`;
+  if (t.authMethod !== undefined && t.authMethod !== null && t.authMethod !== '') {
+    throw new Error(`${field('authMethod')}: MQTT 5 enhanced authentication is not supported; use username/password (or remove authMethod)`);
+  }
+  const version = String(ctx.render(t.version ?? 'V3'));
+  const username = str(ctx, t.username, 'username', false);
+  const password = str(ctx, t.password, 'password', false);
+  const timeout = str(ctx, t.connectionTimeout, 'connectionTimeout', false);
+  let connectTimeout = 10_000;
+  if (timeout !== undefined) {
+    try { connectTimeout = durationMs(timeout); } catch { throw new Error(`${field('connectionTimeout')} must be an ISO-8601 duration such as PT30S (got '${timeout}')`); }
+    if (!(connectTimeout > 0)) throw new Error(`${field('connectionTimeout')} must be positive (got '${timeout}')`);
+  }
+  const ca = str(ctx, t.crt, 'crt', false);
+  if (ca !== undefined && !ca.includes('-----BEGIN ')) {
+    throw new Error(`${field('crt')} must be the PEM content of the CA certificate ("-----BEGIN CERTIFICATE-----...", e.g. "{{ secret('MQTT_CA') }}"); file paths are not read`);
+  }
+  const hostCheck = t.httpsHostnameVerificationEnabled === undefined || String(ctx.render(t.httpsHostnameVerificationEnabled)) !== 'false';
+  return {
+    clientId, clean: false, reconnectPeriod: 0, connectTimeout,
+    protocolVersion: version.includes('5') ? 5 : 4,
+    ...(username ? { username } : {}), ...(password !== undefined ? { password } : {}),
+    // TLS settings, used by the TLS protocols only.
+    rejectUnauthorized: true,
+    ...(ca ? { ca } : {}),
+    ...(hostCheck ? {} : { checkServerIdentity: () => undefined }),
+  };
+}
+
 export const mqttTrigger: RealtimeTriggerPlugin = {
   kind: 'realtime',
   type: PLUGIN_TRIGGER_TYPES.mqtt,
@@ -32,16 +71,10 @@ export const mqttTrigger: RealtimeTriggerPlugin = {
     const topics = (Array.isArray(rendered) ? rendered : [rendered]).map(String);
     const qos = Number(ctx.render(t.qos ?? 1)) as 0 | 1 | 2;
     const serde = String(ctx.render(t.serdeType ?? 'JSON')).toUpperCase();
-    const version = String(ctx.render(t.version ?? 'V3'));
-    const username = str(ctx, t.username, 'username', false);
-    const password = str(ctx, t.password, 'password', false);
     const clientId = str(ctx, t.clientId, 'clientId', false) ?? mqttClientId(ctx);
+    const options = mqttConnectOptions(ctx, clientId);
     return supervise(ctx, `mqtt ${server}`, (signal, ready) => new Promise<void>((resolve, reject) => {
-      const client = mqtt.connect(server, {
-        clientId, clean: false, reconnectPeriod: 0, connectTimeout: 10_000,
-        protocolVersion: version.includes('5') ? 5 : 4,
-        ...(username ? { username } : {}), ...(password !== undefined ? { password } : {}),
-      });
+      const client = mqtt.connect(server, options);
       // handleMessage runs before the PUBACK (QoS 1) / PUBCOMP (QoS 2) is sent and blocks the next message until its
       // callback: the ack goes only after the execution exists (customHandleAcks would do this for MQTT 5 only).
       client.handleMessage = (packet, callback) => {
