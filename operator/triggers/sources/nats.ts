@@ -3,7 +3,8 @@
 // the subject: explicit ack after the durable create, the stream sequence as dedupe key, so a message is never lost
 // and never doubled. Without `durableId` it is a plain core NATS subscription, which has no acknowledgement: a
 // message that arrives while the listener is down or crashes before the create is lost (at-most-once).
-import { AckPolicy, DeliverPolicy, connect, nanos, type ConnectionOptions, type JsMsg, type Msg, type NatsConnection } from 'nats';
+// Authentication: username/password, token, or `creds` (a NATS credentials file's content: JWT + nkey seed).
+import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, nanos, type ConnectionOptions, type JsMsg, type Msg, type NatsConnection } from 'nats';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { int, str, supervise } from './util.js';
@@ -23,6 +24,24 @@ function event(m: Msg | JsMsg, dedupeKey?: string): TriggerEvent {
   return { ...(dedupeKey ? { dedupeKey } : {}), variables: { subject: m.subject, data: m.string(), headers: headersOf(m), timestamp } };
 }
 
+const CREDS_BLOCK = /-{3,}BEGIN [^\n]*-{3,}\s*\n\s*\S+\s*\n\s*-{3,}END [^\n]*-{3,}/g;
+
+/**
+ * `creds` is the content of a NATS credentials file (the user JWT and the user's nkey seed, as `nsc` writes it): the
+ * client answers the server's nonce with the seed's signature. Checked here so a malformed file fails at start, naming
+ * the field, and never shows up in a message.
+ */
+export function credsOption(ctx: Pick<TriggerContext, 'trigger' | 'render'>): Pick<ConnectionOptions, 'authenticator'> {
+  const t = ctx.trigger;
+  if (t.creds === undefined || t.creds === null || t.creds === '') return {};
+  const creds = String(ctx.render(t.creds));
+  const blocks = creds.match(CREDS_BLOCK) ?? [];
+  if (blocks.length < 2 || !/BEGIN [^\n]*JWT/.test(blocks[0]!) || !/BEGIN [^\n]*SEED/.test(blocks[1]!)) {
+    throw new Error(`triggers.${t.id}.creds must be the content of a NATS credentials file (a USER JWT block then a USER NKEY SEED block), e.g. "{{ secret('NATS_CREDS') }}"`);
+  }
+  return { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) };
+}
+
 function options(ctx: TriggerContext): ConnectionOptions {
   const t = ctx.trigger;
   const raw = str(ctx, t.url, 'url')!;
@@ -33,6 +52,7 @@ function options(ctx: TriggerContext): ConnectionOptions {
   return {
     servers: `${url.hostname}:${url.port || 4222}`, reconnect: false, timeout: 10_000, name: `flowpilot ${ctx.flow.namespace}/${ctx.flow.id}/${ctx.trigger.id}`,
     ...(user ? { user } : {}), ...(pass !== undefined ? { pass } : {}), ...(token ? { token } : {}),
+    ...credsOption(ctx),
   };
 }
 
