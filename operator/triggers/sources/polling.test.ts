@@ -1,8 +1,7 @@
 // Polling triggers end to end with real services: a real node HTTP server, a real PostgreSQL, a real S3-protocol server
 // (s3rver). Each found event becomes exactly one execution with the expected `trigger.*`; failing polls are logged with
 // secrets masked and retried; objects are moved/deleted only after their execution exists.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,7 @@ import { Client } from 'minio';
 import pg from 'pg';
 import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startPostgres, type Service } from '../../../test/support/services.js';
+import { freePort, startPostgres, testCertificates, type Service } from '../../../test/support/services.js';
 import { startTriggeredExecution } from '../create.js';
 import { bindParameters, pgClientConfig, pgConnectPlan } from './postgres-query.js';
 import { flowYaml, startHarness, waitFor, type Harness } from './test-harness.js';
@@ -199,24 +198,15 @@ interval: PT1H`));
 
 describe('PostgreSQL query trigger over TLS', () => {
   let db: Service;
-  let dir: string;
   let ca: string;
   let otherCa: string;
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pg-tls-'));
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=flowpilot test CA');
-    openssl('req', '-x509', ...ec, '-keyout', 'other.key', '-out', 'other.crt', '-days', '2', '-subj', '/CN=another CA');
-    openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
     // The certificate names localhost only: connecting to 127.0.0.1 fails the host name check (not the chain).
-    writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:localhost\n');
-    openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext');
-    ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
-    otherCa = readFileSync(join(dir, 'other.crt'), 'utf8');
-    db = await startPostgres({ tls: { cert: readFileSync(join(dir, 'server.crt'), 'utf8'), key: readFileSync(join(dir, 'server.key'), 'utf8'), hostsslOnly: true } });
+    const certs = testCertificates();
+    ({ ca, otherCa } = certs);
+    db = await startPostgres({ tls: { cert: certs.cert, key: certs.key, hostsslOnly: true } });
   }, 120_000);
-  afterAll(async () => { await db?.stop(); rmSync(dir, { recursive: true, force: true }); });
+  afterAll(async () => { await db?.stop(); });
 
   const env = () => ({ SECRET_PG_CA: Buffer.from(ca).toString('base64'), SECRET_OTHER_CA: Buffer.from(otherCa).toString('base64') });
   const trig = (host: string, extra: string) => `id: watch

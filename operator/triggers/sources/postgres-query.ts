@@ -1,6 +1,8 @@
 // PostgreSQL polling trigger (`jdbc.postgresql.Trigger`): runs `sql` at every interval and starts an execution when
 // rows come back. fetchType FETCH_ONE → `trigger.row`, FETCH → `trigger.rows` (a file at `trigger.uri` when the rows
 // are too large to travel inline), STORE → `trigger.uri`, NONE → only `trigger.size`. JDBC URLs are accepted.
+// TLS by `sslMode` (see pgConnectPlan), `timeZoneId` as the session time zone, named `:parameters` bound as a
+// prepared statement. `fetchSize` (a JDBC batch-size hint) changes no result and has no effect here.
 import type tls from 'node:tls';
 import pg from 'pg';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
