@@ -27,6 +27,8 @@ describe('invalid plugin triggers are rejected with the field named', () => {
     ['NATS without subject', '{ id: t, type: io.kestra.plugin.nats.RealtimeTrigger, url: "nats://h" }', 'triggers[0].subject', 'required'],
     ['CDC without database', '{ id: t, type: io.kestra.plugin.debezium.postgres.RealtimeTrigger, hostname: h }', 'triggers[0].database', 'required'],
     ['CDC bad slot name', '{ id: t, type: io.kestra.plugin.debezium.postgres.RealtimeTrigger, hostname: h, database: d, slotName: "Bad-Slot" }', 'triggers[0].slotName', ''],
+    ['HTTP encryptBody', '{ id: t, type: io.kestra.plugin.core.http.Trigger, uri: "http://x", encryptBody: true }', 'triggers[0].encryptBody', 'not supported'],
+    ['MQTT authMethod', '{ id: t, type: io.kestra.plugin.mqtt.RealtimeTrigger, server: "tcp://h:1883", topic: a, authMethod: SCRAM-SHA-1 }', 'triggers[0].authMethod', 'not supported'],
     ['unknown property', '{ id: t, type: io.kestra.plugin.redis.list.RealtimeTrigger, url: u, key: k, topic: x }', 'triggers[0].topic', 'unknown property'],
   ])('%s', (_name, trigger, path, reason) => {
     const issues = issuesOf(flow(trigger));

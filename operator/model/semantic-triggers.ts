@@ -1,10 +1,12 @@
 // Trigger checks beyond JSON Schema: Schedule cron expressions (5 fields, 6 with withSeconds, or an @alias),
-// time zone names and backfill dates. Pure (cron-parser and luxon do no I/O).
+// time zone names and backfill dates, and Kestra plugin properties we refuse rather than ignore. Pure (cron-parser and
+// luxon do no I/O).
 import { CronExpressionParser } from 'cron-parser';
 import { IANAZone } from 'luxon';
 import { isDuration } from './duration.js';
 import type { ValidationIssue } from './errors.js';
 import { parseDateTime } from './input-coerce.js';
+import { PLUGIN_TRIGGER_TYPES } from './schema-triggers.js';
 import { PREFIX, TRIGGER_TYPES } from './task-types.js';
 import { keySegment } from './traverse.js';
 
@@ -51,6 +53,16 @@ function checkSchedule(t: Obj, path: string, out: ValidationIssue[]): void {
   }
 }
 
+/** Kestra properties whose behaviour is not built: refused at save rather than silently ignored. */
+function checkUnsupported(t: Obj, path: string, out: ValidationIssue[]): void {
+  if (t.type === PLUGIN_TRIGGER_TYPES.http && (t.encryptBody === true || t.encryptBody === 'true')) {
+    out.push({ path: `${path}.encryptBody`, message: 'encrypted trigger outputs are not supported (no encryption key is configured); remove encryptBody or set it to false' });
+  }
+  if (t.type === PLUGIN_TRIGGER_TYPES.mqtt && t.authMethod !== undefined && t.authMethod !== '') {
+    out.push({ path: `${path}.authMethod`, message: 'MQTT 5 enhanced authentication is not supported; use username/password (or remove authMethod)' });
+  }
+}
+
 function checkDurationField(o: Obj, field: string, path: string, out: ValidationIssue[]): void {
   const v = o[field];
   if (v === undefined || (typeof v === 'string' && (v.includes('{{') || isDuration(v)))) return;
@@ -80,6 +92,7 @@ export function triggerIssues(triggers: unknown): ValidationIssue[] {
     const path = `triggers[${i}]`;
     if (t.type === TRIGGER_TYPES.schedule) checkSchedule(t, path, out);
     else checkDurationField(t, 'interval', path, out); // polling triggers of plugins
+    checkUnsupported(t, path, out);
     checkConditions(t.conditions, `${path}.conditions`, out);
   });
   return out;
