@@ -152,9 +152,8 @@ describe('connection options (pure function)', () => {
     expect(() => mqttConnectOptions(ctx({ authMethod: 'SCRAM-SHA-1' }), 'c')).toThrow(/triggers\.sensor\.authMethod: MQTT 5 enhanced authentication is not supported/);
   });
 
-  it('a trigger with authMethod does not start: the listener start fails naming the field', async () => {
+  it('a flow whose trigger has authMethod is refused when saved, naming the field', async () => {
     h = await startHarness();
-    await h.save(flowYaml('mqtt_auth', trigger('auth/x', 'authMethod: SCRAM-SHA-1')));
-    await waitFor(() => h!.logs.some((l) => l.includes('triggers.sensor.authMethod')), 'authMethod refused');
+    await expect(h.save(flowYaml('mqtt_auth', trigger('auth/x', 'authMethod: SCRAM-SHA-1')))).rejects.toThrow(/triggers\[0\]\.authMethod: MQTT 5 enhanced authentication is not supported/);
   });
 });
