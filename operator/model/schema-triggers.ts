@@ -165,6 +165,10 @@ const postgresCdc: PluginTriggerSchema = {
     splitTable: enumOf('TABLE'),
     stateName: STRING,
     sslMode: enumOf('DISABLE', 'REQUIRE', 'VERIFY_CA', 'VERIFY_FULL'),
+    sslRootCert: STRING,
+    sslCert: STRING,
+    sslKey: STRING,
+    sslKeyPassword: STRING,
   },
 };
 

@@ -84,7 +84,8 @@ export async function startPostgres(opts: { tls?: PostgresTls } = {}): Promise<S
     }
     tlsArgs.push('-c', 'ssl=on', '-c', `ssl_cert_file=${join(data, 'server.crt')}`, '-c', `ssl_key_file=${join(data, 'server.key')}`);
     if (opts.tls.hostsslOnly) {
-      writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n');
+      writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n'
+        + 'hostssl replication all 127.0.0.1/32 trust\nhostssl replication all ::1/128 trust\n');
       if (asRoot) chownSync(join(data, 'pg_hba.conf'), ids.uid!, ids.gid!);
     }
   }

@@ -11,7 +11,7 @@ import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startPostgres, testCertificates, type Service } from '../../../test/support/services.js';
 import { startTriggeredExecution } from '../create.js';
-import { bindParameters, pgClientConfig, pgConnectPlan } from './postgres-query.js';
+import { bindParameters, pgConnectPlan } from './postgres-query.js';
 import { flowYaml, startHarness, waitFor, type Harness } from './test-harness.js';
 
 let h: Harness | undefined;
@@ -101,8 +101,8 @@ describe('PostgreSQL query trigger', () => {
   afterAll(async () => { await client.end(); await db.stop(); });
 
   it('accepts JDBC URLs', () => {
-    expect(pgClientConfig('jdbc:postgresql://db.local:6543/app?user=u&password=p%40ss')).toMatchObject({ host: 'db.local', port: 6543, database: 'app', user: 'u', password: 'p@ss' });
-    expect(pgClientConfig('jdbc:postgresql://127.0.0.1/', 'me', 'pw')).toMatchObject({ host: '127.0.0.1', port: 5432, user: 'me', password: 'pw' });
+    expect(pgConnectPlan('jdbc:postgresql://db.local:6543/app?user=u&password=p%40ss').config).toMatchObject({ host: 'db.local', port: 6543, database: 'app', user: 'u', password: 'p@ss' });
+    expect(pgConnectPlan('jdbc:postgresql://127.0.0.1/', 'me', 'pw').config).toMatchObject({ host: '127.0.0.1', port: 5432, user: 'me', password: 'pw' });
   });
 
   it('fires once per batch of rows found (FETCH, FETCH_ONE, NONE), never when no row comes back', async () => {
@@ -246,7 +246,7 @@ ${extra}`;
     expect(plan.config.ssl).toMatchObject({ rejectUnauthorized: true, ca, cert: 'C', key: 'K', passphrase: 'pw' });
     expect(pgConnectPlan('jdbc:postgresql://db.local/app?sslmode=verify-ca').mode).toBe('VERIFY_CA');
     expect(pgConnectPlan('jdbc:postgresql://db.local/app').mode).toBe('PREFER');
-    expect(pgClientConfig('jdbc:postgresql://db.local/app', undefined, undefined, { mode: 'DISABLE' }).ssl).toBe(false);
+    expect(pgConnectPlan('jdbc:postgresql://db.local/app', undefined, undefined, { mode: 'DISABLE' }).config.ssl).toBe(false);
   });
 
   it('a non-PEM sslRootCert fails the poll naming the field', async () => {

@@ -3,8 +3,8 @@
 // confirmed before a crash is replayed into the same execution; the listener reconnects after its connection is killed.
 // These prove the streaming part: snapshotMode NEVER (the snapshot modes are in postgres-cdc-snapshot.test.ts).
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { startPostgres, type Service } from '../../../test/support/services.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, testCertificates, type Service } from '../../../test/support/services.js';
 import { startTriggeredExecution } from '../create.js';
 import { flowYaml, startHarness, waitFor, type Harness } from './test-harness.js';
 
@@ -88,3 +88,44 @@ it('reconnects after the server drops the replication connection', async () => {
   await client.query(`INSERT INTO orders VALUES (20, 'again', 2)`);
   await waitFor(async () => (await h!.executions('cdc_reconnect')).some((e) => (e.trigger!.variables!.data as { id: number }).id === 20), 'change after reconnect', 60_000);
 }, 150_000);
+
+describe('over TLS (sslMode, sslRootCert: the same mapping as the query trigger, pg-tls.ts)', () => {
+  let tlsDb: Service;
+  let tlsClient: pg.Client;
+  let certs: ReturnType<typeof testCertificates>;
+  beforeAll(async () => {
+    certs = testCertificates(); // names localhost only
+    tlsDb = await startPostgres({ tls: { cert: certs.cert, key: certs.key, hostsslOnly: true } });
+    tlsClient = new pg.Client({ host: 'localhost', port: tlsDb.port, user: 'postgres', database: 'postgres', ssl: { ca: certs.ca } });
+    await tlsClient.connect();
+    await tlsClient.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
+  }, 120_000);
+  afterAll(async () => { await tlsClient?.end(); await tlsDb?.stop(); });
+
+  const tlsTrigger = (slot: string, ca: string) => `id: cdc
+type: io.kestra.plugin.debezium.postgres.RealtimeTrigger
+hostname: localhost
+port: "${tlsDb.port}"
+username: postgres
+database: postgres
+slotName: ${slot}
+publicationName: ${slot}_pub
+tables: [public.orders]
+snapshotMode: NEVER
+sslMode: VERIFY_FULL
+sslRootCert: "{{ secret('${ca}') }}"`;
+
+  it('VERIFY_FULL with the right CA streams changes; with another CA it never connects and creates nothing', async () => {
+    h = await startHarness({ env: { SECRET_PG_CA: Buffer.from(certs.ca).toString('base64'), SECRET_OTHER_CA: Buffer.from(certs.otherCa).toString('base64') } });
+    await h.save(flowYaml('cdc_tls_ok', tlsTrigger('cdc_tls_ok', 'PG_CA')));
+    await h.save(flowYaml('cdc_tls_wrong_ca', tlsTrigger('cdc_tls_wrong_ca', 'OTHER_CA')));
+    await waitFor(async () => (await tlsClient.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active', ['cdc_tls_ok'])).rowCount === 1, 'TLS slot active', 60_000);
+    await tlsClient.query(`INSERT INTO orders VALUES (1, 'pen')`);
+    const [e] = await waitFor(async () => { const x = await h!.executions('cdc_tls_ok'); return x.length > 0 && x; }, 'the TLS change', 60_000);
+    expect(e!.trigger!.variables).toMatchObject({ operation: 'INSERT', data: { id: 1, item: 'pen' } });
+    await waitFor(() => h!.logs.some((l) => /cdc_tls_wrong_ca: (self[- ]signed|unable to (get|verify))/i.test(l)), 'the wrong-CA failure', 60_000);
+    expect(await h.executions('cdc_tls_wrong_ca')).toEqual([]);
+    expect((await tlsClient.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1', ['cdc_tls_wrong_ca'])).rowCount).toBe(0);
+    expect(h.logs.join('\n')).not.toContain('BEGIN CERTIFICATE');
+  }, 150_000);
+});

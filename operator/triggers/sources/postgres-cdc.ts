@@ -11,6 +11,7 @@ import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-log
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { createExportedSlot, dropSlot, int8Columns, plainRow, readSnapshot, waitSlotInactive, withClient } from './postgres-cdc-snapshot.js';
+import { pgSsl, sslMaterial, sslModeOf } from './pg-tls.js';
 import { aborted, str, supervise } from './util.js';
 
 const NAME = /^[a-z0-9_]{1,63}$/;
@@ -53,14 +54,6 @@ async function ensureSlot(config: pg.ClientConfig, slot: string): Promise<string
   });
 }
 
-/** TLS of the connections from Debezium's `sslMode` (certificates from the system's trust store). */
-function sslOf(mode: string): pg.ClientConfig['ssl'] {
-  if (mode === 'REQUIRE') return { rejectUnauthorized: false };
-  if (mode === 'VERIFY_CA') return { rejectUnauthorized: true, checkServerIdentity: () => undefined };
-  if (mode === 'VERIFY_FULL') return { rejectUnauthorized: true };
-  return false;
-}
-
 export const postgresCdcTrigger: RealtimeTriggerPlugin = {
   kind: 'realtime',
   type: PLUGIN_TRIGGER_TYPES.postgresCdc,
@@ -70,7 +63,7 @@ export const postgresCdcTrigger: RealtimeTriggerPlugin = {
     const database = str(ctx, t.database, 'database')!;
     const config: pg.ClientConfig = {
       host: str(ctx, t.hostname, 'hostname')!, port: Number(ctx.render(t.port ?? 5432)), database, connectionTimeoutMillis: 10_000,
-      ssl: sslOf(String(ctx.render(t.sslMode ?? 'DISABLE'))),
+      ssl: pgSsl(sslModeOf(String(ctx.render(t.sslMode ?? 'DISABLE')), `triggers.${t.id}.sslMode`), sslMaterial(ctx)).ssl,
     };
     const user = str(ctx, t.username, 'username', false);
     const password = str(ctx, t.password, 'password', false);

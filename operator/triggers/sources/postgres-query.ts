@@ -3,37 +3,22 @@
 // are too large to travel inline), STORE → `trigger.uri`, NONE → only `trigger.size`. JDBC URLs are accepted.
 // TLS by `sslMode` (see pgConnectPlan), `timeZoneId` as the session time zone, named `:parameters` bound as a
 // prepared statement. `fetchSize` (a JDBC batch-size hint) changes no result and has no effect here.
-import type tls from 'node:tls';
 import pg from 'pg';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
+import { type SslMaterial, type SslMode, pgSsl, sslMaterial, sslModeOf } from './pg-tls.js';
 import { storeRows, str, tooLargeInline } from './util.js';
 
-export type SslMode = 'DISABLE' | 'ALLOW' | 'PREFER' | 'REQUIRE' | 'VERIFY_CA' | 'VERIFY_FULL';
-const SSL_MODES: readonly SslMode[] = ['DISABLE', 'ALLOW', 'PREFER', 'REQUIRE', 'VERIFY_CA', 'VERIFY_FULL'];
-
-/** TLS material of the trigger (PEM contents, as Kestra's jdbc plugin takes them). */
-export interface SslSettings { mode?: SslMode; ssl?: boolean; rootCert?: string; cert?: string; key?: string; keyPassword?: string }
+/** The trigger's TLS settings: the mode (or `ssl`, the JDBC switch) and the PEM material. */
+export interface SslSettings extends SslMaterial { mode?: SslMode; ssl?: boolean }
 
 /** A connection plan: the client settings, and for ALLOW/PREFER the settings to retry with when the first is refused. */
 export interface PgConnectPlan { config: pg.ClientConfig; fallback?: pg.ClientConfig; mode: SslMode }
 
-function sslModeOf(value: string, field: string): SslMode {
-  const mode = value.trim().toUpperCase().replace(/-/g, '_') as SslMode;
-  if (!SSL_MODES.includes(mode)) throw new Error(`${field} must be one of ${SSL_MODES.join(', ')} (got '${value}')`);
-  return mode;
-}
-
 /**
  * `jdbc:postgresql://host:port/db?user=u&password=p` (or a postgres:// URL) → pg client settings and TLS plan.
  * The TLS mode is `sslMode` (or the URL's `sslmode`); without one, `ssl: true` (or the URL's `ssl=true`) means
- * VERIFY_FULL as in the PostgreSQL JDBC driver, otherwise PREFER (the driver's default):
- * - DISABLE: no TLS. ALLOW: plain first, TLS (unverified) if the server refuses plain connections.
- * - PREFER: TLS without verification, plain if the server does not support TLS. Neither protects against an active
- *   attacker (as in libpq/pgjdbc); use REQUIRE or stronger for that.
- * - REQUIRE: TLS, certificate not verified. VERIFY_CA: the chain is verified against `sslRootCert` (PEM; the system CAs
- *   without it), the host name is not. VERIFY_FULL: the chain and the host name (or IP address) are verified.
- * `sslCert`/`sslKey` (PEM) and `sslKeyPassword` give a client certificate for every TLS mode.
+ * VERIFY_FULL as in the PostgreSQL JDBC driver, otherwise PREFER (the driver's default). Modes: see pg-tls.ts.
  */
 export function pgConnectPlan(url: string, username?: string, password?: string, ssl: SslSettings = {}): PgConnectPlan {
   const raw = url.trim().replace(/^jdbc:/, '');
@@ -51,25 +36,8 @@ export function pgConnectPlan(url: string, username?: string, password?: string,
   const mode: SslMode = ssl.mode ?? (urlMode ? sslModeOf(urlMode, 'url sslmode')
     : ssl.ssl === true || (urlSsl !== null && urlSsl !== 'false') ? 'VERIFY_FULL'
       : ssl.ssl === false || urlSsl === 'false' ? 'DISABLE' : 'PREFER');
-  const client: tls.ConnectionOptions = {};
-  if (ssl.cert) client.cert = ssl.cert;
-  if (ssl.key) client.key = ssl.key;
-  if (ssl.keyPassword) client.passphrase = ssl.keyPassword;
-  const unverified: tls.ConnectionOptions = { ...client, rejectUnauthorized: false };
-  const verified: tls.ConnectionOptions = { ...client, rejectUnauthorized: true, ...(ssl.rootCert ? { ca: ssl.rootCert } : {}) };
-  switch (mode) {
-    case 'DISABLE': return { config: { ...config, ssl: false }, mode };
-    case 'ALLOW': return { config: { ...config, ssl: false }, fallback: { ...config, ssl: unverified }, mode };
-    case 'PREFER': return { config: { ...config, ssl: unverified }, fallback: { ...config, ssl: false }, mode };
-    case 'REQUIRE': return { config: { ...config, ssl: unverified }, mode };
-    case 'VERIFY_CA': return { config: { ...config, ssl: { ...verified, checkServerIdentity: () => undefined } }, mode };
-    case 'VERIFY_FULL': return { config: { ...config, ssl: verified }, mode };
-  }
-}
-
-/** The client settings of the first connection attempt (see pgConnectPlan). */
-export function pgClientConfig(url: string, username?: string, password?: string, ssl: SslSettings = {}): pg.ClientConfig {
-  return pgConnectPlan(url, username, password, ssl).config;
+  const { ssl: first, fallback } = pgSsl(mode, ssl);
+  return { config: { ...config, ssl: first }, ...(fallback !== undefined ? { fallback: { ...config, ssl: fallback } } : {}), mode };
 }
 
 /** Whether a failed first attempt of ALLOW/PREFER should be retried with the other transport. */
@@ -113,22 +81,10 @@ export async function connectPg(plan: PgConnectPlan, timeZoneId?: string): Promi
 
 function sslSettings(ctx: TriggerContext): SslSettings {
   const t = ctx.trigger;
-  const out: SslSettings = {};
+  const out: SslSettings = sslMaterial(ctx);
   const mode = str(ctx, t.sslMode, 'sslMode', false);
   if (mode) out.mode = sslModeOf(mode, `triggers.${t.id}.sslMode`);
   if (t.ssl !== undefined && t.ssl !== null) out.ssl = String(ctx.render(t.ssl)) === 'true';
-  const rootCert = str(ctx, t.sslRootCert, 'sslRootCert', false);
-  const cert = str(ctx, t.sslCert, 'sslCert', false);
-  const key = str(ctx, t.sslKey, 'sslKey', false);
-  const keyPassword = str(ctx, t.sslKeyPassword, 'sslKeyPassword', false);
-  for (const [name, pem] of [['sslRootCert', rootCert], ['sslCert', cert], ['sslKey', key]] as const) {
-    if (pem !== undefined && !pem.includes('-----BEGIN ')) throw new Error(`triggers.${t.id}.${name} must be PEM content ("-----BEGIN ..."), e.g. "{{ secret('PG_CA') }}"; file paths are not read`);
-  }
-  if ((cert === undefined) !== (key === undefined)) throw new Error(`triggers.${t.id}.${cert === undefined ? 'sslCert' : 'sslKey'} is required with ${cert === undefined ? 'sslKey' : 'sslCert'}`);
-  if (rootCert) out.rootCert = rootCert;
-  if (cert) out.cert = cert;
-  if (key) out.key = key;
-  if (keyPassword) out.keyPassword = keyPassword;
   return out;
 }
 
