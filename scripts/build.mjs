@@ -3,7 +3,7 @@
 // seconds per Pod). Imports keep their `.js` specifiers, which now name real files. Type checking stays `npm run
 // typecheck`; this only strips types (esbuild), the same transform tsx applies at run time.
 //   node scripts/build.mjs [outDir]      (default dist/)
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -12,15 +12,9 @@ const ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 const SOURCES = ['operator', 'api', 'runner-image'];
 const isTest = (name) => /\.(test|child)\.ts$/.test(name) || /(^|\/)(test-support|test-harness|test-fixtures|bench)\.ts$/.test(name);
 
-function sources(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sources(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts') && !isTest(relative(ROOT, path))) out.push(path);
-  }
-  return out;
-}
+const sources = (dir) => readdirSync(dir, { recursive: true })
+  .map((name) => join(dir, name))
+  .filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts') && !isTest(relative(ROOT, path)));
 
 export async function buildDist(outDir = join(ROOT, 'dist')) {
   const entryPoints = SOURCES.flatMap((d) => sources(join(ROOT, d)));

@@ -1,22 +1,15 @@
 // The compiled output the images run (dist/, built by scripts/build.mjs in the test setup): every relative import
 // names a file that exists, no test code is shipped, and the entry points start as plain node (no tsx).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST = join(ROOT, 'dist');
 
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : [path];
-  });
-}
-
 describe('dist/', () => {
-  const js = files(DIST).filter((f) => f.endsWith('.js'));
+  const js = readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => join(DIST, f));
 
   it('holds every production module, and no tests', () => {
     const rel = js.map((f) => relative(DIST, f));
