@@ -10,6 +10,7 @@ import { openDatabase, SqliteKVStore, SqliteLogStore } from '../operator/store/s
 import { tempDir } from '../operator/store/sqlite/test-fixtures.js';
 import { oneTask, type Attempt } from '../test/kube/attempt-fixtures.js';
 import { runRunner } from './runner.js';
+import { until } from '../test/support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -75,13 +76,6 @@ function runProgram(args: string[], env: NodeJS.ProcessEnv, onStart?: (pid: numb
   return { child, output: () => out, exit: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // Each test starts the compiled runner (`node dist/runner-image/runner.js`): seconds on a loaded 2-core CI machine, so the limits are wide.
 describe('runner program', { timeout: 120_000 }, () => {

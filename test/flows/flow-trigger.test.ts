@@ -12,6 +12,7 @@ import { createFlowTriggerComponent } from '../../operator/triggers/flow-trigger
 import { flowTriggerVariables } from '../../operator/triggers/flow-trigger-match.js';
 import type { TriggerComponent, TriggerServiceDeps } from '../../operator/triggers/types.js';
 import { startEmbedded, type Embedded } from '../support/embedded.js';
+import { until as waitUntil } from '../support/wait.js';
 
 const NS = 'chain.team';
 const C = 'io.kestra.plugin.core.condition.';
@@ -58,15 +59,6 @@ async function executionsOf(flowId: string): Promise<Execution[]> {
   return (await env.stores.executions.search({ namespace: NS, flowId, limit: 100 })).results;
 }
 
-async function waitUntil<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Runs an upstream flow to its end. */
 async function run(flowId: string, inputs: Record<string, unknown> = {}): Promise<Execution> {

@@ -17,6 +17,7 @@ import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sq
 import { tempDir } from '../../operator/store/sqlite/test-fixtures.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NS = 'controller-kube';
@@ -65,15 +66,6 @@ async function run(source: string): Promise<Execution> {
   return exec;
 }
 
-async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const ended = (id: string) => until(async () => {
   const e = (await stores.executions.get(id))?.execution;

@@ -5,6 +5,7 @@ import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job } from '@kubernetes/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+import { until } from '../support/wait.js';
 
 const NS = 'kubelet-test';
 let server: KubeTestServer;
@@ -38,15 +39,6 @@ async function createJob(script: string, spec: Partial<V1Job['spec']> = {}, env:
   return name;
 }
 
-async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const finished = (name: string) => until(async () => {
   const j = await kc.makeApiClient(BatchV1Api).readNamespacedJob({ name, namespace: NS });
   return j.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True') ? j : undefined;

@@ -15,6 +15,7 @@ import { tempDir } from '../../operator/store/sqlite/test-fixtures.js';
 import { oneTask, type Attempt } from './attempt-fixtures.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+import { until as poll } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NS = 'launcher-test';
@@ -81,15 +82,8 @@ afterAll(async () => {
   tmp?.remove();
 });
 
-async function until<T>(f: () => T | undefined | Promise<T | undefined>, what: string, ms = 40_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; launcher errors: ${errors.join(' | ')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls with the launcher's reported errors in the timeout message. */
+const until = <T>(f: () => T | Promise<T>, what: string, ms = 40_000) => poll(f, () => `${what}; launcher errors: ${errors.join(' | ')}`, ms);
 
 const reportsOf = (a: Attempt) => reports.filter((r) => r.taskRunId === a.run.id && r.attempt === 1);
 const outcomeOf = async (a: Attempt) => (await until(() => reportsOf(a)[0], `the outcome of ${a.run.taskId}`)).outcome;

@@ -4,6 +4,7 @@ import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
+import { until } from '../support/wait.js';
 
 let c: TestCluster;
 
@@ -14,15 +15,6 @@ afterAll(async () => {
   expect(denied, 'requests the chart RBAC denied').toEqual([]);
 });
 
-async function until<T>(what: string, f: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function call(path: string, init?: RequestInit): Promise<any> {
   const res = await fetch(`${c.base}${path}`, init);
@@ -45,14 +37,14 @@ tasks:
 async function run(id: string, onRunning?: () => Promise<void>): Promise<any> {
   const exec = await call(`/executions/company.ops/${id}`, { method: 'POST' });
   if (onRunning) {
-    await until('the first task to run', async () => (await call(`/executions/${exec.id}`)).taskRunList.some((r: any) => r.taskId === 'slow' && r.state.current === 'RUNNING'));
+    await until(async () => (await call(`/executions/${exec.id}`)).taskRunList.some((r: any) => r.taskId === 'slow' && r.state.current === 'RUNNING'), 'the first task to run');
     await onRunning();
   }
-  return until('the execution to end', async () => {
+  return until(async () => {
     const e = await call(`/executions/${exec.id}`);
     if (e.state.current === 'FAILED') console.error(JSON.stringify(e.taskRunList.map((r: any) => [r.taskId, r.state.current, r.error, r.attempts])));
     return ['SUCCESS', 'FAILED', 'KILLED'].includes(e.state.current) ? e : undefined;
-  }, 90_000);
+  }, 'the execution to end', 90_000);
 }
 
 async function jobsOf(executionId: string): Promise<{ taskRunId: string; attempt: string }[]> {
@@ -64,7 +56,7 @@ async function jobsOf(executionId: string): Promise<{ taskRunId: string; attempt
 
 describe('cluster operator', () => {
   it('two replicas elect exactly one leader, and the other takes over when the leader stops', async () => {
-    await until('a leader', () => c.leader());
+    await until(() => c.leader(), 'a leader');
     expect(c.operators.filter((o) => o.isLeader())).toHaveLength(1);
     await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: flow('quick', 0) });
     expect((await run('quick')).state.current).toBe('SUCCESS');
@@ -72,7 +64,7 @@ describe('cluster operator', () => {
     const first = c.leader()!;
     await first.stop();
     c.operators.splice(c.operators.indexOf(first), 1);
-    const second = await until('the other replica to lead', () => c.leader());
+    const second = await until(() => c.leader(), 'the other replica to lead');
     expect(second).not.toBe(first);
     const e = await run('quick');
     expect(e.state.current).toBe('SUCCESS');
@@ -80,12 +72,12 @@ describe('cluster operator', () => {
   }, 180_000);
 
   it('an operator restarted mid-execution adopts the running Job: one Job per task attempt', async () => {
-    await until('a leader', () => c.leader());
+    await until(() => c.leader(), 'a leader');
     await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: flow('slow', 3) });
     let executionId = '';
     const e = await run('slow', async () => {
       executionId = (await call('/executions/search?namespace=company.ops&flowId=slow')).results[0].id;
-      await until('the Job of the running task', async () => (await jobsOf(executionId)).length === 1);
+      await until(async () => (await jobsOf(executionId)).length === 1, 'the Job of the running task');
       const leader = c.leader()!;
       await leader.stop(); // releases the Lease; the Job keeps running on its node
       c.operators.splice(c.operators.indexOf(leader), 1);
@@ -101,7 +93,7 @@ describe('cluster operator', () => {
   }, 180_000);
 
   it('starts an Execution created with kubectl (spec only): the latest revision, inputs resolved with defaults', async () => {
-    await until('a leader', () => c.leader());
+    await until(() => c.leader(), 'a leader');
     await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: `id: greet
 namespace: company.ops
 inputs:
@@ -120,17 +112,17 @@ tasks:
       group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'executions',
       body: { apiVersion: 'flowpilot.io/v1', kind: 'Execution', metadata: { generateName: 'greet-' }, spec: { namespace: 'company.ops', flowId: 'greet', inputs: { name: 'kubectl' } } },
     }) as { metadata: { name: string } };
-    const done = await until('the kubectl execution to end', async () => {
+    const done = await until(async () => {
       const o = await custom.getNamespacedCustomObject({ group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'executions', name: obj.metadata.name }) as { status?: { state?: string; record?: any } };
       return o.status?.state && ['SUCCESS', 'FAILED'].includes(o.status.state) ? o.status : undefined;
-    });
+    }, 'the kubectl execution to end');
     expect(done.state, JSON.stringify(done.record?.taskRunList?.map((r: any) => r.error) ?? done)).toBe('SUCCESS');
     expect(done.record.flowRevision).toBe(1);
     expect(done.record.taskRunList[0].outputs.value).toBe('hello kubectl!');
   }, 120_000);
 
   it('runs triggers on the leader: a schedule every second and a flow trigger, with their state in custom resources', async () => {
-    await until('a leader', () => c.leader());
+    await until(() => c.leader(), 'a leader');
     await call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: `id: ticker
 namespace: company.triggers
 tasks:
@@ -162,10 +154,10 @@ triggers:
         namespace: company.triggers
         flowId: ticker
 ` });
-    const follower = await until('a flow-triggered execution', async () => {
+    const follower = await until(async () => {
       const page = await call('/executions/search?namespace=company.triggers&flowId=follower&state=SUCCESS');
       return page.results[0];
-    });
+    }, 'a flow-triggered execution');
     const upstream = follower.taskRunList[0].outputs.value.replace('after ', '');
     const ticker = await call(`/executions/${upstream}`);
     expect(ticker.flowId).toBe('ticker');

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1OwnerReference } from '@kubernetes/client-node';
 import { startKubeTestServer, type KubeTestServer } from './index.js';
 import { widgetCrd } from './fixtures.js';
+import { until } from '../../support/wait.js';
 
 const G = 'test.flowpilot.io';
 let srv: KubeTestServer;
@@ -23,13 +24,6 @@ afterAll(async () => { await srv.close(); });
 
 async function exists(p: Promise<unknown>): Promise<boolean> {
   try { await p; return true; } catch (e: any) { if (e.code === 404) return false; throw e; }
-}
-async function until(cond: () => Promise<boolean>, what: string, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const ref = (o: any, extra: Partial<V1OwnerReference> = {}): V1OwnerReference => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, controller: true, ...extra });

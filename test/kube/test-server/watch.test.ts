@@ -4,19 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CoreV1Api, CustomObjectsApi, Watch, makeInformer, type KubernetesObject } from '@kubernetes/client-node';
 import { startKubeTestServer, type KubeTestServer } from './index.js';
 import { widgetCrd } from './fixtures.js';
+import { until } from '../../support/wait.js';
 
 const G = 'test.flowpilot.io';
 const PATH = `/apis/${G}/v1/namespaces/default/widgets`;
 let srv: KubeTestServer | undefined;
 afterEach(async () => { await srv?.close(); srv = undefined; });
 
-async function until(cond: () => boolean, what: string, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const widget = (name: string, labels?: Record<string, string>) => ({ apiVersion: `${G}/v1`, kind: 'Widget', metadata: { name, labels }, spec: { size: 1 } });
 
