@@ -31,6 +31,8 @@ export interface FlowTriggerOptions {
    * execution would otherwise grow forever: a ConfigMap each in cluster mode). Older transitions are ignored.
    */
   markRetentionMs?: number;
+  /** Marks removed per purge request (default 1000); a purge repeats until nothing old is left. */
+  purgeBatch?: number;
 }
 
 interface Checkpoint { at: string; oldestActiveStart?: string }
@@ -38,9 +40,8 @@ interface Checkpoint { at: string; oldestActiveStart?: string }
 const SCAN_PAGE = 200;
 const SEEN_MAX = 10_000;
 const MAX_ATTEMPTS = 5;
-/** Purges run at most this often, removing at most PURGE_BATCH marks each. */
+/** Purges run at most this often, in batches until nothing old is left (so they keep up with any rate). */
 const PURGE_EVERY_MS = 10 * 60_000;
-const PURGE_BATCH = 1000;
 
 export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): TriggerComponent {
   let deps: TriggerServiceDeps | undefined;
@@ -59,6 +60,7 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
   const checkpointEvery = opts.checkpointEveryMs ?? 10_000;
   const slack = opts.slackMs ?? 5 * 60_000;
   const retention = opts.markRetentionMs ?? 24 * 3_600_000;
+  const purgeBatch = opts.purgeBatch ?? 1000;
   let lastPurge = 0;
   /** Transitions before this may have lost their mark: never handled (a finished execution updated much later). */
   const horizon = () => Date.now() - slack - retention;
@@ -172,7 +174,7 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
     lastPurge = Date.now();
     const before = new Date(Math.min(Date.parse(at), Date.now()) - slack - retention).toISOString();
     try {
-      await d.stores.triggers.purgeMarks(MARK_SCOPE, before, PURGE_BATCH);
+      while (running && (await d.stores.triggers.purgeMarks(MARK_SCOPE, before, purgeBatch)) === purgeBatch) { /* next batch */ }
     } catch (err) {
       d.onError(err, 'Flow trigger done-mark purge');
     }

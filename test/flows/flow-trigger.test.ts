@@ -219,17 +219,22 @@ ${onA(['SUCCESS'])}
 
   it('purges done-marks past the retention; a purged transition is never handled again, even when updated', async () => {
     await component.stop();
-    const opts = { checkpointEveryMs: 0, slackMs: 0, markRetentionMs: 1_000 };
+    const opts = { checkpointEveryMs: 0, slackMs: 0, markRetentionMs: 1_000, purgeBatch: 2 };
     component = createFlowTriggerComponent(opts);
     await component.start(deps);
     const a = await run('a');
     await triggeredBy('b', a.id);
     await waitUntil(async () => (await env.stores.triggers.isMarked('flow-trigger', a.id)) || undefined, 'the done-mark');
+    for (let i = 0; i < 5; i++) await env.stores.triggers.mark('flow-trigger', `old-${i}`); // more than one purge batch
     await new Promise((r) => setTimeout(r, 1_100)); // past the retention
     await component.stop();
     component = createFlowTriggerComponent(opts); // a new instance purges at its first checkpoint
     await component.start(deps);
     await waitUntil(async () => (await env.stores.triggers.isMarked('flow-trigger', a.id)) ? undefined : true, 'the purge');
+    await waitUntil(async () => {
+      for (let i = 0; i < 5; i++) if (await env.stores.triggers.isMarked('flow-trigger', `old-${i}`)) return undefined;
+      return true;
+    }, 'every old mark purged, batch after batch');
     // A finished execution updated long after its end (labels set by a user) is not a new transition.
     const stored = (await env.stores.executions.get(a.id))!;
     await env.stores.executions.update({ ...stored.execution, labels: [...(stored.execution.labels ?? []), { key: 'seen', value: 'yes' }] }, stored.resourceVersion);

@@ -123,17 +123,24 @@ export class KubeTriggerStateStore implements TriggerStateStore {
   }
 
   async purgeMarks(scope: string, before: string, limit = 1000): Promise<number> {
-    const list = await this.core.listNamespacedConfigMap({ namespace: this.namespace, labelSelector: `${MARK_LABEL}=${labelValue(scope)}` });
-    const old = list.items.filter((cm) => cm.data?.scope === scope && (cm.data?.created ?? '') < before).slice(0, limit);
     let removed = 0;
-    for (const cm of old) {
-      try {
-        await this.core.deleteNamespacedConfigMap({ namespace: this.namespace, name: cm.metadata!.name! });
-        removed++;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
+    let cont: string | undefined;
+    do { // pages of the scope's marks, until `limit` old ones are deleted
+      const page = await this.core.listNamespacedConfigMap({
+        namespace: this.namespace, labelSelector: `${MARK_LABEL}=${labelValue(scope)}`, limit: 500, ...(cont ? { _continue: cont } : {}),
+      });
+      for (const cm of page.items) {
+        if (removed >= limit) return removed;
+        if (cm.data?.scope !== scope || (cm.data?.created ?? '') >= before) continue;
+        try {
+          await this.core.deleteNamespacedConfigMap({ namespace: this.namespace, name: cm.metadata!.name! });
+          removed++;
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
       }
-    }
+      cont = page.metadata?._continue;
+    } while (cont);
     return removed;
   }
 
