@@ -114,4 +114,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (scope, key)
   ) WITHOUT ROWID;
   `,
+  // 3: purging old trigger marks of a scope reads only the old ones.
+  `
+  CREATE INDEX trigger_marks_created ON trigger_marks (scope, created);
+  `,
 ];
