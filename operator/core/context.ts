@@ -1,17 +1,22 @@
 // Builds the variables templates see (execution, flow, inputs, outputs, vars, trigger, task, taskrun, parents).
-// Pure: derived from the flow and the execution record only.
+// Pure: derived from the flow and the execution record only. Every object keyed by a name a flow author chose (input
+// ids, loop values, task ids, label keys) is prototype-free (keyed.ts), so no such name can pollute a prototype.
+import { dict, dictFrom } from './keyed.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
 /** Dotted input ids (`a.b`) are readable both as `inputs['a.b']` and `inputs.a.b`. */
 export function nestInputs(inputs: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...inputs };
+  const out = dictFrom(Object.entries(inputs));
   for (const [key, value] of Object.entries(inputs)) {
     if (!key.includes('.')) continue;
     const parts = key.split('.');
     let node = out;
     for (const p of parts.slice(0, -1)) {
-      const next = node[p];
-      if (next === undefined || next === null || typeof next !== 'object' || Array.isArray(next)) node[p] = {};
+      const next = Object.hasOwn(node, p) ? node[p] : undefined;
+      // A value that is not a prototype-free map (a scalar, a list, a parsed JSON object) is replaced by one.
+      if (next === null || typeof next !== 'object' || Object.getPrototypeOf(next) !== null) {
+        node[p] = next !== null && typeof next === 'object' && !Array.isArray(next) ? dictFrom(Object.entries(next)) : dict();
+      }
       node = node[p] as Record<string, unknown>;
     }
     node[parts[parts.length - 1]!] = value;
@@ -35,13 +40,18 @@ export function runsIndex(execution: Execution): Map<string, TaskRun> {
 /** `outputs.<taskId>` (or `outputs.<taskId>[<loop value>]...` inside loops) for every run that has outputs. */
 export function buildOutputs(execution: Execution): Record<string, unknown> {
   const byId = runsIndex(execution);
-  const outputs: Record<string, unknown> = {};
+  const outputs = dict();
+  const child = (node: Record<string, unknown>, key: string): Record<string, unknown> => {
+    const cur = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (cur !== null && typeof cur === 'object' && Object.getPrototypeOf(cur) === null) return cur as Record<string, unknown>;
+    return (node[key] = dict());
+  };
   for (const run of execution.taskRunList) {
     if (!run.outputs) continue;
     const path = valuePath(byId, run);
     if (path.length === 0) { outputs[run.taskId] = run.outputs; continue; }
-    let node = (outputs[run.taskId] ??= {}) as Record<string, unknown>;
-    for (const v of path.slice(0, -1)) node = (node[v] ??= {}) as Record<string, unknown>;
+    let node = child(outputs, run.taskId);
+    for (const v of path.slice(0, -1)) node = child(node, v);
     node[path[path.length - 1]!] = run.outputs;
   }
   return outputs;
@@ -67,7 +77,7 @@ export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, 
     execution: {
       id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.state.current,
     },
-    labels: Object.fromEntries(execution.labels.map((l) => [l.key, l.value])),
+    labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
     inputs: nestInputs(execution.inputs ?? {}),
     outputs: buildOutputs(execution),
     vars: flow.variables ?? {},

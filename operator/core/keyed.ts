@@ -1,0 +1,49 @@
+// Objects keyed by names that a flow author or an API caller chose (input ids, loop values, label keys, JSON keys):
+// built without a prototype, so that no key (`__proto__`, `constructor`, `prototype`) can reach Object.prototype or
+// swap an object's prototype, and ids holding such segments are refused where they are declared.
+
+/** Key segments refused in ids at save, and never used as a path into an object. */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** An empty object without a prototype: assigning any key only ever creates an own data property. */
+export function dict<T = unknown>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** A prototype-free object from entries (later entries win). */
+export function dictFrom<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+  const out = dict<T>();
+  for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
+/** The first reserved segment of a dotted id (`a.__proto__.b` → `__proto__`), or undefined. */
+export function reservedSegment(id: string, separator = '.'): string | undefined {
+  return id.split(separator).find((s) => RESERVED_KEYS.has(s));
+}
+
+/** A deep copy of JSON-like data whose objects have no prototype (arrays stay arrays, other values as they are). */
+export function safeData<T = unknown>(value: T): T {
+  if (Array.isArray(value)) return value.map(safeData) as T;
+  if (value !== null && typeof value === 'object' && isPlainData(value)) {
+    const out = dict();
+    for (const k of Object.keys(value)) out[k] = safeData((value as Record<string, unknown>)[k]);
+    return out as T;
+  }
+  return value;
+}
+
+/** JSON.parse whose objects have no prototype: for text from flows, callers, task output and external systems. */
+export function parseJsonSafe(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const out = dict();
+    for (const k of Object.keys(value)) out[k] = (value as Record<string, unknown>)[k];
+    return out;
+  });
+}
+
+function isPlainData(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

@@ -1,0 +1,68 @@
+// The safety limits that hostile flows and callers run into, defined once: each is a documented setting (an
+// environment variable, listed in the README's "Security" section), read here, and every refusal names it (LimitError).
+// Pure: an environment record in, numbers out.
+
+export interface LimitSetting {
+  /** Environment variable that sets it. */
+  env: string;
+  default: number;
+  /** Smallest accepted value. */
+  min: number;
+  /** What it bounds, for docs and errors. */
+  doc: string;
+}
+
+export const LIMIT_SETTINGS = {
+  expressionTimeoutMs: {
+    env: 'EXPRESSION_TIMEOUT_MS', default: 1_000, min: 1,
+    doc: 'time one rendering (a template, jq included) may take, in milliseconds',
+  },
+  expressionMaxBytes: {
+    env: 'EXPRESSION_MAX_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'largest text or value one rendering may produce, in bytes',
+  },
+  maxTaskRuns: {
+    env: 'MAX_TASK_RUNS_PER_EXECUTION', default: 200_000, min: 10,
+    doc: 'task runs one execution may hold (loops, parallel branches and DAGs included)',
+  },
+  maxSubflowDepth: {
+    env: 'MAX_SUBFLOW_DEPTH', default: 10, min: 1,
+    doc: 'nesting depth of Subflow and ForEachItem executions under one root execution',
+  },
+} as const satisfies Record<string, LimitSetting>;
+
+export type LimitName = keyof typeof LIMIT_SETTINGS;
+export type Limits = { [K in LimitName]: number };
+
+export const DEFAULT_LIMITS: Limits = Object.freeze(
+  Object.fromEntries(Object.entries(LIMIT_SETTINGS).map(([k, s]) => [k, s.default])) as Limits,
+);
+
+/** A limit was reached; `setting` is the environment variable that raises it. Permanent for the work that hit it. */
+export class LimitError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(message);
+    this.name = 'LimitError';
+  }
+}
+
+/** `limitError('maxTaskRuns', 'EachParallel "each" would create 300000 task runs')` → message naming the limit and its setting. */
+export function limitError(name: LimitName, what: string, limits: Limits = DEFAULT_LIMITS): LimitError {
+  const s = LIMIT_SETTINGS[name];
+  return new LimitError(s.env, `${what}: over the limit of ${limits[name]} (${s.doc}; setting ${s.env})`);
+}
+
+/** Reads every limit from `env`; a malformed value is refused with the variable's name (at start-up, not later). */
+export function limitsFromEnv(env: Record<string, string | undefined>): Limits {
+  const out = { ...DEFAULT_LIMITS };
+  for (const [name, s] of Object.entries(LIMIT_SETTINGS) as [LimitName, LimitSetting][]) {
+    const raw = env[s.env];
+    if (raw === undefined || raw.trim() === '') continue;
+    const n = Number(raw.trim());
+    if (!Number.isSafeInteger(n) || n < s.min) {
+      throw new Error(`${s.env} must be an integer >= ${s.min} (${s.doc}), got '${raw}'`);
+    }
+    out[name] = n;
+  }
+  return out;
+}
