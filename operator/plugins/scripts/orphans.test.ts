@@ -69,7 +69,7 @@ it('kills a descendant that left the group with setsid and outlived its leader, 
   const rec = await orphan('setsid sleep 300 & echo $! > pids');
   const [escaped] = await pidsIn('pids', 1);
   await until(() => !isLive(rec.pid), 'the leader to exit');
-  expect(readStat(escaped!)?.pgrp).not.toBe(rec.pid);
+  await until(() => readStat(escaped!)?.pgrp === escaped, 'the descendant to leave the group (setsid)');
   expect(isLive(escaped!)).toBe(true);
   await killOrphanProcesses(stores.processes, { log: () => {} });
   expect(isLive(escaped!)).toBe(false);

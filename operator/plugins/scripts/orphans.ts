@@ -7,6 +7,9 @@
 //    environment: descendants that left the group (setsid) or outlived its leader.
 // Not recognized: a descendant that both lost the group (setsid, or a leader that died) and dropped the marker from
 // its environment (env -i), and processes of another user (setuid programs): they may outlive the crash.
+// Not used: `setpriv --pdeathsig KILL` (util-linux, on Debian). It reaches the direct child only, for a script the
+// shell waiting on the real work; killing that shell at the crash would leave the work running without the leader
+// whose pid and start time prove the whole group is the task's, recognizable by its marker alone.
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_LIMITS, limitError, type Limits } from '../../core/limits.js';
 import type { ProcessRegistry, TaskProcess } from '../../store/types.js';

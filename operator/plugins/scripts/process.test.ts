@@ -22,6 +22,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Blocks the event loop, as a slow disk would: an ungated process has ample time to run its first command. */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
 const owner = { executionId: 'exec1', taskRunId: 'tr1', attempt: 3 };
 
 function spec(script: string, registry: ProcessRegistry, lines: string[] = []): ProcessSpec {
@@ -37,8 +40,7 @@ it('records the group (owner, pid, start time, boot id) before the command runs,
   const seen: { rec: TaskProcess; ranBefore: boolean; startTime?: number }[] = [];
   const registry: ProcessRegistry = {
     add(rec) {
-      // Give an ungated process ample time to run its first command before the record is written.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+      pause(300);
       seen.push({ rec, ranBefore: existsSync(marker), startTime: readStat(rec.pid)?.startTime });
       stores.processes.add(rec);
     },
@@ -70,7 +72,7 @@ it('kills what is left of the group when its leader exits, then forgets the reco
 
 it('does not run a command whose record cannot be written', async () => {
   const marker = join(dir, 'ran');
-  const registry: ProcessRegistry = { add() { throw new Error('disk full'); }, remove() {}, list: () => [] };
+  const registry: ProcessRegistry = { add() { pause(300); throw new Error('disk full'); }, remove() {}, list: () => [] };
   await expect(runProcess(spec(`touch ${marker}`, registry))).rejects.toThrow('Unable to record the task process before running it: disk full');
   expect(existsSync(marker)).toBe(false);
 });
