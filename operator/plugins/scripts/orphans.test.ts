@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { isLive } from '../../../test/support/processes.js';
 import { until } from '../../../test/support/wait.js';
+import { DEFAULT_LIMITS, LimitError } from '../../core/limits.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../store/sqlite/index.js';
 import type { TaskProcess } from '../../store/types.js';
 import { killOrphanProcesses } from './orphans.js';
@@ -91,6 +92,19 @@ it('leaves alone a live process whose pid was recycled (other start time), and o
   expect(isLive(otherBoot.pid)).toBe(true);
   expect(logs).toEqual([]);
   expect(db.list()).toEqual([]);
+});
+
+it('refuses to go on, naming TASK_KILL_WAIT_MS, while a recorded process outlives the wait (forced: already expired)', async () => {
+  const rec = await orphan('sleep 300');
+  const limits = { ...DEFAULT_LIMITS, taskKillWaitMs: -1 };
+  const err = await killOrphanProcesses(stores.processes, { limits, log: () => {} }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(LimitError);
+  expect((err as LimitError).setting).toBe('TASK_KILL_WAIT_MS');
+  expect((err as Error).message).toBe(`The task process group ${rec.pid} (execution exec1, task run ${rec.taskRunId}, attempt 1) left by a crash `
+    + `is still alive after SIGKILL (pids ${rec.pid}); not starting beside it: over the limit of -1 (time the processes of a task, `
+    + 'once sent SIGKILL, may take to disappear, in milliseconds; setting TASK_KILL_WAIT_MS)');
+  // The record stays, so the next start tries again.
+  expect(stores.processes.list().map((r) => r.id)).toEqual([rec.id]);
 });
 
 it('does nothing without a registry (cluster runner)', async () => {
