@@ -95,7 +95,7 @@ it('leaves alone a live process whose pid was recycled (other start time), and o
 });
 
 it('refuses to go on, naming TASK_KILL_WAIT_MS, while a recorded process outlives the wait (forced: already expired)', async () => {
-  const rec = await orphan('sleep 300');
+  const rec = await orphan('exec sleep 300');
   const limits = { ...DEFAULT_LIMITS, taskKillWaitMs: -1 };
   const err = await killOrphanProcesses(stores.processes, { limits, log: () => {} }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(LimitError);
