@@ -16,6 +16,8 @@ import { createSecretRenderer, startController } from './controller/index.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
+import { killOrphanProcesses } from './plugins/scripts/orphans.js';
+import { limitsFromEnv } from './core/limits.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
 import { createConditionEvaluator } from './triggers/conditions/index.js';
@@ -42,6 +44,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
+  await killOrphanProcesses(stores.processes, { limits: limitsFromEnv(env) }); // before any attempt is re-run
   const controller = await startController(stores, { dataDir, env });
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,

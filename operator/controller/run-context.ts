@@ -96,5 +96,6 @@ export function buildRunContext(a: {
     },
     signal: a.signal,
     secrets,
+    ...(stores.processes ? { processes: { registry: stores.processes, owner: { executionId: exec.id, taskRunId: run.id, attempt } } } : {}),
   };
 }

@@ -29,6 +29,10 @@ export const LIMIT_SETTINGS = {
     env: 'MAX_SUBFLOW_DEPTH', default: 10, min: 1,
     doc: 'nesting depth of Subflow and ForEachItem executions under one root execution',
   },
+  taskKillWaitMs: {
+    env: 'TASK_KILL_WAIT_MS', default: 10_000, min: 100,
+    doc: 'time the processes of a task, once sent SIGKILL, may take to disappear, in milliseconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;

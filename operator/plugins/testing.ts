@@ -92,6 +92,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     logger: recorder(logs), storage: stores.storage, kv: stores.kv,
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
+    processes: { registry: stores.processes, owner: { executionId: execution.id, taskRunId: taskRun.id, attempt: 1 } },
   };
   return {
     ctx, logs, controller, stores, dir,

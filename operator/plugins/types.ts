@@ -2,7 +2,7 @@
 // (TaskResult). The same interface serves embedded mode (in-process / local child processes) and,
 // later, the runner program inside a task Pod.
 import type { Execution, Flow, Label, LogLevel, Metric, Task, TaskRun } from '../core/types.js';
-import type { InternalStorage, KVStore } from '../store/types.js';
+import type { InternalStorage, KVStore, ProcessRegistry, TaskProcess } from '../store/types.js';
 
 export interface TaskLogger {
   trace(message: string): void;
@@ -11,6 +11,12 @@ export interface TaskLogger {
   warn(message: string): void;
   error(message: string): void;
   log(level: LogLevel, message: string): void;
+}
+
+/** Where the processes a task starts are recorded (embedded mode), and the attempt they belong to. */
+export interface ProcessTracking {
+  registry: ProcessRegistry;
+  owner: Pick<TaskProcess, 'executionId' | 'taskRunId' | 'attempt'>;
 }
 
 export interface RunContext {
@@ -40,6 +46,8 @@ export interface RunContext {
   signal: AbortSignal;
   /** Values to mask in logs and outputs (secrets read while rendering); plugins may add more. */
   secrets: Set<string>;
+  /** Embedded mode: records the task's processes so a restart after a crash kills them (absent: not recorded). */
+  processes?: ProcessTracking;
 }
 
 export interface TaskResult {

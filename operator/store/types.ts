@@ -180,6 +180,32 @@ export interface TriggerStateStore {
   purgeMarks(scope: string, before: string, limit?: number): Promise<number>;
 }
 
+/**
+ * One task process group of embedded mode, recorded while it may run so that a restart after a crash can kill what
+ * the crash left behind. The pid is also the group id; its start time and the boot id tell it from a recycled pid.
+ */
+export interface TaskProcess {
+  /** Random; also the value of FLOWPILOT_TASK_PROCESS in the environment of the group's processes. */
+  id: string;
+  executionId: string;
+  taskRunId: string;
+  attempt: number;
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat: clock ticks from boot to the process's start. */
+  startTime: number;
+  /** /proc/sys/kernel/random/boot_id when the process started. */
+  bootId: string;
+  created: string;
+}
+
+/** Durable record of live task processes. Synchronous, so a process is recorded before it is let run. */
+export interface ProcessRegistry {
+  add(p: TaskProcess): void;
+  /** Forgets a process group that is gone; no error when absent. */
+  remove(id: string): void;
+  list(): TaskProcess[];
+}
+
 export interface Stores {
   flows: FlowStore;
   executions: ExecutionStore;
@@ -187,5 +213,7 @@ export interface Stores {
   logs: LogStore;
   storage: InternalStorage;
   triggers: TriggerStateStore;
+  /** Embedded mode only: where task process groups are recorded (absent: processes are not recorded). */
+  processes?: ProcessRegistry;
   close(): Promise<void>;
 }

@@ -5,7 +5,12 @@ import { resolve } from 'node:path';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 
-export interface ServerProcess { proc: ChildProcess; base: string }
+export interface ServerProcess {
+  proc: ChildProcess;
+  base: string;
+  /** Everything the server wrote so far (stdout, and stderr unless inherited). */
+  output(): string;
+}
 
 /** Starts the server on DATA_DIR `dataDir` and resolves once it listens; `base` ends in `/api/v1`. */
 export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' = 'pipe'): Promise<ServerProcess> {
@@ -19,7 +24,7 @@ export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' =
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); res({ proc, base: `http://127.0.0.1:${m[1]}/api/v1` }); }
+      if (m) { clearTimeout(timer); res({ proc, base: `http://127.0.0.1:${m[1]}/api/v1`, output: () => out }); }
     });
     proc.stderr?.on('data', (d) => { out += d; });
     proc.once('exit', (code) => { clearTimeout(timer); rej(new Error(`server exited ${code}: ${out}`)); });

@@ -117,6 +117,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
         WORKING_DIR: vars.workingDir, OUTPUT_DIR: vars.outputDir,
       },
       signal: ctx.signal,
+      track: ctx.processes,
       onStdout: lineHandler(ctx, state, 'stdout'),
       onStderr: lineHandler(ctx, state, 'stderr'),
       onStart: (pid) => ctx.logger.debug(maskSecrets(`Starting command with pid ${pid} [${interpreter.join(' ')} ...]`, ctx.secrets)),

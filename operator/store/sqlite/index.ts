@@ -1,4 +1,4 @@
-// Embedded stores: flows, executions, KV, logs and trigger state in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
+// Embedded stores: flows, executions, KV, logs, trigger state and live task processes in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { LocalStorage } from '../../storage/local.js';
@@ -8,12 +8,14 @@ import { SqliteExecutionStore } from './executions.js';
 import { SqliteFlowStore } from './flows.js';
 import { SqliteKVStore } from './kv.js';
 import { SqliteLogStore } from './logs.js';
+import { SqliteProcessRegistry } from './processes.js';
 import { SqliteTriggerStateStore } from './triggers.js';
 
 export { SqliteExecutionStore } from './executions.js';
 export { SqliteFlowStore } from './flows.js';
 export { SqliteKVStore } from './kv.js';
 export { SqliteLogStore } from './logs.js';
+export { SqliteProcessRegistry } from './processes.js';
 export { SqliteTriggerStateStore } from './triggers.js';
 export { openDatabase } from './db.js';
 
@@ -24,6 +26,7 @@ export interface EmbeddedStores extends Stores {
   logs: SqliteLogStore;
   storage: LocalStorage;
   triggers: SqliteTriggerStateStore;
+  processes: SqliteProcessRegistry;
 }
 
 /**
@@ -44,6 +47,7 @@ export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number 
     logs,
     storage: new LocalStorage(storageDir),
     triggers: new SqliteTriggerStateStore(db),
+    processes: new SqliteProcessRegistry(db),
     async close() {
       if (closed) return;
       closed = true;

@@ -118,4 +118,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX trigger_marks_created ON trigger_marks (scope, created);
   `,
+  // 4: task process groups alive in embedded mode (written right after spawn, before the process is let run, removed
+  // when the group is gone), so that a restart after a crash kills what the crash left before re-running the attempt.
+  `
+  CREATE TABLE task_processes (
+    id           TEXT PRIMARY KEY,
+    execution_id TEXT NOT NULL,
+    task_run_id  TEXT NOT NULL,
+    attempt      INTEGER NOT NULL,
+    pid          INTEGER NOT NULL,
+    start_time   INTEGER NOT NULL,
+    boot_id      TEXT NOT NULL,
+    created      TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
