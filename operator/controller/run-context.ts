@@ -94,7 +94,7 @@ export function buildRunContext(a: {
     variables: base,
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE', secrets),
     // The task's views: files and KV entries its execution may reach, never the whole store (operator/tenancy).
-    storage: scopedStorage(stores.storage, fileCallerOf(exec), a.grants ?? NO_GRANTS),
+    storage: scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, exec.namespace, a.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {

@@ -2,7 +2,7 @@
 // its children's (Subflow, ForEachItem), and the execution files of its namespace or of a namespace ALLOWED_NAMESPACES
 // grants. Anything else (another tenant's files, paths outside the executions layout such as `kestra:///etc/passwd`)
 // is refused with the URI and the rule. Pure: decided from the caller's record and the URI's path.
-import type { Execution } from '../core/types.js';
+import type { Execution, Flow } from '../core/types.js';
 import { executionStoragePath, storageSegments, type ExecutionRef } from '../storage/paths.js';
 import { namespaceAllowed, type NamespaceGrants, NO_GRANTS } from './namespaces.js';
 
@@ -15,17 +15,24 @@ export interface FileCaller {
   own?: ExecutionRef;
   /** Parent, triggering and child executions; computed only when the cheaper rules did not already decide. */
   related(): ExecutionRef[];
+  /** Files handed to the execution as FILE inputs (checked against the giver's rights when it was created). */
+  granted?(): ReadonlySet<string>;
 }
 
 const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
-/** The caller profile of an execution record: own folder, parent, triggering execution, children. */
-export function fileCallerOf(exec: Execution): FileCaller & { own: ExecutionRef } {
+/**
+ * The caller profile of an execution record: own folder, parent, triggering execution, children, and (with its flow,
+ * which says which inputs are FILE inputs) the files it was given as inputs.
+ */
+export function fileCallerOf(exec: Execution, flow?: Flow): FileCaller & { own: ExecutionRef } {
   let memo: ExecutionRef[] | undefined;
+  let files: Set<string> | undefined;
   return {
     namespace: exec.namespace,
     own: { namespace: exec.namespace, flowId: exec.flowId, id: exec.id },
     related: () => (memo ??= relatedExecutions(exec)),
+    granted: () => (files ??= new Set((flow?.inputs ?? []).filter((i) => i.type === 'FILE').map((i) => exec.inputs?.[i.id]).filter(str))),
   };
 }
 
@@ -75,7 +82,8 @@ export function fileReadDenied(caller: FileCaller, uri: string, grants: Namespac
   const owner = executionOfPath(segments);
   if (owner && namespaceAllowed(caller.namespace, owner.namespace, grants)) return undefined;
   if (caller.related().some(inFolderOf)) return undefined;
-  return `Reading '${uri}' is not allowed: an execution reads only its own files, those of its parent and child ` +
-    `executions, and execution files of its namespace '${caller.namespace}'` +
+  if (caller.granted?.().has(uri)) return undefined;
+  return `Reading '${uri}' is not allowed: an execution reads only its own files, its FILE inputs, those of its parent ` +
+    `and child executions, and execution files of its namespace '${caller.namespace}'` +
     (owner ? ` (this file belongs to namespace '${owner.namespace}'; ALLOWED_NAMESPACES can grant it)` : ' (this path is not an execution file)');
 }

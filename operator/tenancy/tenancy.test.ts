@@ -44,6 +44,17 @@ describe('fileReadDenied', () => {
     if (!allowed) expect(denied).toContain(uri);
   });
 
+  it('reads the files it was given as FILE inputs, and only those', () => {
+    const withInputs = { ...flow, inputs: [{ id: 'f', type: 'FILE' }, { id: 's', type: 'STRING' }] } as Flow;
+    const given = 'kestra:///grand/ns/top/executions/G1/inputs/f/data.csv';
+    const smuggled = 'kestra:///victim/ns/f/executions/V1/tasks/t/r/x';
+    const exec = execution({ inputs: { f: given, s: smuggled } });
+    expect(fileReadDenied(fileCallerOf(exec, withInputs), given)).toBeUndefined();
+    expect(fileReadDenied(fileCallerOf(exec, withInputs), smuggled)).toContain('is not allowed');
+    expect(fileReadDenied(fileCallerOf(exec, withInputs), 'kestra:///grand/ns/top/executions/G1/inputs/f/other.csv')).toContain('is not allowed');
+    expect(fileReadDenied(fileCallerOf(exec), given)).toContain('is not allowed');
+  });
+
   it('grants another namespace through ALLOWED_NAMESPACES', () => {
     const grants = namespaceGrantsFromEnv({ ALLOWED_NAMESPACES: '{"victim.ns": ["company.*"]}' });
     expect(fileReadDenied(fileCallerOf(execution()), 'kestra:///victim/ns/flow/executions/V1/tasks/t/r/x', grants)).toBeUndefined();
@@ -52,7 +63,7 @@ describe('fileReadDenied', () => {
   it('names the owning namespace and the setting', () => {
     expect(fileReadDenied(fileCallerOf(execution()), 'kestra:///victim/ns/flow/executions/V1/tasks/t/r/x')).toBe(
       "Reading 'kestra:///victim/ns/flow/executions/V1/tasks/t/r/x' is not allowed: an execution reads only its own files, " +
-      "those of its parent and child executions, and execution files of its namespace 'company.team' (this file belongs to " +
+      "its FILE inputs, those of its parent and child executions, and execution files of its namespace 'company.team' (this file belongs to " +
       "namespace 'victim.ns'; ALLOWED_NAMESPACES can grant it)");
   });
 
