@@ -1,6 +1,7 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
 import type { Renderer } from '../operator/core/engine-types.js';
 import type { Stores } from '../operator/store/types.js';
+import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
 import type { ConditionEvaluator } from '../operator/triggers/types.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_FILE_BYTES } from './body.js';
 
@@ -16,6 +17,8 @@ export interface ApiOptions {
   conditions?: ConditionEvaluator;
   /** Renders Webhook trigger `inputs` with secrets (default: a renderer without secrets). */
   renderer?: Renderer;
+  /** Namespaces a flow may reach beyond its own (ALLOWED_NAMESPACES): FILE inputs given as URIs follow it. */
+  grants?: NamespaceGrants;
 }
 
 export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pick<ApiOptions, 'conditions' | 'renderer'>;
@@ -26,6 +29,7 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
+    grants: o.grants ?? NO_GRANTS,
     ...(o.conditions ? { conditions: o.conditions } : {}),
     ...(o.renderer ? { renderer: o.renderer } : {}),
   };

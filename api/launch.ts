@@ -4,9 +4,11 @@ import type { Context } from 'koa';
 import { newExecution } from '../operator/core/execution.js';
 import type { Execution, ExecutionTrigger, Flow, Label } from '../operator/core/types.js';
 import { isTerminal } from '../operator/core/types.js';
-import { resolveInputs } from '../operator/model/index.js';
+import { InputValidationError, resolveInputs } from '../operator/model/index.js';
 import type { Stores } from '../operator/store/types.js';
 import { inputStoragePath } from '../operator/storage/paths.js';
+import { fileReadDenied } from '../operator/tenancy/files.js';
+import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
 import { deleteStoredFiles, isJson, isMultipart, readJson, readMultipart, readText, type StoredFile } from './body.js';
 import type { ApiDeps } from './deps.js';
 import { HttpError, badRequest, notFound } from './errors.js';
@@ -66,14 +68,34 @@ export interface LaunchRequest {
   trigger?: ExecutionTrigger;
 }
 
+/**
+ * FILE inputs from an API caller: the files uploaded with this request, or an existing execution file of the flow's
+ * namespace (or of one ALLOWED_NAMESPACES grants it), such as an output of an earlier execution. Nothing else.
+ */
+async function checkFileInputs(stores: Stores, req: LaunchRequest, grants: NamespaceGrants): Promise<Record<string, unknown>> {
+  const uploaded = new Set(req.provided.files.map((f) => f.uri));
+  const caller = { namespace: req.flow.namespace, related: () => [] };
+  const inputs = resolveInputs(req.flow.inputs, req.provided.values, {
+    fileUri: (uri) => (uploaded.has(uri) ? undefined : fileReadDenied(caller, uri, grants)),
+  });
+  const missing = [];
+  for (const def of req.flow.inputs ?? []) {
+    const uri = inputs[def.id];
+    if (def.type !== 'FILE' || typeof uri !== 'string' || uploaded.has(uri)) continue;
+    if (!(await stores.storage.exists(uri).catch(() => false))) missing.push({ path: `inputs.${def.id}`, message: `file '${uri}' does not exist` });
+  }
+  if (missing.length) throw new InputValidationError(missing);
+  return inputs;
+}
+
 /** Validates inputs (deleting uploads when they are invalid) and stores the new execution. */
-export async function launch(stores: Stores, req: LaunchRequest): Promise<Execution> {
+export async function launch(stores: Stores, req: LaunchRequest, grants: NamespaceGrants = NO_GRANTS): Promise<Execution> {
   let inputs: Record<string, unknown>;
   if (req.flow.disabled) {
     inputs = req.provided.values; // the execution fails at once; the call itself must succeed
   } else {
     try {
-      inputs = resolveInputs(req.flow.inputs, req.provided.values);
+      inputs = await checkFileInputs(stores, req, grants);
     } catch (err) {
       await deleteStoredFiles(stores.storage, req.provided.files);
       throw err;

@@ -18,6 +18,7 @@ import type { TaskOutcome } from '../operator/core/engine-types.js';
 import { appRoot } from '../operator/app-root.js';
 import { runAttempt } from '../operator/controller/attempt.js';
 import { createSecretRenderer } from '../operator/controller/secrets.js';
+import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
 import type { Stores } from '../operator/store/types.js';
@@ -79,7 +80,7 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   const shared = sharedDirOf(flow, execution, run, e.workDir);
   try {
     if (shared) await restoreSharedDir(deps.stores.storage, shared);
-    outcome = await runAttempt({ stores, renderer, workRoot: e.workDir }, flow, execution, run, e.attempt, signal);
+    outcome = await runAttempt({ stores, renderer, workRoot: e.workDir, grants: namespaceGrantsFromEnv(env) }, flow, execution, run, e.attempt, signal);
     if (shared) await saveSharedDir(deps.stores.storage, shared);
   } finally {
     await deps.stores.logs.flush();

@@ -51,7 +51,7 @@ async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<voi
   const id = newId();
   const declared = new Set((flow.inputs ?? []).map((i) => i.id));
   const provided = await readInputs(ctx, deps, { namespace, flowId, id }, declared);
-  let execution: Execution = await launch(deps.stores, { flow, id, provided, labels });
+  let execution: Execution = await launch(deps.stores, { flow, id, provided, labels }, deps.grants);
   if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
     execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }

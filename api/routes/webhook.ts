@@ -115,7 +115,7 @@ async function handleWebhook(ctx: RouterContext, deps: ApiDeps, svc: WebhookServ
   }
   ctx.body = await launch(deps.stores, {
     flow, id, provided: { values, files: [] }, trigger: { id: trigger.id, type: trigger.type, variables },
-  });
+  }, deps.grants);
 }
 
 /** Adds the webhook routes (GET, POST, PUT) to `r` (mounted under /api/v1). */

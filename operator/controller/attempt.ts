@@ -12,6 +12,7 @@ import type { Stores } from '../store/types.js';
 import { buildRunContext, maskDeep } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { splitPlugin } from './split.js';
+import type { NamespaceGrants } from '../tenancy/namespaces.js';
 
 export interface AttemptDeps {
   stores: Stores;
@@ -20,6 +21,8 @@ export interface AttemptDeps {
   workRoot: string;
   /** Plugins beyond the registry (ForEachItem's split task is always there). */
   extra?: Map<string, RunnablePlugin>;
+  /** Namespaces executions may reach beyond their own (ALLOWED_NAMESPACES); default none. */
+  grants?: NamespaceGrants;
 }
 
 const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin]]);
@@ -31,7 +34,7 @@ export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution,
     const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
-    const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal });
+    const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal, ...(deps.grants ? { grants: deps.grants } : {}) });
     secrets = ctx.secrets;
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };

@@ -13,6 +13,8 @@ import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js'
 import { isTerminal } from '../core/types.js';
 import { resolveInputs } from '../model/index.js';
 import { ConflictError, type PendingCommand, type StoredExecution, type Stores } from '../store/types.js';
+import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
+import { namespaceGrantsFromEnv, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { KeyedQueue } from './queue.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
@@ -48,6 +50,8 @@ export class Controller {
   private readonly flows = new Map<string, Flow>();
   private readonly workRoot: string;
   private readonly clock: () => Date;
+  /** Namespaces flows may reach beyond their own (ALLOWED_NAMESPACES). */
+  private readonly grants: NamespaceGrants;
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
@@ -55,6 +59,7 @@ export class Controller {
     this.clock = opts.clock ?? (() => new Date());
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, opts.env ?? process.env, opts.secrets);
+    this.grants = namespaceGrantsFromEnv(opts.env ?? process.env);
     const onError = (key: string, err: unknown) => (opts.onError ?? ((e) => console.error(`[controller] ${key}:`, e)))(err);
     const observe = opts.observe;
     this.queue = new KeyedQueue(observe ? async (id, items) => {
@@ -65,7 +70,7 @@ export class Controller {
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
-    this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report });
+    this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
   }
 
   async start(): Promise<void> {
@@ -199,7 +204,9 @@ export class Controller {
       // Created without a revision (kubectl): bind it to the latest one, resolving its inputs there.
       const rec = await this.stores.flows.get(exec0.namespace, exec0.flowId);
       let resolved: { inputs: Record<string, unknown> } | { error: string };
-      try { resolved = { inputs: rec ? resolveInputs(rec.flow.inputs, exec0.inputs ?? {}) : {} }; } catch (err) { resolved = { error: (err as Error).message }; }
+      // FILE inputs of an Execution created directly (kubectl): execution files of its namespace only.
+      const fileUri = (uri: string) => fileReadDenied({ namespace: exec0.namespace, related: () => [] }, uri, this.grants);
+      try { resolved = { inputs: rec ? resolveInputs(rec.flow.inputs, exec0.inputs ?? {}, { fileUri }) : {} }; } catch (err) { resolved = { error: (err as Error).message }; }
       exec0 = bindToRevision(exec0, rec && { ...rec.flow, revision: rec.revision }, resolved, this.clock());
       await this.write(exec0, stored.resourceVersion, []);
       if (isTerminal(exec0.state.current)) { await this.onEnded(exec0); return; }
@@ -278,7 +285,9 @@ export class Controller {
     try {
       const rec = await this.stores.flows.get(req.namespace, req.flowId, req.revision);
       if (!rec) { push({ type: 'subflow-error', taskRunId: req.taskRunId, error: `Subflow ${req.namespace}.${req.flowId}${req.revision ? ` revision ${req.revision}` : ''} not found` }); return; }
-      const inputs = resolveInputs(rec.flow.inputs, req.inputs);
+      // A parent hands its child only files it may read itself; the child may then read them as FILE inputs.
+      const parentCaller = fileCallerOf(parent, await this.flow(parent).catch(() => undefined));
+      const inputs = resolveInputs(rec.flow.inputs, req.inputs, { fileUri: (uri) => fileReadDenied(parentCaller, uri, this.grants) });
       const child = newExecution({
         id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(),
         parent: { executionId: parent.id, taskRunId: req.taskRunId, namespace: parent.namespace, flowId: parent.flowId },

@@ -12,6 +12,10 @@ import type { Stores } from '../store/types.js';
 import type { SecretRenderer } from './secrets.js';
 import { maskSecrets } from '../plugins/util.js';
 import { taskRunStoragePath } from '../storage/paths.js';
+import { fileCallerOf } from '../tenancy/files.js';
+import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
+import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedStorage } from '../tenancy/scoped-storage.js';
 
 
 /** Replaces secret values inside any string of an outputs value. */
@@ -71,6 +75,8 @@ function writeInputFiles(dir: string, files: unknown, render: (v: unknown) => un
 export function buildRunContext(a: {
   flow: Flow; exec: Execution; run: TaskRun; task: Task; attempt: number; stores: Stores; renderer: SecretRenderer;
   workRoot: string; signal: AbortSignal;
+  /** Namespaces this execution may reach beyond its own (ALLOWED_NAMESPACES); default none. */
+  grants?: NamespaceGrants;
 }): RunContext {
   const { flow, exec, run, task, attempt, stores, renderer } = a;
   const secrets = new Set<string>();
@@ -87,8 +93,9 @@ export function buildRunContext(a: {
     renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
     variables: base,
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE', secrets),
-    storage: stores.storage,
-    kv: stores.kv,
+    // The task's views: files and KV entries its execution may reach, never the whole store (operator/tenancy).
+    storage: scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS),
+    kv: scopedKv(stores.kv, exec.namespace, a.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

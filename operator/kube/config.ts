@@ -31,6 +31,8 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
 const RUNNER_ENV = [
   'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET', 'STORAGE_S3_REGION', 'STORAGE_S3_FORCE_PATH_STYLE', 'STORAGE_S3_PREFIX',
   'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'WATCH_NAMESPACE',
+  // What a task may reach beyond its own namespace (operator/tenancy), and the limits of rendering (core/limits.ts).
+  'ALLOWED_NAMESPACES', 'EXPRESSION_TIMEOUT_MS', 'EXPRESSION_MAX_BYTES',
   // Out-of-cluster runs (a laptop, the tests' simulated node): task Pods reach the API server the way the operator does.
   'KUBECONFIG',
 ];

@@ -27,6 +27,8 @@ const CASES: [string, string, string, string][] = [
   ['bad flow id', `id: -bad id\nnamespace: n\ntasks:\n${log()}`, 'id', 'not a valid id'],
   ['flow id too long', `id: ${'a'.repeat(101)}\nnamespace: n\ntasks:\n${log()}`, 'id', 'at most 100'],
   ['bad namespace', `id: f\nnamespace: Company Team\ntasks:\n${log()}`, 'namespace', 'not a valid namespace'],
+  ['flow id reserved by the storage layout', `id: executions\nnamespace: n\ntasks:\n${log()}`, 'id', '`executions` is reserved'],
+  ['namespace segment reserved by the storage layout', `id: f\nnamespace: a.executions.b\ntasks:\n${log()}`, 'namespace', '`executions` is reserved as a namespace segment'],
   ['unknown top-level field', withTasks(log(), 'foo: 1\n'), 'foo', 'unknown property `foo`'],
   ['labels not strings map', withTasks(log(), 'labels: { a: { b: 1 } }\n'), 'labels.a', 'must be a string, a number or a boolean'],
   ['label list item without value', withTasks(log(), 'labels: [{ key: a }]\n'), 'labels[0].value', 'required'],

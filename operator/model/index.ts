@@ -11,5 +11,5 @@ export {
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
 export { applyPluginDefaults } from './plugin-defaults.js';
 export { parseDuration, isDuration, formatDuration } from './duration.js';
-export { resolveInputs } from './inputs.js';
+export { resolveInputs, type ResolveOptions } from './inputs.js';
 export { coerceInputValue } from './input-coerce.js';

@@ -4,8 +4,9 @@ import type { Input } from '../core/types.js';
 import { InputValidationError } from './errors.js';
 import { resolveInputs } from './inputs.js';
 
+/** Coerces one value; FILE URIs pass a rule that accepts everything (the rules themselves are tested below). */
 const resolveOne = (def: Omit<Input, 'id'>, value: unknown): unknown =>
-  resolveInputs([{ id: 'x', ...def } as Input], value === undefined ? {} : { x: value }).x;
+  resolveInputs([{ id: 'x', ...def } as Input], value === undefined ? {} : { x: value }, { fileUri: () => undefined }).x;
 
 function errorOf(def: Omit<Input, 'id'>, value: unknown): string {
   try {
@@ -60,6 +61,18 @@ describe('resolveInputs coercion', () => {
     ['ARRAY of DATETIME', { type: 'ARRAY', itemType: 'DATETIME' }, ['2024-01-01T01:00:00+01:00'], ['2024-01-01T00:00:00Z']],
   ])('%s', (_name, def, value, expected) => {
     expect(resolveOne(def, value)).toEqual(expected);
+  });
+});
+
+describe('FILE inputs given as internal-storage URIs', () => {
+  const defs = [{ id: 'f', type: 'FILE' }] as Input[];
+  const uri = 'kestra:///ns/flow/executions/e/inputs/f/file.txt';
+  it('are refused when the caller states no rule', () => {
+    expect(() => resolveInputs(defs, { f: uri })).toThrow('inputs.f: internal-storage URIs are not accepted here: upload the file as a multipart file part');
+  });
+  it('follow the rule of whoever gives them, naming the input', () => {
+    expect(resolveInputs(defs, { f: uri }, { fileUri: (u) => (u === uri ? undefined : 'no') })).toEqual({ f: uri });
+    expect(() => resolveInputs(defs, { f: uri }, { fileUri: () => 'Reading it is not allowed' })).toThrow('inputs.f: Reading it is not allowed');
   });
 });
 

@@ -127,9 +127,21 @@ function located(v: unknown, path: string): { id: unknown; path: string }[] {
   return list(v).map((x, i) => ({ id: isObj(x) ? x.id : undefined, path: `${path}[${i}]` }));
 }
 
+/** The storage folder name between a flow and its executions' ids: as a flow id or a namespace segment it would make
+ * another namespace's files look like this one's (internal storage lays files out as `<ns>/<flow>/executions/<id>`). */
+const STORAGE_RESERVED = 'executions';
+
+function checkStorageNames(flow: Obj, out: ValidationIssue[]): void {
+  if (flow.id === STORAGE_RESERVED) out.push({ path: 'id', message: `\`${STORAGE_RESERVED}\` is reserved (it names the executions folder of internal storage)` });
+  if (typeof flow.namespace === 'string' && flow.namespace.split('.').includes(STORAGE_RESERVED)) {
+    out.push({ path: 'namespace', message: `\`${STORAGE_RESERVED}\` is reserved as a namespace segment (it names the executions folder of internal storage)` });
+  }
+}
+
 /** Every semantic problem of a (normalized) flow document; tolerant of malformed parts. */
 export function semanticIssues(flow: Obj): ValidationIssue[] {
   const out: ValidationIssue[] = [];
+  checkStorageNames(flow, out);
   const tasks = locateAllTasks(flow);
   uniqueIds(tasks.map(({ task, path }) => ({ id: task.id, path })), 'task', out);
   tasks.forEach((t) => checkTask(t, out));

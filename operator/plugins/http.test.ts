@@ -88,7 +88,7 @@ describe('core.http.Request', () => {
     await httpRequestPlugin.run(c.ctx);
     expect(last.body).toBe('user=John+Doe&n=1');
     expect(last.headers['content-type']).toContain('application/x-www-form-urlencoded');
-    const uri = await c.stores.storage.put('company/team/up.txt', Buffer.from('file body'));
+    const uri = await c.stores.storage.put('company/team/flow1/executions/exec1/inputs/f/up.txt', Buffer.from('file body'));
     c.ctx.task = { ...c.ctx.task, contentType: 'multipart/form-data', formData: { user: 'x', file: uri } };
     await httpRequestPlugin.run(c.ctx);
     expect(last.headers['content-type']).toContain('multipart/form-data');

@@ -1,27 +1,43 @@
 // Tests of the KV tasks (Set, Get, Delete) against the real embedded SQLite KV store.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Task } from '../core/types.js';
-import { isNamespaceAllowed, kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
+import { namespaceGrantsFromEnv } from '../tenancy/namespaces.js';
+import { kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { makeTestContext, type TestContext } from './testing.js';
 
 let t: TestContext | undefined;
 afterEach(async () => { await t?.cleanup(); t = undefined; });
 
-function ctxWith(task: Task, variables?: Record<string, unknown>): TestContext {
-  t = makeTestContext({ task, variables });
+function ctxWith(task: Task, variables?: Record<string, unknown>, allowed?: string): TestContext {
+  t = makeTestContext({ task, variables, ...(allowed ? { grants: namespaceGrantsFromEnv({ ALLOWED_NAMESPACES: allowed }) } : {}) });
   return t;
 }
 
-describe('isNamespaceAllowed', () => {
+describe('KV tasks reach only namespaces the flow may use', () => {
   it.each([
-    ['company.team', 'company.team', true],
-    ['company.team', 'company', true],
-    ['company.team', 'company.team.sub', true],
-    ['company.team', 'company.other', false],
-    ['company.team', 'companyx', false],
-    ['company.team', 'company.teamx', false],
-  ])('%s → %s: %s', (flowNs, target, allowed) => {
-    expect(isNamespaceAllowed(flowNs, target)).toBe(allowed);
+    [kvSetPlugin, { value: 'x' }],
+    [kvGetPlugin, {}],
+    [kvDeletePlugin, {}],
+    [kvGetKeysPlugin, {}],
+  ])('%# refuses another namespace (a parent, a child or an unrelated one) and changes nothing', async (plugin, extra) => {
+    for (const target of ['company', 'company.team.sub', 'other']) {
+      const c = ctxWith({ id: 't', type: plugin.type, key: 'k', namespace: target, ...extra });
+      await c.stores.kv.set({ namespace: target, key: 'k', value: 'theirs' });
+      const r = await plugin.run(c.ctx);
+      expect(r.state).toBe('FAILED');
+      expect(r.error).toBe(`${plugin === kvGetKeysPlugin ? 'The KV store' : "KV key 'k'"} of namespace '${target}' is not accessible from namespace 'company.team': a flow reaches only its own namespace unless ALLOWED_NAMESPACES grants more`);
+      expect(r.outputs).toBeUndefined();
+      expect((await c.stores.kv.get(target, 'k'))?.value).toBe('theirs');
+      await t!.cleanup(); t = undefined;
+    }
+  });
+
+  it('reads and writes a namespace ALLOWED_NAMESPACES grants', async () => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k', value: 'v', namespace: 'company.shared' }, undefined, '{"company.shared": ["company.*"]}');
+    expect((await kvSetPlugin.run(c.ctx)).state).toBe('SUCCESS');
+    expect((await c.stores.kv.get('company.shared', 'k'))?.value).toBe('v');
+    c.ctx.task = { id: 'g', type: kvGetPlugin.type, key: 'k', namespace: 'company.shared' };
+    expect(await kvGetPlugin.run(c.ctx)).toEqual({ state: 'SUCCESS', outputs: { value: 'v' } });
   });
 });
 
@@ -52,15 +68,6 @@ describe('core.kv.Set', () => {
     expect((await c.stores.kv.get('company.team', 'k'))?.value).toBe('a');
   });
 
-  it('writes a parent namespace but refuses an unrelated one', async () => {
-    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k', value: 'v', namespace: 'company' });
-    expect((await kvSetPlugin.run(c.ctx)).state).toBe('SUCCESS');
-    expect((await c.stores.kv.get('company', 'k'))?.value).toBe('v');
-    c.ctx.task = { ...c.ctx.task, namespace: 'other' };
-    const r = await kvSetPlugin.run(c.ctx);
-    expect(r.state).toBe('FAILED');
-    expect(r.error).toContain("Namespace 'other' is not allowed");
-  });
 });
 
 describe('core.kv.Get', () => {

@@ -1,25 +1,13 @@
-// core.kv.Set / Get / Delete / GetKeys: key-value store tasks. Cross-namespace access is limited (embedded mode) to
-// the flow's namespace, its parents and its children. Value typing (kvType, inference) is the store's.
+// core.kv.Set / Get / Delete / GetKeys: key-value store tasks. The run context's KV view enforces which namespaces a
+// flow may reach (operator/tenancy: its own, unless ALLOWED_NAMESPACES grants more). Value typing is the store's.
 import type { KVType } from '../store/types.js';
 import type { RunContext, TaskResult } from './types.js';
 import { plugin, renderBool, renderString, requireString } from './util.js';
 
 const KV_TYPES: readonly KVType[] = ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'];
 
-/** Whether a flow in `flowNamespace` may read or write KV entries of `target`: same, parent or child namespace. */
-export function isNamespaceAllowed(flowNamespace: string, target: string): boolean {
-  return target === flowNamespace || flowNamespace.startsWith(target + '.') || target.startsWith(flowNamespace + '.');
-}
-
 function targetNamespace(ctx: RunContext): string {
-  const ns = renderString(ctx, ctx.task.namespace) ?? ctx.flow.namespace;
-  if (!isNamespaceAllowed(ctx.flow.namespace, ns)) {
-    throw new Error(
-      `Namespace '${ns}' is not allowed from namespace '${ctx.flow.namespace}': ` +
-        'only the flow namespace, its parents and its children can be accessed',
-    );
-  }
-  return ns;
+  return renderString(ctx, ctx.task.namespace) ?? ctx.flow.namespace;
 }
 
 function renderKvType(ctx: RunContext): KVType | undefined {

@@ -7,6 +7,10 @@ import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js'
 import { createRenderer } from '../expr/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { taskRunStoragePath } from '../storage/paths.js';
+import { fileCallerOf } from '../tenancy/files.js';
+import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
+import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedStorage } from '../tenancy/scoped-storage.js';
 import type { RunContext, TaskLogger } from './types.js';
 
 export interface RecordedLog { level: LogLevel; message: string }
@@ -33,6 +37,8 @@ export interface TestContextOptions {
   secrets?: string[];
   /** Secrets available to `secret('NAME')`. */
   secretValues?: Record<string, string>;
+  /** Namespaces the execution may reach beyond its own (as ALLOWED_NAMESPACES); default none. */
+  grants?: NamespaceGrants;
 }
 
 const HIDDEN: ReadonlySet<LogLevel> = new Set<LogLevel>(['TRACE', 'DEBUG']);
@@ -89,7 +95,9 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     render: (template, extra) => renderer.render(template, withExtra(extra)),
     renderValue: (value, extra) => renderer.renderValue(value, withExtra(extra)),
     renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
-    logger: recorder(logs), storage: stores.storage, kv: stores.kv,
+    // The same scoped views as production run contexts (operator/tenancy).
+    logger: recorder(logs), storage: scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS),
+    kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
     processes: { registry: stores.processes, owner: { executionId: execution.id, taskRunId: taskRun.id, attempt: 1 } },

@@ -6,53 +6,13 @@ import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/pr
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { InternalStorage } from '../store/types.js';
+import { badPath, storageSegments, storageUri } from './paths.js';
 
-const SCHEME = 'kestra://';
+export { storageSegments, storageUri } from './paths.js';
 
 /** Error for a file that does not exist, carrying code ENOENT like Node's own. */
 function notFound(uri: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`ENOENT: no such file in internal storage: ${uri}`), { code: 'ENOENT', status: 404 });
-}
-
-/** A rejected path or URI; `status` lets an HTTP layer answer 400. */
-function badPath(message: string): Error {
-  return Object.assign(new Error(message), { status: 400 });
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-/**
- * Splits a storage path or `kestra:///` URI into safe, decoded segments.
- * Rejects other schemes, NUL bytes, backslashes, encoded slashes, drive letters, `.`/`..` segments and `//`-rooted paths.
- */
-export function storageSegments(pathOrUri: string): string[] {
-  let rest = pathOrUri;
-  if (rest.startsWith(SCHEME)) {
-    rest = rest.slice(SCHEME.length);
-    if (!rest.startsWith('/')) throw badPath(`Invalid internal storage URI (expected kestra:///path): ${pathOrUri}`);
-  } else if (/^[a-z][a-z0-9+.-]*:/i.test(rest)) {
-    throw badPath(`Unsupported storage URI (only kestra:/// is stored here): ${pathOrUri}`);
-  }
-  if (rest.startsWith('//')) throw badPath(`Absolute path rejected in internal storage: ${pathOrUri}`);
-  const segments = rest.replace(/^\//, '').split('/').map(decodeSegment);
-  if (segments.length === 0 || segments.every((s) => s === '')) throw badPath(`Empty internal storage path: ${pathOrUri}`);
-  for (const segment of segments) {
-    if (segment.includes('\0')) throw badPath(`NUL byte rejected in internal storage path: ${JSON.stringify(pathOrUri)}`);
-    if (segment === '..' || segment === '.') throw badPath(`Path traversal rejected in internal storage: ${pathOrUri}`);
-    if (segment.includes('\\') || segment.includes('/') || /^[a-z]:$/i.test(segment)) throw badPath(`Invalid internal storage path: ${pathOrUri}`);
-  }
-  return segments.filter((s) => s !== '');
-}
-
-/** Canonical URI of a storage path: `kestra:///` + percent-encoded segments. */
-export function storageUri(pathOrUri: string): string {
-  return `${SCHEME}/${storageSegments(pathOrUri).map(encodeURIComponent).join('/')}`;
 }
 
 export class LocalStorage implements InternalStorage {

@@ -7,6 +7,8 @@ import { derivedId, newId } from '../core/ids.js';
 import type { Execution, Flow, Label, Trigger } from '../core/types.js';
 import { resolveInputs } from '../model/index.js';
 import type { StoredExecution, Stores } from '../store/types.js';
+import { fileReadDenied } from '../tenancy/files.js';
+import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 
 export interface TriggeredStart {
   flow: Flow;
@@ -31,12 +33,20 @@ function labelList(raw: unknown): Label[] {
   return [];
 }
 
+/** FILE inputs of a triggered execution: files of its namespace (or a granted one), or of the execution that triggered it. */
+function triggerFileRule(start: TriggeredStart, grants: NamespaceGrants): (uri: string) => string | undefined {
+  const v = start.variables;
+  const source = typeof v.executionId === 'string' && typeof v.namespace === 'string' && typeof v.flowId === 'string'
+    ? [{ namespace: v.namespace, flowId: v.flowId, id: v.executionId }] : [];
+  return (uri) => fileReadDenied({ namespace: start.flow.namespace, related: () => source }, uri, grants);
+}
+
 /** Builds the execution (throws a ValidationError naming `inputs.<id>` when rendered inputs do not fit the flow). */
-export function buildTriggeredExecution(start: TriggeredStart, renderer: Renderer): Execution {
+export function buildTriggeredExecution(start: TriggeredStart, renderer: Renderer, grants: NamespaceGrants = NO_GRANTS): Execution {
   const { flow, trigger } = start;
   const vars = triggerRenderVars(flow, start.variables);
   const rendered = trigger.inputs && typeof trigger.inputs === 'object' ? renderer.renderValue(trigger.inputs as Record<string, unknown>, vars) : {};
-  const inputs = resolveInputs(flow.inputs, { ...rendered, ...(start.inputs ?? {}) });
+  const inputs = resolveInputs(flow.inputs, { ...rendered, ...(start.inputs ?? {}) }, { fileUri: triggerFileRule(start, grants) });
   const labels = [...labelList(renderer.renderValue(trigger.labels, vars)), ...(start.labels ?? [])];
   const id = start.dedupeKey !== undefined ? derivedId(flow.namespace, flow.id, trigger.id, start.dedupeKey) : newId();
   return newExecution({
@@ -46,8 +56,8 @@ export function buildTriggeredExecution(start: TriggeredStart, renderer: Rendere
 }
 
 /** Creates the execution durably (idempotent when `dedupeKey` is given) and returns the stored record. */
-export async function startTriggeredExecution(stores: Stores, start: TriggeredStart, renderer: Renderer): Promise<StoredExecution> {
-  return stores.executions.create(buildTriggeredExecution(start, renderer));
+export async function startTriggeredExecution(stores: Stores, start: TriggeredStart, renderer: Renderer, grants: NamespaceGrants = NO_GRANTS): Promise<StoredExecution> {
+  return stores.executions.create(buildTriggeredExecution(start, renderer, grants));
 }
 
 /** Whether a trigger may fire: neither it nor its flow is disabled (in the source or through the API). */

@@ -103,7 +103,7 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
         const ok = await evaluate(conditions, { flow, trigger, execution: exec, variables: { trigger: variables } });
         if (!ok) continue;
         try {
-          await startTriggeredExecution(d.stores, { flow, trigger, variables, dedupeKey: key, now: d.clock() }, d.renderer);
+          await startTriggeredExecution(d.stores, { flow, trigger, variables, dedupeKey: key, now: d.clock() }, d.renderer, d.grants);
         } catch (err) {
           // Invalid inputs: no execution is created (contract: invalid input creates nothing); reported once.
           d.onError(err, `Flow trigger ${flow.namespace}.${flow.id}.${trigger.id} on execution ${exec.id}`);

@@ -150,7 +150,7 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
     const create = async (event: TriggerEvent): Promise<boolean> => {
       if (opts.conditions && trigger.conditions && !(await opts.conditions(trigger.conditions as unknown[], { flow, trigger, variables: { trigger: event.variables } }))) return false;
       const start: TriggeredStart = { flow, trigger, variables: event.variables, now: d.clock(), ...(event.dedupeKey !== undefined ? { dedupeKey: event.dedupeKey } : {}) };
-      await (opts.create ?? ((dd, s) => startTriggeredExecution(dd.stores, s, dd.renderer)))(d, start);
+      await (opts.create ?? ((dd, s) => startTriggeredExecution(dd.stores, s, dd.renderer, dd.grants)))(d, start);
       return true;
     };
     const done = plugin.kind === 'polling' ? pollLoop(ctx, plugin, create) : realtime(ctx, plugin, create);

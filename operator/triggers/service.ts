@@ -5,6 +5,7 @@ import { createConditionEvaluator } from './conditions/index.js';
 import { createFlowTriggerComponent } from './flow-trigger.js';
 import { pollingAndRealtimeComponent } from './runtime.js';
 import { createScheduler, type SchedulerOptions } from './schedule/scheduler.js';
+import { namespaceGrantsFromEnv } from '../tenancy/namespaces.js';
 import type { ConditionEvaluator, TriggerComponent, TriggerServiceDeps } from './types.js';
 
 export interface TriggerService {
@@ -41,7 +42,8 @@ export function defaultTriggerComponents(opts: DefaultComponentsOptions = {}): T
 }
 
 /** Starts the components one after the other; if one fails to start, those started are stopped and the error thrown. */
-export async function startTriggerService(deps: TriggerServiceDeps, components: TriggerComponent[] = defaultTriggerComponents()): Promise<TriggerService> {
+export async function startTriggerService(given: TriggerServiceDeps, components: TriggerComponent[] = defaultTriggerComponents()): Promise<TriggerService> {
+  const deps: TriggerServiceDeps = { ...given, grants: given.grants ?? namespaceGrantsFromEnv(given.env) };
   const started: TriggerComponent[] = [];
   const stopAll = async () => {
     for (const c of started.splice(0).reverse()) {

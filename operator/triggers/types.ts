@@ -77,6 +77,8 @@ export interface TriggerServiceDeps {
   clock: () => Date;
   /** Settings such as `TRIGGER_RECOVER_MISSED_SCHEDULES` (global default ALL | NONE | LAST). */
   env: NodeJS.ProcessEnv;
+  /** Namespaces a flow may reach beyond its own (default: ALLOWED_NAMESPACES of `env`, read when the service starts). */
+  grants?: import('../tenancy/namespaces.js').NamespaceGrants;
   onError(err: unknown, where: string): void;
 }
 

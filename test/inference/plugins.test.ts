@@ -1,6 +1,6 @@
 // The S3 tasks and BatchCompletion task run with a real RunContext (operator/plugins/testing.ts) against a real
 // S3-protocol server (s3rver) and the real inference service; role assumption goes through an STS test double.
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeTestContext, type TestContext } from '../../operator/plugins/testing.js';
@@ -35,6 +35,19 @@ it('exports one schema per plugin type', () => {
 });
 
 describe('S3 tasks', () => {
+  it.each([
+    ['a host file', () => '/etc/hostname'],
+    ['a path leaving the working directory', () => '../../outside.txt'],
+    ['a symbolic link leading out of it', (dir: string) => { symlinkSync('/etc/hostname', join(dir, 'link.txt')); return 'link.txt'; }],
+  ])('refuses to upload %s and uploads nothing', async (_what, from) => {
+    t = makeTestContext({ task: { id: 'up', type: s3UploadPlugin.type, ...conn(), key: 'leak/x.txt' } });
+    t.ctx.task = { ...t.ctx.task, from: from(t.ctx.workingDir) };
+    const r = await s3UploadPlugin.run(t.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toMatch(/'from' (must be a file of the task's working directory|file not found)/);
+    expect(await listKeys(s3.client, 'data', 'leak/')).toEqual([]);
+  });
+
   it('uploads a working-directory file, lists, downloads into internal storage and deletes', async () => {
     t = makeTestContext({ task: { id: 'up', type: s3UploadPlugin.type, ...conn(), key: 'docs/{{ execution.id }}.txt', from: 'a.txt' } });
     writeFileSync(join(t.ctx.workingDir, 'a.txt'), 'hello s3');

@@ -1,7 +1,7 @@
 // S3 tasks (Kestra's aws.s3 Upload, Download, List, Delete) through the minio client: endpoint override for
 // S3-compatible stores, region, static credentials or an STS-assumed role, bucket and key/prefix.
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, sep } from 'node:path';
 import { Client } from 'minio';
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs';
 import type { RunContext, RunnablePlugin } from '../types.js';
@@ -41,14 +41,23 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** A file of the working directory (relative, or absolute inside it; symbolic links may not lead out of it). */
+function workingDirFile(workingDir: string, from: string): string {
+  const root = realpathSync(workingDir);
+  const path = isAbsolute(from) ? from : join(workingDir, from);
+  if (!existsSync(path)) throw new Error(`'from' file not found: ${from}`);
+  const real = realpathSync(path);
+  if (!real.startsWith(root + sep)) throw new Error(`'from' must be a file of the task's working directory or a kestra:/// URI: ${from}`);
+  return real;
+}
+
 /** `from`: an internal-storage URI (kestra://...) or a file of the working directory; or inline `content`. */
 async function uploadBody(ctx: RunContext): Promise<{ body: Buffer | NodeJS.ReadableStream; size?: number }> {
   const content = renderString(ctx, ctx.task.content);
   if (content !== undefined) { const b = Buffer.from(content, 'utf8'); return { body: b, size: b.length }; }
   const from = requireString(ctx, 'from');
   if (/^[a-z]+:\/\//.test(from)) return { body: await ctx.storage.stream(from), size: await ctx.storage.size(from) };
-  const path = isAbsolute(from) ? from : join(ctx.workingDir, from);
-  if (!existsSync(path)) throw new Error(`'from' file not found: ${from}`);
+  const path = workingDirFile(ctx.workingDir, from);
   return { body: createReadStream(path), size: statSync(path).size };
 }
 

@@ -117,7 +117,7 @@ describe('scripts.shell.Commands', () => {
 
   it('writes inputFiles (subdirectories, storage URIs) and uploads outputFiles globs and outputDir files', async () => {
     const c = commands({ commands: [] });
-    const uri = await c.stores.storage.put('company/team/in.csv', Buffer.from('x,y\n'));
+    const uri = await c.stores.storage.put('company/team/other-flow/executions/earlier/tasks/t/r/in.csv', Buffer.from('x,y\n'));
     c.ctx.task = {
       ...c.ctx.task,
       inputFiles: { 'data/input.txt': 'from {{ flow.id }}', 'copy.csv': uri },
@@ -135,6 +135,20 @@ describe('scripts.shell.Commands', () => {
     expect((await c.stores.storage.get(files['b.out']!)).toString()).toBe('x,y\n');
     expect((await c.stores.storage.get(files['d.json']!)).toString()).toBe('d\n');
     expect(files['a.out']).toBe('kestra:///company/team/flow1/executions/exec1/tasks/sh/tr1/a.out');
+  });
+
+  it.each([
+    ['another namespace', 'victim/ns/flow/executions/e1/tasks/t/r/secret.csv'],
+    ['a path outside the executions layout', 'etc/passwd'],
+  ])('refuses an inputFiles URI of %s, naming the URI and the rule, and runs nothing', async (_what, path) => {
+    const c = commands({ commands: ['touch ran'] });
+    const uri = await c.stores.storage.put(path, Buffer.from('theirs'));
+    c.ctx.task = { ...c.ctx.task, inputFiles: { 'copy.csv': uri } };
+    const r = await shellCommandsPlugin.run(c.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toContain(`Reading '${uri}' is not allowed`);
+    expect(r.error).toContain("execution files of its namespace 'company.team'");
+    expect(existsSync(join(c.ctx.workingDir, 'ran'))).toBe(false);
   });
 
   it.each(['../escape.txt', '/etc/evil', 'a/../../b'])('refuses the input file name %s', async (name) => {

@@ -131,7 +131,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
             flow, trigger, variables: c.variables, dedupeKey: c.dedupeKey, now,
             ...(c.inputs ? { inputs: d.renderer.renderValue(c.inputs, vars) } : {}),
             ...(c.labels ? { labels: c.labels.map((l) => ({ key: l.key, value: d.renderer.render(String(l.value), vars) })) } : {}),
-          }, d.renderer);
+          }, d.renderer, d.grants);
           next = started(next, c, created.execution.id);
         } catch (err) {
           // Invalid inputs and the like: the date is skipped rather than retried forever.
