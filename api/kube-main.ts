@@ -1,6 +1,7 @@
 // Cluster-mode API entry point (`node --import tsx api/kube-main.ts`): the same Koa routes over the custom-resource
 // stores, every /api/v1 request authenticated with the caller's bearer token (TokenReview) and authorized per resource
 // verb (SubjectAccessReview); webhooks keep their key. `/metrics` and `/healthz` are served too.
+import '../operator/harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -2,6 +2,7 @@
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
 // Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml),
 // TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
+import './harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

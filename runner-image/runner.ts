@@ -9,6 +9,7 @@
 //                                                    FLOWPILOT_INSTALL=symlink links instead (local simulation)
 // Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME>, plus the stores' settings
 // (see stores.ts).
+import '../operator/harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { realpathSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

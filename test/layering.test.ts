@@ -38,3 +38,18 @@ it('the API does not import the controller or the plugins', () => {
     for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).not.toMatch(/operator\/(controller|plugins)/);
   }
 });
+
+it('every entry point imports the process hardening first', () => {
+  const entries = ['operator', 'api', 'runner-image'].flatMap(files).filter((f) => /process\.argv\[1\]/.test(readFileSync(join(ROOT, f), 'utf8')));
+  expect(entries.length).toBeGreaterThanOrEqual(6);
+  const firstImport = (file: string) => /^\s*import\s+(?:[^'"]*from\s+)?['"]([^'"]+)['"]/m.exec(readFileSync(join(ROOT, file), 'utf8'))?.[1];
+  for (const file of entries) expect(firstImport(file), file).toMatch(/(^|\/)harden\.js$/);
+});
+
+it('the hardening refuses new properties on Object.prototype and keeps existing ones writable', async () => {
+  await import('../operator/harden.js');
+  expect(() => { (Object.prototype as Record<string, unknown>).polluted = 1; }).toThrow(TypeError);
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  class Mine { }
+  expect(() => { (Mine.prototype as unknown as { toString: () => string }).toString = () => 'mine'; }).not.toThrow();
+});

@@ -1,6 +1,7 @@
 // Command-line runner of one batch job: `tsx operator/inference/runner-main.ts <dataDir> <taskId>`. It runs (or
 // resumes) the job to its end and exits 0 when it is final, so a Kubernetes Job (cluster mode, later) or any
 // supervisor can run it; a crash leaves the job resumable by the next run.
+import '../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { join } from 'node:path';
 import { BackendRegistry } from './backends/registry.js';
 import { loadInferenceConfig } from './config.js';

@@ -1,6 +1,7 @@
 // Cluster-mode operator entry point (`node --import tsx operator/kube/main.ts`, the image's default command): loads the
 // settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
 // and runs the operator with leader election; `/metrics` and `/healthz` on METRICS_PORT on every replica.
+import '../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

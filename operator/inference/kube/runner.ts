@@ -4,6 +4,7 @@
 // status (SUCCESS / FAILED with counts) through the InferenceJob's status subresource.
 // `node dist/operator/inference/kube/runner.js` (compiled by scripts/build.mjs; tsx runs the source too) with
 // INFERENCE_JOB_NAME, POD_NAMESPACE and INFERENCE_ACCESS_TOKEN.
+import '../../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
