@@ -1,11 +1,13 @@
 // Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, the REST API
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
-// Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml),
-// TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
+// Settings: PORT (8080), HOST (127.0.0.1; another address needs authentication: BASIC_AUTH_USERNAME and
+// BASIC_AUTH_PASSWORD, or API_TOKENS / API_TOKENS_FILE, see api/embedded-auth.ts), DATA_DIR (./data), SAMPLE_FLOW (true:
+// load and run examples/flows/hello-world.yaml), TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '../api/app.js';
+import { embeddedAccess } from '../api/embedded-auth.js';
 import { appRoot } from './app-root.js';
 import { createInferenceRouter } from '../api/inference/router.js';
 import { startServer } from '../api/server.js';
@@ -38,7 +40,8 @@ async function runSample(stores: Stores): Promise<void> {
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const port = Number(env.PORT ?? 8080);
-  const host = env.HOST ?? '0.0.0.0';
+  const access = embeddedAccess(env); // refuses a non-loopback HOST without authentication, before anything starts
+  const host = access.host;
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
@@ -50,10 +53,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
   const inference = await startInferenceService({ dataDir, env });
   // Webhook triggers: conditions and inputs with the same evaluator and secrets as the trigger service.
-  const app = createApp({ stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer });
+  const app = createApp({ stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer }, { before: access.before });
   app.use(createInferenceRouter(inference).routes());
   const server = await startServer(app, port, host);
-  console.log(`[server] embedded mode listening on http://${host}:${server.port} (data in ${dataDir})`);
+  const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  console.log(`[server] embedded mode listening on http://${shownHost}:${server.port} (data in ${dataDir}; ${access.summary})`);
   if ((env.SAMPLE_FLOW ?? 'true') !== 'false') await runSample(stores);
   let stopping = false;
   const stop = async (signal: string) => {
