@@ -1,5 +1,6 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
 import type { Renderer } from '../operator/core/engine-types.js';
+import { DEFAULT_LIMITS, type Limits } from '../operator/core/limits.js';
 import type { Stores } from '../operator/store/types.js';
 import type { ConditionEvaluator } from '../operator/triggers/types.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_FILE_BYTES } from './body.js';
@@ -16,6 +17,8 @@ export interface ApiOptions {
   conditions?: ConditionEvaluator;
   /** Renders Webhook trigger `inputs` with secrets (default: a renderer without secrets). */
   renderer?: Renderer;
+  /** The safety limits (operator/core/limits.ts; default their defaults): LOGS_MAX_LINES bounds a log answer. */
+  limits?: Limits;
 }
 
 export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pick<ApiOptions, 'conditions' | 'renderer'>;
@@ -26,6 +29,7 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
+    limits: o.limits ?? DEFAULT_LIMITS,
     ...(o.conditions ? { conditions: o.conditions } : {}),
     ...(o.renderer ? { renderer: o.renderer } : {}),
   };

@@ -15,6 +15,7 @@ import { newExecution } from './core/execution.js';
 import { newId } from './core/ids.js';
 import { isTerminal } from './core/types.js';
 import { createSecretRenderer, startController } from './controller/index.js';
+import { limitsFromEnv } from './core/limits.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
@@ -42,6 +43,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const port = Number(env.PORT ?? 8080);
   const access = embeddedAccess(env); // refuses a non-loopback HOST without authentication, before anything starts
   const host = access.host;
+  const limits = limitsFromEnv(env); // a malformed limit setting is refused at start, naming it
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
@@ -53,7 +55,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
   const inference = await startInferenceService({ dataDir, env });
   // Webhook triggers: conditions and inputs with the same evaluator and secrets as the trigger service.
-  const app = createApp({ stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer }, { before: access.before });
+  const app = createApp({
+    stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer, limits,
+  }, { before: access.before });
   app.use(createInferenceRouter(inference).routes());
   const server = await startServer(app, port, host);
   const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;

@@ -29,6 +29,10 @@ export const LIMIT_SETTINGS = {
     env: 'MAX_SUBFLOW_DEPTH', default: 10, min: 1,
     doc: 'nesting depth of Subflow and ForEachItem executions under one root execution',
   },
+  logsMaxLines: {
+    env: 'LOGS_MAX_LINES', default: 10_000, min: 1,
+    doc: 'log lines one answer of GET /logs/{executionId} holds (also the largest page size); /download streams them all',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;
