@@ -20,18 +20,25 @@ tasks:
 `;
 
 let cleanup: (() => void)[] = [];
-afterEach(() => { for (const c of cleanup) c(); cleanup = []; });
+/** Every process seen under npm start (task processes run in process groups of their own). */
+let seen: number[] = [];
+afterEach(() => { for (const c of cleanup) c(); cleanup = []; seen = []; });
 
 /** `npm start` with a free port and a temporary data directory; resolves with the port once it serves /healthz. */
 async function npmStart(): Promise<{ npm: ChildProcess; port: number; output: () => string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'signals-'));
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', DATA_DIR: dataDir, SAMPLE_FLOW: 'false', TRIGGERS: 'false' };
   for (const name of ['HOST', 'BASIC_AUTH_USERNAME', 'BASIC_AUTH_PASSWORD', 'API_TOKENS', 'API_TOKENS_FILE']) delete env[name];
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, so that a failed test can still end whatever it left (signals go to npm's pid only).
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   npm.stdout!.on('data', (d) => { out += d; });
   npm.stderr!.on('data', (d) => { out += d; });
-  cleanup.push(() => { killAll([npm.pid!, ...descendants(npm.pid!)]); rmSync(dataDir, { recursive: true, force: true }); });
+  cleanup.push(() => {
+    try { process.kill(-npm.pid!, 'SIGKILL'); } catch { /* group gone */ }
+    killAll(seen);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
   const port = Number(await until(() => {
     if (npm.exitCode !== null) throw new Error(`npm start exited ${npm.exitCode}: ${out}`);
     return /listening on http:\/\/[^\s]+:(\d+)/.exec(out)?.[1];
@@ -61,6 +68,7 @@ describe('npm start', () => {
     // The task's `sleep 300` is running under the server.
     await until(() => descendants(npm.pid!).some((pid) => commandOf(pid) === 'sleep 300'), 'the task process to start');
     const tree = descendants(npm.pid!);
+    seen = tree;
     const exited = new Promise<number | null>((res) => npm.once('exit', (code) => res(code)));
 
     npm.kill(signal);
