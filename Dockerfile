@@ -1,7 +1,8 @@
 # Image of the operator and the API (one image, two commands; the Helm chart sets them), running compiled JavaScript:
 #   operator:  node dist/operator/kube/main.js      (default)
 #   API:       node dist/api/kube-main.js
-#   embedded:  node dist/operator/main.js           (single process, SQLite; PORT 8080, DATA_DIR)
+#   embedded:  node dist/operator/main.js           (single process, SQLite; PORT 8080, DATA_DIR; it listens on
+#              127.0.0.1 unless HOST=0.0.0.0 with BASIC_AUTH_USERNAME/BASIC_AUTH_PASSWORD or API_TOKENS)
 # Build from the repository root:  docker build -t flowpilot .
 
 # TypeScript → dist/ (scripts/build.mjs: esbuild strips the types file for file). esbuild alone, at the lockfile's

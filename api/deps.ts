@@ -1,5 +1,6 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
 import type { Renderer } from '../operator/core/engine-types.js';
+import { DEFAULT_LIMITS, type Limits } from '../operator/core/limits.js';
 import type { Stores } from '../operator/store/types.js';
 import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
 import type { ConditionEvaluator } from '../operator/triggers/types.js';
@@ -19,6 +20,8 @@ export interface ApiOptions {
   renderer?: Renderer;
   /** Namespaces a flow may reach beyond its own (ALLOWED_NAMESPACES): FILE inputs given as URIs follow it. */
   grants?: NamespaceGrants;
+  /** The safety limits (operator/core/limits.ts; default their defaults): LOGS_MAX_LINES bounds a log answer. */
+  limits?: Limits;
 }
 
 export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pick<ApiOptions, 'conditions' | 'renderer'>;
@@ -30,6 +33,7 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
     grants: o.grants ?? NO_GRANTS,
+    limits: o.limits ?? DEFAULT_LIMITS,
     ...(o.conditions ? { conditions: o.conditions } : {}),
     ...(o.renderer ? { renderer: o.renderer } : {}),
   };

@@ -5,6 +5,7 @@ import '../operator/harden.js'; // first: Object.prototype takes no new properti
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { limitsFromEnv } from '../operator/core/limits.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
 import { openClusterEdges } from '../operator/kube/edges.js';
@@ -27,7 +28,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   await stores.ready();
   const metrics = createHttpMetrics();
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];
-  const app = createApp({ stores }, { before: [metrics.middleware, ...auth] });
+  const app = createApp({ stores, limits: limitsFromEnv(env) }, { before: [metrics.middleware, ...auth] });
   app.use(metrics.router.routes());
   // Batch inference: POST /v1/completions creates an InferenceJob (its own bearer-token scheme, see operator/inference).
   app.use(createInferenceRouter(new ClusterInferenceService({ kc, namespace: settings.namespace, config: loadInferenceConfig(env) })).routes());

@@ -35,10 +35,10 @@ export function queryBool(ctx: Context, name: string): boolean {
 
 export interface Paging { page: number; size: number; limit: number; offset: number }
 
-/** Kestra paging: `page` from 1, `size` (default 10, at most 1000). */
-export function paging(ctx: Context): Paging {
-  const page = queryInt(ctx, 'page', 1) ?? 1;
-  const size = queryInt(ctx, 'size', 1, 1000) ?? 10;
+/** Kestra paging: `page` from 1, `size` (default 10, at most `maxSize`: 1000 unless told); the offset stays an exact integer. */
+export function paging(ctx: Context, maxSize = 1000): Paging {
+  const size = queryInt(ctx, 'size', 1, maxSize) ?? 10;
+  const page = queryInt(ctx, 'page', 1, Math.floor(Number.MAX_SAFE_INTEGER / size)) ?? 1;
   return { page, size, limit: size, offset: (page - 1) * size };
 }
 

@@ -1,12 +1,14 @@
 // Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, the REST API
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
-// Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml),
-// TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
+// Settings: PORT (8080), HOST (127.0.0.1; another address needs authentication: BASIC_AUTH_USERNAME and
+// BASIC_AUTH_PASSWORD, or API_TOKENS / API_TOKENS_FILE, see api/embedded-auth.ts), DATA_DIR (./data), SAMPLE_FLOW (true:
+// load and run examples/flows/hello-world.yaml), TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
 import './harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '../api/app.js';
+import { embeddedAccess } from '../api/embedded-auth.js';
 import { appRoot } from './app-root.js';
 import { createInferenceRouter } from '../api/inference/router.js';
 import { startServer } from '../api/server.js';
@@ -14,14 +16,15 @@ import { newExecution } from './core/execution.js';
 import { newId } from './core/ids.js';
 import { isTerminal } from './core/types.js';
 import { createSecretRenderer, startController } from './controller/index.js';
+import { limitsFromEnv } from './core/limits.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
 import { killOrphanProcesses } from './plugins/scripts/orphans.js';
-import { limitsFromEnv } from './core/limits.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
 import { createConditionEvaluator } from './triggers/conditions/index.js';
+import { namespaceGrantsFromEnv } from './tenancy/namespaces.js';
 import { startTriggerService } from './triggers/service.js';
 
 const ROOT = appRoot(import.meta.url);
@@ -41,11 +44,13 @@ async function runSample(stores: Stores): Promise<void> {
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const port = Number(env.PORT ?? 8080);
-  const host = env.HOST ?? '0.0.0.0';
+  const access = embeddedAccess(env); // refuses a non-loopback HOST without authentication, before anything starts
+  const host = access.host;
+  const limits = limitsFromEnv(env); // a malformed limit setting is refused at start, naming it
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
   const stores = openEmbeddedStores(dataDir);
-  await killOrphanProcesses(stores.processes, { limits: limitsFromEnv(env) }); // before any attempt is re-run
+  await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const controller = await startController(stores, { dataDir, env });
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,
@@ -54,10 +59,14 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
   const inference = await startInferenceService({ dataDir, env });
   // Webhook triggers: conditions and inputs with the same evaluator and secrets as the trigger service.
-  const app = createApp({ stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer });
+  const app = createApp({
+    stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer, limits,
+    grants: namespaceGrantsFromEnv(env),
+  }, { before: access.before });
   app.use(createInferenceRouter(inference).routes());
   const server = await startServer(app, port, host);
-  console.log(`[server] embedded mode listening on http://${host}:${server.port} (data in ${dataDir})`);
+  const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  console.log(`[server] embedded mode listening on http://${shownHost}:${server.port} (data in ${dataDir}; ${access.summary})`);
   if ((env.SAMPLE_FLOW ?? 'true') !== 'false') await runSample(stores);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -23,6 +23,8 @@ export class StdoutLogStore implements LogStore {
   append(lines: LogLine[]): void { for (const l of lines) process.stdout.write(`${JSON.stringify(l)}\n`); }
   async flush(): Promise<void> {}
   async forExecution(): Promise<LogLine[]> { throw notConfigured('Reading logs', 'LOG_DB'); }
+  async countForExecution(): Promise<number> { throw notConfigured('Reading logs', 'LOG_DB'); }
+  async *pagesForExecution(): AsyncIterable<LogLine[]> { throw notConfigured('Reading logs', 'LOG_DB'); }
   async search(): Promise<never> { throw notConfigured('Searching logs', 'LOG_DB'); }
   async deleteExecution(): Promise<void> { throw notConfigured('Deleting logs', 'LOG_DB'); }
 }

@@ -1,7 +1,7 @@
 // /api/v1/namespaces/{namespace}/kv: write (a JSON value, or any other text as a STRING; optional `ttl` header),
 // read `{type, value}`, delete, and list the keys of a namespace.
 import type { Router, RouterContext } from '@koa/router';
-import { Duration } from 'luxon';
+import { expirationFromTtl } from '../../operator/store/sqlite/kv-types.js';
 import type { KVEntry } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
@@ -26,10 +26,15 @@ export function parseKvBody(text: string): unknown {
   }
 }
 
+/** The `ttl` header, checked as the stores check it (malformed, not positive or past the year 9999: 400 naming ttl). */
 function ttlHeader(ctx: RouterContext): string | undefined {
   const ttl = ctx.get('ttl').trim();
   if (ttl === '') return undefined;
-  if (!Duration.fromISO(ttl).isValid) throw badRequest(`Invalid ttl '${ttl}': expected an ISO 8601 duration`, 'ttl');
+  try {
+    expirationFromTtl(ttl, new Date());
+  } catch (err) {
+    throw badRequest((err as Error).message, 'ttl');
+  }
   return ttl;
 }
 

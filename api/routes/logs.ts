@@ -1,10 +1,13 @@
-// /api/v1/logs: the log lines of one execution (JSON or plain-text download) and full-text search across logs.
+// /api/v1/logs: the log lines of one execution (JSON, paged and bounded by LOGS_MAX_LINES, or a streamed plain-text
+// download) and full-text search across logs.
+import { Readable } from 'node:stream';
 import type { Router, RouterContext } from '@koa/router';
 import { LogLevels } from '../../operator/core/types.js';
 import type { LogLevel, LogLine } from '../../operator/core/types.js';
+import type { ExecutionLogFilter } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
-import { paging, queryOne } from '../query.js';
+import { paging, queryInt, queryOne } from '../query.js';
 
 function levelParam(ctx: RouterContext, ...names: string[]): LogLevel | undefined {
   for (const name of names) {
@@ -26,15 +29,25 @@ function isQuerySyntaxError(err: unknown): boolean {
   return e?.name === 'SqliteError' || /fts5|syntax error|no such column/i.test(e?.message ?? '');
 }
 
-/** Lines of one execution, filtered by `minLevel` (or `level`), `taskRunId` and `taskId`. */
-async function executionLines(ctx: RouterContext, deps: ApiDeps): Promise<LogLine[]> {
-  const { logs } = deps.stores;
-  await logs.flush();
-  const lines = await logs.forExecution(ctx.params.executionId!, {
-    minLevel: levelParam(ctx, 'minLevel', 'level'), taskRunId: queryOne(ctx, 'taskRunId'),
-  });
+/** Kestra's filters of one execution's lines: `minLevel` (or `level`), `taskRunId`, `taskId`, `attempt`. */
+function executionFilter(ctx: RouterContext): ExecutionLogFilter {
+  const filter: ExecutionLogFilter = {};
+  const minLevel = levelParam(ctx, 'minLevel', 'level');
+  if (minLevel) filter.minLevel = minLevel;
+  const taskRunId = queryOne(ctx, 'taskRunId');
+  if (taskRunId !== undefined) filter.taskRunId = taskRunId;
   const taskId = queryOne(ctx, 'taskId');
-  return taskId ? lines.filter((l) => l.taskId === taskId) : lines;
+  if (taskId !== undefined) filter.taskId = taskId;
+  const attempt = queryInt(ctx, 'attempt', 0);
+  if (attempt !== undefined) filter.attempt = attempt;
+  return filter;
+}
+
+/** The lines asked for: a page when `page` or `size` is given (size at most LOGS_MAX_LINES), else the first LOGS_MAX_LINES. */
+function linePage(ctx: RouterContext, maxLines: number): { limit: number; offset: number; paged: boolean } {
+  if (queryOne(ctx, 'page') === undefined && queryOne(ctx, 'size') === undefined) return { limit: maxLines, offset: 0, paged: false };
+  const { limit, offset } = paging(ctx, maxLines);
+  return { limit, offset, paged: true };
 }
 
 /** Adds the log routes to `r` (mounted under /api/v1). */
@@ -58,8 +71,18 @@ export function registerLogRoutes(r: Router, deps: ApiDeps): void {
     }
   });
 
+  // A JSON array of one page (Kestra's answer, `[]` for an unknown execution); the matching total in X-Total-Count,
+  // and X-Truncated: true when an answer without page or size stopped at LOGS_MAX_LINES.
   r.get('/logs/:executionId', async (ctx) => {
-    ctx.body = await executionLines(ctx, deps);
+    const id = ctx.params.executionId!;
+    const filter = executionFilter(ctx);
+    const page = linePage(ctx, deps.limits.logsMaxLines);
+    await logs.flush();
+    const total = await logs.countForExecution(id, filter);
+    const lines = await logs.forExecution(id, { ...filter, limit: page.limit, offset: page.offset });
+    ctx.set('X-Total-Count', String(total));
+    if (!page.paged && total > lines.length) ctx.set('X-Truncated', 'true');
+    ctx.body = lines;
   });
 
   r.delete('/logs/:executionId', async (ctx) => {
@@ -68,11 +91,24 @@ export function registerLogRoutes(r: Router, deps: ApiDeps): void {
     ctx.status = 204;
   });
 
+  // Every matching line as text, read from the store page by page while the client takes them (never all in memory).
   r.get('/logs/:executionId/download', async (ctx) => {
     const id = ctx.params.executionId!;
-    const lines = await executionLines(ctx, deps);
+    const filter = executionFilter(ctx);
     ctx.type = 'text/plain; charset=utf-8';
     ctx.set('Content-Disposition', `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.log"`);
-    ctx.body = lines.map((l) => `${logLineText(l)}\n`).join('');
+    // The first page is read before answering, so a store failure is still an error status, not a cut-off 200.
+    const pages = logs.pagesForExecution(id, filter)[Symbol.asyncIterator]();
+    const first = await pages.next();
+    ctx.body = Readable.from(downloadText(first, pages));
   });
+}
+
+async function* downloadText(first: IteratorResult<LogLine[]>, rest: AsyncIterator<LogLine[]>): AsyncIterable<string> {
+  const text = (lines: LogLine[]): string => lines.map((l) => `${logLineText(l)}\n`).join('');
+  try {
+    for (let page = first; !page.done; page = await rest.next()) yield text(page.value);
+  } finally {
+    await rest.return?.(); // the client went away: end the reads
+  }
 }

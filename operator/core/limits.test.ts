@@ -11,6 +11,8 @@ describe('limits', () => {
 
   it('reads overrides', () => {
     expect(limitsFromEnv({ MAX_SUBFLOW_DEPTH: '3', EXPRESSION_TIMEOUT_MS: ' 250 ' })).toMatchObject({ maxSubflowDepth: 3, expressionTimeoutMs: 250 });
+    expect(limitsFromEnv({ LOGS_MAX_LINES: '500' }).logsMaxLines).toBe(500);
+    expect(DEFAULT_LIMITS.logsMaxLines).toBe(10_000);
   });
 
   it.each([['MAX_SUBFLOW_DEPTH', '0'], ['EXPRESSION_TIMEOUT_MS', '1.5'], ['MAX_TASK_RUNS_PER_EXECUTION', 'lots'], ['EXPRESSION_MAX_BYTES', '-1']])(

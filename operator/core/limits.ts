@@ -33,6 +33,10 @@ export const LIMIT_SETTINGS = {
     env: 'TASK_KILL_WAIT_MS', default: 10_000, min: 100,
     doc: 'time the processes of a task, once sent SIGKILL, may take to disappear, in milliseconds',
   },
+  logsMaxLines: {
+    env: 'LOGS_MAX_LINES', default: 10_000, min: 1,
+    doc: 'log lines one answer of GET /logs/{executionId} holds (also the largest page size); /download streams them all',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;

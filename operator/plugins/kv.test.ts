@@ -59,6 +59,14 @@ describe('core.kv.Set', () => {
     expect(entry?.expirationDate).toBeDefined();
   });
 
+  it.each(['-PT1H', 'P999999999999Y'])('fails naming ttl for ttl %s, storing nothing', async (ttl) => {
+    const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'n', value: '1', ttl: '{{ "' + ttl + '" }}' });
+    const r = await kvSetPlugin.run(c.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toMatch(/Invalid KV ttl/);
+    expect(await c.stores.kv.get('company.team', 'n')).toBeUndefined();
+  });
+
   it('fails when overwrite is false and the key exists', async () => {
     const c = ctxWith({ id: 's', type: kvSetPlugin.type, key: 'k', value: 'b', overwrite: false });
     await c.stores.kv.set({ namespace: 'company.team', key: 'k', value: 'a' });

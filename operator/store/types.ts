@@ -124,12 +124,35 @@ export interface LogQuery {
   offset?: number;
 }
 
+/** Which lines of one execution (Kestra's GET /logs/{executionId} filters). */
+export interface ExecutionLogFilter {
+  /** Minimum level (INFO returns INFO, WARN, ERROR). */
+  minLevel?: LogLevel;
+  taskRunId?: string;
+  taskId?: string;
+  /** Attempt number of the task run. */
+  attempt?: number;
+}
+
+/** A page of them in time order: at most `limit` lines (default: all) after skipping `offset`. */
+export interface ExecutionLogQuery extends ExecutionLogFilter {
+  limit?: number;
+  offset?: number;
+}
+
 export interface LogStore {
   /** Buffered appends are flushed in batches; `flush()` forces it. */
   append(lines: LogLine[]): void;
   flush(): Promise<void>;
-  /** Lines of one execution in time order. */
-  forExecution(executionId: string, query?: { minLevel?: LogLevel; taskRunId?: string }): Promise<LogLine[]>;
+  /** Lines of one execution in time order, one page of them when `limit`/`offset` are given (read as such: LIMIT/OFFSET). */
+  forExecution(executionId: string, query?: ExecutionLogQuery): Promise<LogLine[]>;
+  /** How many lines of one execution match the filter. */
+  countForExecution(executionId: string, filter?: ExecutionLogFilter): Promise<number>;
+  /**
+   * Every matching line of one execution in time order, read from the store in pages of `pageSize` lines (keyset on
+   * time and insertion order), so a reader (the text download) never holds them all.
+   */
+  pagesForExecution(executionId: string, filter?: ExecutionLogFilter, pageSize?: number): AsyncIterable<LogLine[]>;
   /** Full-text search (FTS5 syntax for `q`), newest first. */
   search(query: LogQuery): Promise<Page<LogLine>>;
   deleteExecution(executionId: string): Promise<void>;

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type Koa from 'koa';
 import { createApp } from '../../api/app.js';
 import { startServer } from '../../api/server.js';
 import type { ApiOptions } from '../../api/deps.js';
@@ -14,10 +15,12 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(opts: Omit<ApiOptions, 'stores'> = {}): Promise<TestApi> {
+/** `before`: middleware ahead of the routes, as createApp takes it (authentication). */
+export async function startTestApi(opts: Omit<ApiOptions, 'stores'> & { before?: Koa.Middleware[] } = {}): Promise<TestApi> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'api-test-'));
   const stores = openEmbeddedStores(dataDir);
-  const server = await startServer(createApp({ stores, ...opts }), 0, '127.0.0.1');
+  const { before, ...options } = opts;
+  const server = await startServer(createApp({ stores, ...options }, { before }), 0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${server.port}`,
     stores,

@@ -56,6 +56,19 @@ describe('KV', () => {
     expect(bad.body.errors[0].path).toBe('ttl');
   });
 
+  it.each([
+    ['P999999999999Y', /too long/],
+    ['P8000Y', /after the year 9999/],
+    ['-PT1H', /positive/],
+    ['PT-1H', /positive/],
+    ['PT0S', /positive/],
+  ])('answers 400 naming ttl for ttl %s and stores nothing', async (ttl, message) => {
+    const res = await put('ttl_refused', '"v"', { ttl });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ path: 'ttl', message: expect.stringMatching(message) }]);
+    expect((await call(kv('ttl_refused'))).status).toBe(404);
+  });
+
   it('lists keys with type and dates', async () => {
     const res = await call(kv());
     expect(res.status).toBe(200);

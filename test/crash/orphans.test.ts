@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
-import { isLive } from '../support/processes.js';
+import { isAlive } from '../support/processes.js';
 import { startServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 
@@ -65,13 +65,13 @@ it('kills the task process a crash left running before re-running its attempt, t
   await exited;
   const crashedAt = BigInt(Date.now()) * 1_000_000n; // ns, like `date +%s%N`
   // The crash leaves the first copy running (reparented), as the review saw.
-  expect(isLive(shell1) && isLive(sleep1)).toBe(true);
+  expect(isAlive(shell1) && isAlive(sleep1)).toBe(true);
 
   server = await startServerProcess(dataDir);
   proc = server.proc;
   const [, second] = await until(() => starts().length === 2 && starts(), 'the rerun to start');
   // Seen from here too, the first copy is dead once the rerun has started; the rerun saw none of it alive.
-  expect(isLive(shell1) || isLive(sleep1)).toBe(false);
+  expect(isAlive(shell1) || isAlive(sleep1)).toBe(false);
   expect(lines().filter((l) => l[0] === 'alive')).toEqual([]);
   expect(Number(second![1])).not.toBe(shell1);
 

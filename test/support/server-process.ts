@@ -8,15 +8,19 @@ const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 export interface ServerProcess {
   proc: ChildProcess;
   base: string;
+  port: number;
   /** Everything the server wrote so far (stdout, and stderr unless inherited). */
   output(): string;
 }
 
-/** Starts the server on DATA_DIR `dataDir` and resolves once it listens; `base` ends in `/api/v1`. */
-export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' = 'pipe'): Promise<ServerProcess> {
+/**
+ * Starts the server on DATA_DIR `dataDir` and resolves once it listens; `base` ends in `/api/v1`. `env` adds to or
+ * overrides the defaults (127.0.0.1, a free port, no sample flow); it rejects with the output when the server exits.
+ */
+export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' = 'pipe', env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   return new Promise((res, rej) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts'], {
-      cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SAMPLE_FLOW: 'false' },
+      cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SAMPLE_FLOW: 'false', ...env },
       stdio: ['ignore', 'pipe', stderr],
     });
     let out = '';
@@ -24,7 +28,7 @@ export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' =
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); res({ proc, base: `http://127.0.0.1:${m[1]}/api/v1`, output: () => out }); }
+      if (m) { clearTimeout(timer); res({ proc, base: `http://127.0.0.1:${m[1]}/api/v1`, port: Number(m[1]), output: () => out }); }
     });
     proc.stderr?.on('data', (d) => { out += d; });
     proc.once('exit', (code) => { clearTimeout(timer); rej(new Error(`server exited ${code}: ${out}`)); });

@@ -54,6 +54,9 @@ describe('KubeKVStore', () => {
     expect(expires).toBeGreaterThanOrEqual(before + 3_600_000);
     expect(expires).toBeLessThan(before + 3_600_000 + 60_000);
     await expect(kv.set({ namespace: 'ns', key: 'x', value: 1, ttl: 'one hour' })).rejects.toThrow(/ttl/);
+    for (const ttl of ['-PT1H', 'PT0S', 'P999999999999Y', 'P8000Y']) {
+      await expect(kv.set({ namespace: 'ns', key: 'x', value: 1, ttl })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/ttl/) });
+    }
 
     await kv.set({ namespace: 'ns', key: 'gone', value: 'v', ttl: 'PT1H' });
     await expireBehindTheBack('ns', 'gone');

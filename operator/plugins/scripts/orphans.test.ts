@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { isLive } from '../../../test/support/processes.js';
+import { isAlive } from '../../../test/support/processes.js';
 import { until } from '../../../test/support/wait.js';
 import { DEFAULT_LIMITS, LimitError } from '../../core/limits.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../store/sqlite/index.js';
@@ -59,7 +59,7 @@ it('kills every process of a recorded group left alive, logs it, and drops the r
   const logs: string[] = [];
   const swept = await killOrphanProcesses(stores.processes, { log: (m) => logs.push(m) });
   expect(swept.map((r) => r.id)).toEqual([rec.id]);
-  for (const pid of [rec.pid, a!, b!]) expect(isLive(pid), `pid ${pid}`).toBe(false);
+  for (const pid of [rec.pid, a!, b!]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
   expect(logs).toHaveLength(1);
   expect(logs[0]).toContain(`task process group ${rec.pid} (execution exec1, task run ${rec.taskRunId}, attempt 2)`);
   expect(logs[0]).toMatch(new RegExp(`pids .*\\b${a}\\b`));
@@ -69,11 +69,11 @@ it('kills every process of a recorded group left alive, logs it, and drops the r
 it('kills a descendant that left the group with setsid and outlived its leader, by the marker it carries', async () => {
   const rec = await orphan('setsid sleep 300 & echo $! > pids');
   const [escaped] = await pidsIn('pids', 1);
-  await until(() => !isLive(rec.pid), 'the leader to exit');
+  await until(() => !isAlive(rec.pid), 'the leader to exit');
   await until(() => readStat(escaped!)?.pgrp === escaped, 'the descendant to leave the group (setsid)');
-  expect(isLive(escaped!)).toBe(true);
+  expect(isAlive(escaped!)).toBe(true);
   await killOrphanProcesses(stores.processes, { log: () => {} });
-  expect(isLive(escaped!)).toBe(false);
+  expect(isAlive(escaped!)).toBe(false);
   expect(stores.processes.list()).toEqual([]);
 });
 
@@ -88,8 +88,8 @@ it('leaves alone a live process whose pid was recycled (other start time), and o
   db.add({ ...otherBoot, id: randomUUID(), bootId: randomUUID() });
   const logs: string[] = [];
   expect(await killOrphanProcesses(db, { log: (m) => logs.push(m) })).toEqual([]);
-  expect(isLive(recycled.pid)).toBe(true);
-  expect(isLive(otherBoot.pid)).toBe(true);
+  expect(isAlive(recycled.pid)).toBe(true);
+  expect(isAlive(otherBoot.pid)).toBe(true);
   expect(logs).toEqual([]);
   expect(db.list()).toEqual([]);
 });

@@ -7,6 +7,8 @@ export interface ProcStat {
   pid: number;
   /** One letter: R running, S sleeping, D uninterruptible, Z zombie (dead, not yet reaped)... */
   state: string;
+  /** Parent process id. */
+  ppid: number;
   /** Process group id. */
   pgrp: number;
   /** Clock ticks from boot to the process's start. */
@@ -27,10 +29,11 @@ function readText(path: string): string | undefined {
 /** Parses /proc/<pid>/stat; the command name (field 2, in parentheses) may hold spaces and parentheses. */
 export function parseStat(pid: number, text: string): ProcStat | undefined {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const ppid = Number(fields[1]);
   const pgrp = Number(fields[2]);
   const startTime = Number(fields[19]);
-  if (!fields[0] || !Number.isSafeInteger(pgrp) || !Number.isSafeInteger(startTime)) return undefined;
-  return { pid, state: fields[0], pgrp, startTime };
+  if (!fields[0] || !Number.isSafeInteger(ppid) || !Number.isSafeInteger(pgrp) || !Number.isSafeInteger(startTime)) return undefined;
+  return { pid, state: fields[0], ppid, pgrp, startTime };
 }
 
 export function readStat(pid: number): ProcStat | undefined {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { isLive } from '../../../test/support/processes.js';
+import { isAlive } from '../../../test/support/processes.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../store/sqlite/index.js';
 import type { ProcessRegistry, TaskProcess } from '../../store/types.js';
 import type { ProcessTracking } from '../types.js';
@@ -66,7 +66,7 @@ it('kills what is left of the group when its leader exits, then forgets the reco
   expect(outcome.exitCode).toBe(0);
   const background = Number(lines[0]);
   expect(background).toBeGreaterThan(0);
-  expect(isLive(background)).toBe(false);
+  expect(isAlive(background)).toBe(false);
   expect(stores.processes.list()).toEqual([]);
 });
 

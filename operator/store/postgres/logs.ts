@@ -3,7 +3,7 @@
 // the buffer first, so a reader sees each line appended before it.
 import type { Pool } from 'pg';
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
-import type { LogQuery, LogStore, Page } from '../types.js';
+import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
 import { TS_CONFIG, compileLogQuery } from './log-query.js';
 
 export interface PgLogStoreOptions {
@@ -29,6 +29,8 @@ const INDEXED_CHARS = 200_000;
 
 /** Delay before a failed background flush is tried again. */
 const RETRY_MS = 2000;
+/** Lines per read of pagesForExecution. */
+const DEFAULT_PAGE_LINES = 1000;
 
 const levelRank = (level: LogLevel | undefined): number => Math.max(0, LogLevels.indexOf(level ?? 'TRACE'));
 /** PostgreSQL text cannot hold NUL characters. */
@@ -52,6 +54,21 @@ function toLine(row: Row): LogLine {
   if (row.task_run_id !== null) line.taskRunId = row.task_run_id;
   if (row.attempt !== null) line.attemptNumber = row.attempt;
   return line;
+}
+
+/** WHERE clause of one execution's lines, its values registered through `param` (served by the (execution_id, ts) index). */
+function executionWhere(executionId: string, f: ExecutionLogFilter, param: (value: unknown) => string): string {
+  let where = `WHERE execution_id = ${param(executionId)} AND level >= ${param(levelRank(f.minLevel))}`;
+  if (f.taskRunId !== undefined) where += ` AND task_run_id = ${param(f.taskRunId)}`;
+  if (f.taskId !== undefined) where += ` AND task_id = ${param(f.taskId)}`;
+  if (f.attempt !== undefined) where += ` AND attempt = ${param(f.attempt)}`;
+  return where;
+}
+
+/** Bind parameters collected in order, each named by its placeholder (`$n`). */
+function parameters(): { params: unknown[]; param: (value: unknown) => string } {
+  const params: unknown[] = [];
+  return { params, param: (value) => { params.push(value); return `$${params.length}`; } };
 }
 
 /** Data errors (class 22) and program limits (class 54) are caused by a line itself: retrying the batch cannot help. */
@@ -103,13 +120,40 @@ export class PgLogStore implements LogStore {
     return run;
   }
 
-  async forExecution(executionId: string, query: { minLevel?: LogLevel; taskRunId?: string } = {}): Promise<LogLine[]> {
+  async forExecution(executionId: string, query: ExecutionLogQuery = {}): Promise<LogLine[]> {
     await this.flush();
-    const params: unknown[] = [executionId, levelRank(query.minLevel)];
-    let sql = `SELECT ${COLUMNS} FROM ${this.table} WHERE execution_id = $1 AND level >= $2`;
-    if (query.taskRunId) { params.push(query.taskRunId); sql += ` AND task_run_id = $${params.length}`; }
-    const { rows } = await this.pool.query<Row>(`${sql} ORDER BY ts, id`, params);
+    const { params, param } = parameters();
+    const where = executionWhere(executionId, query, param);
+    const limit = query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : null;
+    const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
+    const sql = `SELECT ${COLUMNS} FROM ${this.table} ${where} ORDER BY ts, id LIMIT ${param(limit)} OFFSET ${param(offset)}`;
+    const { rows } = await this.pool.query<Row>(sql, params);
     return rows.map(toLine);
+  }
+
+  async countForExecution(executionId: string, filter: ExecutionLogFilter = {}): Promise<number> {
+    await this.flush();
+    const { params, param } = parameters();
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table} ${executionWhere(executionId, filter, param)}`, params);
+    return Number(rows[0]!.n);
+  }
+
+  async *pagesForExecution(executionId: string, filter: ExecutionLogFilter = {}, pageSize = DEFAULT_PAGE_LINES): AsyncIterable<LogLine[]> {
+    await this.flush();
+    // The cursor keeps the time as PostgreSQL's text (microseconds), not as a Date (milliseconds).
+    let after: { ts: string; id: string } | undefined;
+    for (;;) {
+      const { params, param } = parameters();
+      let sql = `SELECT id, ts::text AS ts_key, ${COLUMNS} FROM ${this.table} ${executionWhere(executionId, filter, param)}`;
+      if (after) sql += ` AND (ts, id) > (${param(after.ts)}::timestamptz, ${param(after.id)}::bigint)`;
+      sql += ` ORDER BY ts, id LIMIT ${param(pageSize)}`;
+      const { rows } = await this.pool.query<Row & { id: string; ts_key: string }>(sql, params);
+      if (rows.length === 0) return;
+      const last = rows[rows.length - 1]!;
+      after = { ts: last.ts_key, id: last.id };
+      yield rows.map(toLine);
+      if (rows.length < pageSize) return;
+    }
   }
 
   async search(query: LogQuery): Promise<Page<LogLine>> {

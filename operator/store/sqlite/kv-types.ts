@@ -88,9 +88,24 @@ export function typedKVValue(value: unknown, type?: KVType): { type: KVType; val
   return { type: inferred, value: value instanceof Date ? value.toISOString() : value };
 }
 
-/** Expiration date (ISO) of an ISO 8601 `ttl` from `now`; throws on a malformed duration. */
+/** Latest expiration date: ISO strings of later years (`+010000-...`) would no longer compare as dates in the stores. */
+const LAST_EXPIRATION = DateTime.fromISO('9999-12-31T23:59:59.999Z', { zone: 'utc' });
+
+/** The ttl as shown in an error: hostile input, so cut short. */
+const shownTtl = (ttl: string): string => (ttl.length > 64 ? `${ttl.slice(0, 64)}...` : ttl);
+
+/**
+ * Expiration date (ISO) of an ISO 8601 `ttl` from `now`. Throws a caller error naming `ttl` when it is malformed, not
+ * positive (`-PT1H`, `PT0S`) or so long that the date passes the year 9999 (`P999999999999Y`).
+ */
 export function expirationFromTtl(ttl: string, now: Date): string {
   const duration = Duration.fromISO(ttl);
-  if (!duration.isValid) throw kvInputError(`Invalid KV ttl '${ttl}': expected an ISO 8601 duration such as PT1H`);
-  return DateTime.fromJSDate(now).plus(duration).toJSDate().toISOString();
+  if (!duration.isValid) throw kvInputError(`Invalid KV ttl '${shownTtl(ttl)}': expected an ISO 8601 duration such as PT1H`);
+  const start = DateTime.fromJSDate(now, { zone: 'utc' });
+  const end = start.plus(duration);
+  if (!end.isValid || end > LAST_EXPIRATION) {
+    throw kvInputError(`Invalid KV ttl '${shownTtl(ttl)}': too long, the expiration date would be after the year 9999`);
+  }
+  if (end <= start) throw kvInputError(`Invalid KV ttl '${shownTtl(ttl)}': must be a positive duration such as PT1H`);
+  return end.toJSDate().toISOString();
 }

@@ -67,6 +67,10 @@ describe('SqliteKVStore', () => {
     expect(expires).toBeGreaterThanOrEqual(before + 3_600_000);
     expect(expires).toBeLessThan(before + 3_600_000 + 60_000);
     await expect(stores.kv.set({ namespace: 'ns', key: 'x', value: 1, ttl: 'one hour' })).rejects.toThrow(/ttl/);
+    for (const ttl of ['-PT1H', 'PT0S', 'P999999999999Y', 'P8000Y']) {
+      await expect(stores.kv.set({ namespace: 'ns', key: 'x', value: 1, ttl })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/ttl/) });
+    }
+    expect(await stores.kv.get('ns', 'x')).toBeUndefined();
 
     // Expire an entry by moving its expiration into the past through a second connection.
     await stores.kv.set({ namespace: 'ns', key: 'gone', value: 'v', ttl: 'PT1H' });

@@ -1,7 +1,7 @@
 // Execution logs on SQLite: buffered appends written in one transaction per batch, and FTS5 full-text search.
 // Every read flushes the buffer first, so a reader always sees each line appended before it.
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
-import type { LogQuery, LogStore, Page } from '../types.js';
+import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 
 interface LogRow {
@@ -11,9 +11,21 @@ interface LogRow {
 
 /** Lines buffered beyond this are written at once instead of waiting for the timer. */
 const MAX_BUFFER = 5000;
+/** Lines per read of pagesForExecution. */
+const DEFAULT_PAGE_LINES = 1000;
 const COLUMNS = 'execution_id, namespace, flow_id, task_id, task_run_id, attempt, level, ts, message';
 
 const levelRank = (level: LogLevel | undefined): number => Math.max(0, LogLevels.indexOf(level ?? 'TRACE'));
+
+/** WHERE clause (and its parameters) of one execution's lines; served by the (execution_id, ts) index. */
+function executionWhere(executionId: string, f: ExecutionLogFilter): { where: string; params: unknown[] } {
+  const params: unknown[] = [executionId, levelRank(f.minLevel)];
+  let where = 'WHERE execution_id = ? AND level >= ?';
+  if (f.taskRunId !== undefined) { where += ' AND task_run_id = ?'; params.push(f.taskRunId); }
+  if (f.taskId !== undefined) { where += ' AND task_id = ?'; params.push(f.taskId); }
+  if (f.attempt !== undefined) { where += ' AND attempt = ?'; params.push(f.attempt); }
+  return { where, params };
+}
 
 function toRow(line: LogLine): LogRow {
   return {
@@ -81,12 +93,35 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
-  async forExecution(executionId: string, query: { minLevel?: LogLevel; taskRunId?: string } = {}): Promise<LogLine[]> {
+  async forExecution(executionId: string, query: ExecutionLogQuery = {}): Promise<LogLine[]> {
     this.flushSync();
-    const params: unknown[] = [executionId, levelRank(query.minLevel)];
-    let sql = `SELECT ${COLUMNS} FROM logs WHERE execution_id = ? AND level >= ?`;
-    if (query.taskRunId) { sql += ' AND task_run_id = ?'; params.push(query.taskRunId); }
-    return (this.dynamic.get(`${sql} ORDER BY ts, id`).all(...params) as LogRow[]).map(toLine);
+    const { where, params } = executionWhere(executionId, query);
+    const sql = `SELECT ${COLUMNS} FROM logs ${where} ORDER BY ts, id ${pageClause(query, params)}`;
+    return (this.dynamic.get(sql).all(...params) as LogRow[]).map(toLine);
+  }
+
+  async countForExecution(executionId: string, filter: ExecutionLogFilter = {}): Promise<number> {
+    this.flushSync();
+    const { where, params } = executionWhere(executionId, filter);
+    return (this.dynamic.get(`SELECT count(*) AS n FROM logs ${where}`).get(...params) as { n: number }).n;
+  }
+
+  async *pagesForExecution(executionId: string, filter: ExecutionLogFilter = {}, pageSize = DEFAULT_PAGE_LINES): AsyncIterable<LogLine[]> {
+    this.flushSync();
+    let after: { ts: string; id: number } | undefined;
+    for (;;) {
+      const { where, params } = executionWhere(executionId, filter);
+      const keyset = after ? ' AND (ts, id) > (?, ?)' : '';
+      if (after) params.push(after.ts, after.id);
+      params.push(pageSize);
+      const rows = this.dynamic.get(`SELECT id, ${COLUMNS} FROM logs ${where}${keyset} ORDER BY ts, id LIMIT ?`)
+        .all(...params) as (LogRow & { id: number })[];
+      if (rows.length === 0) return;
+      const last = rows[rows.length - 1]!;
+      after = { ts: last.ts, id: last.id };
+      yield rows.map(toLine);
+      if (rows.length < pageSize) return;
+    }
   }
 
   async search(query: LogQuery): Promise<Page<LogLine>> {

@@ -41,3 +41,17 @@ export function logLine(executionId: string, message: string, level: LogLevel = 
     attemptNumber: 1, level, timestamp: timestamp ?? new Date().toISOString(), message, ...extra,
   };
 }
+
+/**
+ * Lines of execution `paged` for the paging tests of both log stores: 25 lines `line 00`..`line 24`, three to a second
+ * (ties broken by insertion order), tasks t0..t2 (task runs tr0..tr2) by i % 3, attempts by i % 2, WARN when i % 5 is 0;
+ * then `earliest` (task setup), appended last but a day older; and one line of another execution.
+ */
+export function pagingLogLines(): LogLine[] {
+  const lines = Array.from({ length: 25 }, (_, i) => logLine('paged', `line ${String(i).padStart(2, '0')}`, i % 5 === 0 ? 'WARN' : 'INFO',
+    `2026-05-01T00:00:${String(Math.floor(i / 3)).padStart(2, '0')}.000Z`, { taskId: `t${i % 3}`, taskRunId: `tr${i % 3}`, attemptNumber: i % 2 }));
+  return [...lines, logLine('paged', 'earliest', 'INFO', '2026-04-30T00:00:00.000Z', { taskId: 'setup', taskRunId: 'tr-setup', attemptNumber: 0 }), logLine('other', 'line 00', 'INFO')];
+}
+
+/** Messages of the `paged` lines in time order. */
+export const PAGED_MESSAGES = ['earliest', ...Array.from({ length: 25 }, (_, i) => `line ${String(i).padStart(2, '0')}`)];
