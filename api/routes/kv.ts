@@ -2,6 +2,7 @@
 // read `{type, value}`, delete, and list the keys of a namespace.
 import type { Router, RouterContext } from '@koa/router';
 import { Duration } from 'luxon';
+import { parseJsonSafe } from '../../operator/core/keyed.js';
 import type { KVEntry } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
@@ -17,10 +18,10 @@ function params(ctx: RouterContext): { namespace: string; key: string } {
   return { namespace, key: key ?? '' };
 }
 
-/** JSON text gives its value; anything else is kept as a string. */
+/** JSON text gives its value (objects without prototypes); anything else is kept as a string. */
 export function parseKvBody(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonSafe(text);
   } catch {
     return text;
   }

@@ -5,6 +5,7 @@
 // message that arrives while the listener is down or crashes before the create is lost (at-most-once).
 // Authentication: username/password, token, or `creds` (a NATS credentials file's content: JWT + nkey seed).
 import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, nanos, type ConnectionOptions, type JsMsg, type Msg, type NatsConnection } from 'nats';
+import { dict } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { int, str, supervise } from './util.js';
@@ -14,7 +15,7 @@ const POLICIES: Record<string, DeliverPolicy> = {
 };
 
 function headersOf(m: Msg | JsMsg): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = dict<string[]>(); // the publisher chose the names
   if (m.headers) for (const [k, v] of m.headers) out[k] = v;
   return out;
 }
