@@ -108,7 +108,7 @@ export function bindParameters(sql: string, parameters: Record<string, unknown>)
   const values: unknown[] = [];
   const token = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|::|:([A-Za-z_][A-Za-z0-9_]*)/g;
   const text = sql.replace(token, (match, name: string | undefined) => {
-    if (!name || !(name in parameters)) return match;
+    if (!name || !Object.hasOwn(parameters, name)) return match; // own keys only: `:constructor` is not a parameter
     let n = index.get(name);
     if (n === undefined) {
       const v = parameters[name];
