@@ -201,7 +201,7 @@ function checkRange(def: Input, value: unknown): Coerced {
 
 /** Coerce a provided (non-missing) value to the input's type and check its constraints. */
 export function coerceInputValue(def: Input, value: unknown): Coerced {
-  const coercer = COERCERS[def.type];
+  const coercer = Object.hasOwn(COERCERS, def.type) ? COERCERS[def.type] : undefined;
   if (!coercer) return fail(`unknown input type ${show(def.type)}`);
   const r = coercer(value, def);
   return r.ok ? checkRange(def, r.value) : r;

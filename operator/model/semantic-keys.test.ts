@@ -104,6 +104,17 @@ variables: { Constructor: 1, prototypes: { __proto_: 2 } }
 });
 
 describe('validating a hostile flow', () => {
+  it.each(['ai.service.plugin.constructor', 'ai.service.plugin.toString', 'ai.service.plugin.__proto__', 'io.kestra.hasOwnProperty',
+    'io.kestra.constructor'])('a task type named like an Object.prototype member (%s) is an unknown type, not a crash', (type) => {
+    const issues = issuesOf(() => parseFlow(one(`{ id: a, type: ${type} }`)));
+    expect(issues).toContainEqual({ path: 'tasks[0].type', message: `Unknown task type \`${type}\`` });
+  });
+
+  it.each(['constructor', 'hasOwnProperty', 'toString'])('an input type named %s is refused, not a crash', (type) => {
+    const issues = issuesOf(() => parseFlow(flow(`inputs: [{ id: a, type: ${type}, defaults: x }]\n`)));
+    expect(issues.find((i) => i.path === 'inputs[0].type')?.message).toContain('is not one of STRING');
+  });
+
   it('leaves Object.prototype and the checked tasks untouched (plugin defaults are merged without prototypes)', () => {
     const before = Object.getOwnPropertyNames(Object.prototype);
     const source = flow(`pluginDefaults:

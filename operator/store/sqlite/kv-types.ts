@@ -75,7 +75,7 @@ const COERCE: Record<KVType, (value: unknown) => unknown> = {
 
 /** Returns the value in the stored form of `type`, or throws an Error naming the type and the value. */
 export function coerceKVValue(type: KVType, value: unknown): unknown {
-  const coerce = COERCE[type];
+  const coerce = Object.hasOwn(COERCE, type) ? COERCE[type] : undefined;
   if (!coerce) throw kvInputError(`Unknown KV type '${String(type)}'`);
   return coerce(value);
 }

@@ -54,6 +54,10 @@ describe('KV coercion with an explicit type', () => {
   ])('%s rejects %j', (type, value) => {
     expect(() => coerceKVValue(type, value)).toThrow(new RegExp(`Invalid KV value for type ${type}`));
   });
+
+  it.each(['constructor', 'hasOwnProperty', '__proto__'])('refuses the unknown type %s', (type) => {
+    expect(() => coerceKVValue(type as KVType, '1')).toThrow(`Unknown KV type '${type}'`);
+  });
 });
 
 describe('SqliteKVStore', () => {

@@ -60,7 +60,8 @@ function options(ctx: TriggerContext): ConnectionOptions {
 async function jetstream(nc: NatsConnection, ctx: TriggerContext, subject: string, durable: string, emit: (e: TriggerEvent) => Promise<void>): Promise<void> {
   const jsm = await nc.jetstreamManager();
   const stream = await jsm.streams.find(subject);
-  const policy = POLICIES[String(ctx.render(ctx.trigger.deliverPolicy ?? 'All'))] ?? DeliverPolicy.All;
+  const name = String(ctx.render(ctx.trigger.deliverPolicy ?? 'All'));
+  const policy = Object.hasOwn(POLICIES, name) ? POLICIES[name]! : DeliverPolicy.All;
   try {
     await jsm.consumers.info(stream, durable);
   } catch {
