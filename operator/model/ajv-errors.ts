@@ -130,7 +130,9 @@ export function convertAjvErrors(errors: ErrorObject[] | null | undefined, doc: 
 
 function valueAt(doc: unknown, segments: string[]): unknown {
   let node: unknown = doc;
-  for (const seg of segments) node = node && typeof node === 'object' && Object.hasOwn(node, seg) ? (node as Record<string, unknown>)[seg] : undefined;
+  for (const seg of segments) {
+    node = node && typeof node === 'object' && Object.hasOwn(node, seg) ? (node as Record<string, unknown>)[seg] : undefined;
+  }
   return node;
 }
 

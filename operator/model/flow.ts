@@ -51,7 +51,9 @@ function withDefaults(flow: Obj): Obj {
 
 function valueAt(doc: unknown, pointer: string): unknown {
   let node: unknown = doc;
-  for (const seg of pointerSegments(pointer)) node = (isObj(node) || Array.isArray(node)) && Object.hasOwn(node, seg) ? (node as Obj)[seg] : undefined;
+  for (const seg of pointerSegments(pointer)) {
+    node = (isObj(node) || Array.isArray(node)) && Object.hasOwn(node, seg) ? (node as Obj)[seg] : undefined; // own keys only
+  }
   return node;
 }
 
