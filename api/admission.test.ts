@@ -111,6 +111,17 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
     for (const i of issues) expect(message).toContain(formatIssue({ path: `spec.${i.path}`, message: i.message }));
   });
 
+  it('denies reserved names in ids and keys (`__proto__`, `constructor`, `prototype`), naming each field', async () => {
+    const spec = JSON.parse(`{"inputs":[{"id":"a.__proto__.disabled","type":"BOOLEAN","defaults":true}],
+      "variables":{"__proto__":{"polluted":true}},"labels":{"constructor":"x"}}`) as Record<string, unknown>;
+    const res = await create(flow(spec));
+    expect(res.allowed).toBe(false);
+    const fields = res.status!.details!.causes.map((c) => c.field);
+    expect(fields).toEqual(expect.arrayContaining(['spec.inputs[0].id', 'spec.variables.__proto__', 'spec.labels.constructor']));
+    expect(res.status!.message).toContain('spec.inputs[0].id: `a.__proto__.disabled` uses the reserved name `__proto__`');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('denies a bad cron on UPDATE too', async () => {
     const res = await review({ operation: 'UPDATE', name: 'hello', oldObject: flow({}), object: flow({ triggers: [{ id: 't', type: 'ai.service.plugin.core.trigger.Schedule', cron: 'every day' }] }) });
     expect(res.allowed).toBe(false);

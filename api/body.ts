@@ -3,6 +3,7 @@
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
+import { dict, parseJsonSafe } from '../operator/core/keyed.js';
 import type { InternalStorage } from '../operator/store/types.js';
 import { HttpError, badRequest } from './errors.js';
 
@@ -33,12 +34,12 @@ export async function readText(ctx: Context, limit: number): Promise<string> {
   return (await readRaw(ctx, limit)).toString('utf8');
 }
 
-/** Parses a JSON body; an empty body is `undefined`. */
+/** Parses a JSON body (objects without prototypes: the keys are the caller's); an empty body is `undefined`. */
 export async function readJson(ctx: Context, limit: number): Promise<unknown> {
   const text = await readText(ctx, limit);
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text);
+    return parseJsonSafe(text);
   } catch (err) {
     throw badRequest(`Malformed JSON body: ${(err as Error).message}`, 'body');
   }
@@ -50,7 +51,7 @@ export const isJson = (ctx: Context): boolean => Boolean(ctx.is('application/jso
 export interface StoredFile { field: string; filename: string; uri: string }
 
 export interface MultipartResult {
-  /** Plain fields; a repeated name gives a list. */
+  /** Plain fields (prototype-free: field names are the caller's); a repeated name gives a list. */
   fields: Record<string, string | string[]>;
   files: StoredFile[];
 }
@@ -99,7 +100,7 @@ export async function readMultipart(ctx: Context, opts: MultipartOptions): Promi
   } catch (err) {
     throw badRequest(`Malformed multipart request: ${(err as Error).message}`, 'body');
   }
-  const result: MultipartResult = { fields: {}, files: [] };
+  const result: MultipartResult = { fields: dict(), files: [] };
   const pending: Promise<void>[] = [];
   let failure: HttpError | undefined;
   const fail = (e: HttpError): void => { failure ??= e; };

@@ -2,6 +2,7 @@
 // form or multipart with files stored first), validate them BEFORE anything is created, then store the execution.
 import type { Context } from 'koa';
 import { newExecution } from '../operator/core/execution.js';
+import { dictFrom } from '../operator/core/keyed.js';
 import type { Execution, ExecutionTrigger, Flow, Label } from '../operator/core/types.js';
 import { isTerminal } from '../operator/core/types.js';
 import { InputValidationError, resolveInputs } from '../operator/model/index.js';
@@ -55,7 +56,7 @@ export async function readInputs(
   const text = await readText(ctx, deps.maxBodyBytes);
   if (text.trim() === '') return { values: {}, files: [] };
   if (ctx.is('application/x-www-form-urlencoded')) {
-    return { values: Object.fromEntries(new URLSearchParams(text)), files: [] };
+    return { values: dictFrom(new URLSearchParams(text)), files: [] };
   }
   throw new HttpError(415, `Unsupported content type '${ctx.get('content-type')}': use multipart/form-data or application/json`);
 }

@@ -1,6 +1,7 @@
 // Query-string helpers shared by the routes: repeatable values, bounded integers, paging and `k:v` labels.
 // Invalid values give a 400 naming the parameter.
 import type { Context } from 'koa';
+import { reservedSegment } from '../operator/core/keyed.js';
 import type { Label } from '../operator/core/types.js';
 import { badRequest } from './errors.js';
 
@@ -42,12 +43,15 @@ export function paging(ctx: Context, maxSize = 1000): Paging {
   return { page, size, limit: size, offset: (page - 1) * size };
 }
 
-/** Parses `key:value` labels; the value may itself contain colons. */
+/** Parses `key:value` labels; the value may itself contain colons. A key may not use a reserved name (`__proto__`...). */
 export function parseLabels(values: string[], param = 'labels'): Label[] {
   return values.map((v) => {
     const i = v.indexOf(':');
     if (i <= 0) throw badRequest(`Invalid label '${v}': expected 'key:value'`, param);
-    return { key: v.slice(0, i), value: v.slice(i + 1) };
+    const key = v.slice(0, i);
+    const reserved = reservedSegment(key);
+    if (reserved !== undefined) throw badRequest(`Invalid label '${v}': the key '${key}' uses the reserved name '${reserved}'`, param);
+    return { key, value: v.slice(i + 1) };
   });
 }
 

@@ -4,6 +4,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { FLOWABLE } from '../operator/core/flow-index.js';
+import { dict, parseJsonSafe } from '../operator/core/keyed.js';
 import { taskForRun } from '../operator/core/runs.js';
 import type { Execution, Flow, TaskRun } from '../operator/core/types.js';
 import { executionStoragePath } from '../operator/storage/paths.js';
@@ -36,7 +37,7 @@ async function walk(dir: string, out: string[] = []): Promise<string[]> {
 
 export async function restoreSharedDir(storage: InternalStorage, shared: SharedDir): Promise<void> {
   if (!(await storage.exists(shared.uri))) return;
-  const snapshot = JSON.parse((await storage.get(shared.uri)).toString('utf8')) as { files: Record<string, string> };
+  const snapshot = parseJsonSafe((await storage.get(shared.uri)).toString('utf8')) as { files: Record<string, string> };
   const root = resolve(shared.dir);
   for (const [rel, data] of Object.entries(snapshot.files)) {
     const target = resolve(root, rel);
@@ -47,7 +48,7 @@ export async function restoreSharedDir(storage: InternalStorage, shared: SharedD
 }
 
 export async function saveSharedDir(storage: InternalStorage, shared: SharedDir): Promise<void> {
-  const files: Record<string, string> = {};
+  const files = dict<string>(); // file names are the tasks' (a file may be called `__proto__`)
   let total = 0;
   for (const file of await walk(shared.dir)) {
     total += (await stat(file)).size;

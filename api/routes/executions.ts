@@ -2,6 +2,7 @@
 // read, search and delete executions.
 import type { Router, RouterContext } from '@koa/router';
 import { newId } from '../../operator/core/ids.js';
+import { dictFrom } from '../../operator/core/keyed.js';
 import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import type { Execution, ExecutionState } from '../../operator/core/types.js';
 import type { ExecutionQuery, StoredExecution } from '../../operator/store/types.js';
@@ -40,7 +41,7 @@ export function executionQuery(ctx: RouterContext): ExecutionQuery {
     offset: p.offset,
   };
   if (states.length) q.state = states as ExecutionState[];
-  if (labels.length) q.labels = Object.fromEntries(labels.map((l) => [l.key, l.value]));
+  if (labels.length) q.labels = dictFrom(labels.map((l) => [l.key, l.value] as const));
   return q;
 }
 

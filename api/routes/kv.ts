@@ -1,6 +1,7 @@
 // /api/v1/namespaces/{namespace}/kv: write (a JSON value, or any other text as a STRING; optional `ttl` header),
 // read `{type, value}`, delete, and list the keys of a namespace.
 import type { Router, RouterContext } from '@koa/router';
+import { parseJsonSafe } from '../../operator/core/keyed.js';
 import { expirationFromTtl } from '../../operator/store/sqlite/kv-types.js';
 import type { KVEntry } from '../../operator/store/types.js';
 import { readText } from '../body.js';
@@ -17,10 +18,10 @@ function params(ctx: RouterContext): { namespace: string; key: string } {
   return { namespace, key: key ?? '' };
 }
 
-/** JSON text gives its value; anything else is kept as a string. */
+/** JSON text gives its value (objects without prototypes); anything else is kept as a string. */
 export function parseKvBody(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonSafe(text);
   } catch {
     return text;
   }

@@ -130,6 +130,11 @@ describe('backfill', () => {
     expect(r.body.errors[0].path).toBe('backfill.start');
     r = await put('/triggers', { ...ids, backfill: { start, labels: [{ key: 'system.x', value: '1' }] } });
     expect(r.body.errors[0].path).toBe('backfill.labels[0]');
+    for (const key of ['__proto__', 'constructor', 'a.prototype']) {
+      r = await put('/triggers', { ...ids, backfill: { start, labels: [{ key, value: '1' }] } });
+      expect(r.status).toBe(400);
+      expect(r.body.errors[0]).toEqual({ path: 'backfill.labels[0]', message: `\`${key}\` uses the reserved name \`${key.split('.').pop()}\`` });
+    }
     r = await put('/triggers', { ...ids, triggerId: 'upstream', backfill: { start } });
     expect(r.status).toBe(400);
     expect(r.body.errors[0].path).toBe('backfill');

@@ -2,6 +2,7 @@
 // next dates, lock, backfill), enable/disable one, start a backfill of a Schedule over a date range, pause, resume or
 // delete it, and unlock a trigger. The API only writes trigger state (compare-and-set); the scheduler acts on it.
 import type { Router, RouterContext } from '@koa/router';
+import { reservedSegment } from '../../operator/core/keyed.js';
 import type { Flow, Label, Trigger } from '../../operator/core/types.js';
 import { TRIGGER_TYPES } from '../../operator/model/index.js';
 import {
@@ -98,6 +99,8 @@ function parseLabels(value: unknown): Label[] | undefined {
   return list.map((l, i) => {
     if (!isObj(l) || typeof l.key !== 'string' || l.key === '') throw badRequest(`\`backfill.labels[${i}]\` needs a key`, `backfill.labels[${i}]`);
     if (l.key.startsWith('system.')) throw badRequest(`\`${l.key}\`: system labels cannot be set`, `backfill.labels[${i}]`);
+    const reserved = reservedSegment(l.key);
+    if (reserved !== undefined) throw badRequest(`\`${l.key}\` uses the reserved name \`${reserved}\``, `backfill.labels[${i}]`);
     return { key: l.key, value: String(l.value ?? '') };
   });
 }

@@ -28,4 +28,11 @@ describe('webhookBody', () => {
   it.each([
     ['', null], ['{"a":1}', { a: 1 }], [' [1,2] ', [1, 2]], ['{broken', '{broken'], ['42', '42'], ['hello', 'hello'],
   ])('%j → %j', (text, expected) => { expect(webhookBody(text)).toEqual(expected); });
+
+  it('parses objects without prototypes: a `__proto__` key is an ordinary key', () => {
+    const body = webhookBody('{"__proto__":{"polluted":true},"a":{"constructor":1}}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(body)).toBeNull();
+    expect(Object.keys(body)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(body.a)).toBeNull();
+  });
 });

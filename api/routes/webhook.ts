@@ -7,6 +7,7 @@ import type { Router, RouterContext } from '@koa/router';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Renderer } from '../../operator/core/engine-types.js';
 import { newId } from '../../operator/core/ids.js';
+import { dict, parseJsonSafe } from '../../operator/core/keyed.js';
 import type { Execution, Flow, Trigger } from '../../operator/core/types.js';
 import { createRenderer } from '../../operator/expr/index.js';
 import { createConditionEvaluator } from '../../operator/triggers/conditions/evaluator.js';
@@ -39,13 +40,13 @@ export function findWebhook(flow: Flow, key: string): Trigger | undefined {
   return found;
 }
 
-/** JSON object/array bodies are parsed, anything else stays text; no body is null. */
+/** JSON object/array bodies are parsed (objects without prototypes), anything else stays text; no body is null. */
 export function webhookBody(text: string): unknown {
   if (text === '') return null;
   const t = text.trim();
   if (t.startsWith('{') || t.startsWith('[')) {
     try {
-      return JSON.parse(t);
+      return parseJsonSafe(t);
     } catch {
       return text;
     }
@@ -54,7 +55,7 @@ export function webhookBody(text: string): unknown {
 }
 
 function listMap(src: Record<string, string | string[] | undefined>): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = dict<string[]>();
   for (const [k, v] of Object.entries(src)) if (v !== undefined) out[k] = Array.isArray(v) ? v : [v];
   return out;
 }

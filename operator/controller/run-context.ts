@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { buildVariables } from '../core/context.js';
 import { FLOWABLE } from '../core/flow-index.js';
+import { dictFrom } from '../core/keyed.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { LogLevels } from '../core/types.js';
@@ -18,13 +19,13 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 
 
-/** Replaces secret values inside any string of an outputs value. */
+/** Replaces secret values inside any string of an outputs value (maps rebuilt prototype-free). */
 export function maskDeep<T>(value: T, secrets: Set<string>): T {
   if (secrets.size === 0) return value;
   if (typeof value === 'string') return maskSecrets(value, secrets) as T;
   if (Array.isArray(value)) return value.map((v) => maskDeep(v, secrets)) as T;
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, secrets)])) as T;
+    return dictFrom(Object.entries(value).map(([k, v]) => [k, maskDeep(v, secrets)] as const)) as T;
   }
   return value;
 }

@@ -3,6 +3,7 @@
 import type { StepContext } from './engine-types.js';
 import { newExecution } from './execution.js';
 import { enabled } from './flow-index.js';
+import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
 import { childrenOf, createRun, log, variablesFor } from './runs.js';
@@ -33,7 +34,7 @@ export function finishRoot(ctx: StepContext, final: Final): void {
   if ((state === 'SUCCESS' || state === 'WARNING') && flow.outputs?.length) {
     try {
       const vars = variablesFor(ctx, undefined);
-      const outputs: Record<string, unknown> = {};
+      const outputs = dict();
       for (const o of flow.outputs) outputs[o.id] = typedOutput(o.id, o.type, deps.renderer.renderTyped(o.value, vars));
       exec.outputs = outputs;
     } catch (err) {

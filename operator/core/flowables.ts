@@ -2,6 +2,7 @@
 // next or its final state. A compiler-checked table maps every flowable type to its resolver.
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
+import { parseJsonSafe } from './keyed.js';
 import { enabled, FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { container, dagGroup, type DagNode, type Final, type GroupResult, parallelGroup, sequentialGroup } from './groups.js';
 import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
@@ -31,7 +32,7 @@ function loopValues(ctx: StepContext, run: TaskRun, task: Task): string[] {
   return memo(run, 'values', () => {
     let v = ctx.deps.renderer.renderTyped(task.value, variablesFor(ctx, run, task));
     if (typeof v === 'string') {
-      try { v = JSON.parse(v); } catch { throw new Error(`value: expected a list or a JSON array, got '${String(v).slice(0, 100)}'`); }
+      try { v = parseJsonSafe(v); } catch { throw new Error(`value: expected a list or a JSON array, got '${String(v).slice(0, 100)}'`); }
     }
     if (!Array.isArray(v)) throw new Error(`value: expected a list, got ${typeof v}`);
     return v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));

@@ -2,6 +2,7 @@
 // record, written by the launcher before it creates the Job) and its result (the TaskOutcome, written by the runner).
 // Both live under the execution's storage folder, so deleting an execution's files removes them too.
 import type { TaskOutcome } from '../core/engine-types.js';
+import { parseJsonSafe } from '../core/keyed.js';
 import type { Execution, Flow } from '../core/types.js';
 import { storageSegments, storageUri } from '../storage/local.js';
 import { executionStoragePath, type ExecutionRef } from '../storage/paths.js';
@@ -46,7 +47,7 @@ export async function readAttemptResult(storage: InternalStorage, inputUri: stri
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as { status?: number }).status === 404) return undefined;
     throw err;
   }
-  const parsed = JSON.parse(raw.toString('utf8')) as TaskOutcome;
+  const parsed = parseJsonSafe(raw.toString('utf8')) as TaskOutcome; // outputs keyed by the task: prototype-free
   if (!parsed || !STATES.has(parsed.state)) return { state: 'FAILED', error: `Invalid task result in ${uri}` };
   return parsed;
 }

@@ -21,7 +21,7 @@ export function readablePath(segments: string[], doc: unknown): string {
   for (const seg of segments) {
     if (Array.isArray(node)) path += `[${seg}]`;
     else path += path === '' && /^[A-Za-z_$][\w$-]*$/.test(seg) ? seg : keySegment(seg);
-    node = node && typeof node === 'object' ? (node as Record<string, unknown>)[seg] : undefined;
+    node = node && typeof node === 'object' && Object.hasOwn(node, seg) ? (node as Record<string, unknown>)[seg] : undefined;
   }
   return path;
 }
@@ -130,7 +130,9 @@ export function convertAjvErrors(errors: ErrorObject[] | null | undefined, doc: 
 
 function valueAt(doc: unknown, segments: string[]): unknown {
   let node: unknown = doc;
-  for (const seg of segments) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[seg] : undefined;
+  for (const seg of segments) {
+    node = node && typeof node === 'object' && Object.hasOwn(node, seg) ? (node as Record<string, unknown>)[seg] : undefined;
+  }
   return node;
 }
 

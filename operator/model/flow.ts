@@ -1,5 +1,6 @@
 // parseFlow / validateFlow: YAML text or a parsed object → a normalized, fully validated Flow.
-// Order: YAML parse → normalize type names and defaults → JSON Schema (ajv, plugin defaults applied) → semantic checks.
+// Order: YAML parse → normalize type names and defaults → JSON Schema (ajv, plugin defaults applied) → semantic checks
+// (reserved names on the document as written, so paths name what the author wrote).
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import type { Flow, PluginDefault, Task } from '../core/types.js';
@@ -10,6 +11,7 @@ import { normalizeFlowDocument } from './normalize.js';
 import { applyPluginDefaults } from './plugin-defaults.js';
 import { flowJsonSchema } from './schema-flow.js';
 import { semanticIssues } from './semantic.js';
+import { reservedNameIssues } from './semantic-keys.js';
 import { locateAllTasks } from './traverse.js';
 
 type Obj = Record<string, unknown>;
@@ -28,6 +30,13 @@ function validator(): ValidateFunction {
   return compiled;
 }
 
+/** Copies the keys of `source` onto `target` as own data properties (a `__proto__` key never reaches a setter). */
+function assignOwn(target: object, source: Obj): void {
+  for (const key of Object.keys(source)) {
+    Object.defineProperty(target, key, { value: source[key], writable: true, enumerable: true, configurable: true });
+  }
+}
+
 /** A copy of the flow with plugin defaults applied to every task, so that required values may come from defaults. */
 function withDefaults(flow: Obj): Obj {
   const copy = structuredClone(flow);
@@ -35,14 +44,16 @@ function withDefaults(flow: Obj): Obj {
   if (!defaults?.length) return copy;
   for (const { task } of locateAllTasks(copy)) {
     const merged = applyPluginDefaults(task, defaults);
-    if (merged !== task) Object.assign(task as Task, merged);
+    if (merged !== task) assignOwn(task, merged);
   }
   return copy;
 }
 
 function valueAt(doc: unknown, pointer: string): unknown {
   let node: unknown = doc;
-  for (const seg of pointerSegments(pointer)) node = isObj(node) || Array.isArray(node) ? (node as Obj)[seg] : undefined;
+  for (const seg of pointerSegments(pointer)) {
+    node = (isObj(node) || Array.isArray(node)) && Object.hasOwn(node, seg) ? (node as Obj)[seg] : undefined; // own keys only
+  }
   return node;
 }
 
@@ -67,7 +78,7 @@ export function validateFlow(doc: unknown): Flow {
   const flow = normalizeFlowDocument(doc);
   const checked = withDefaults(flow);
   const seen = new Set<string>();
-  const errors = [...schemaIssues(doc, flow, checked), ...semanticIssues(checked)].filter((i) => {
+  const errors = [...schemaIssues(doc, flow, checked), ...semanticIssues(checked), ...reservedNameIssues(doc)].filter((i) => {
     const key = `${i.path}\u0000${i.message}`;
     return seen.has(key) ? false : (seen.add(key), true);
   });

@@ -1,6 +1,7 @@
 // Coercion of one execution input value to its declared type (strings from multipart forms, typed JSON
 // values, rendered expressions), with ENUM, validator and min/max checks. Shared by resolveInputs and flow validation.
 import { DateTime } from 'luxon';
+import { parseJsonSafe } from '../core/keyed.js';
 import type { Input, InputType } from '../core/types.js';
 import { isDuration, parseDuration } from './duration.js';
 
@@ -107,7 +108,7 @@ function coerceDuration(value: unknown): Coerced {
 function coerceJson(value: unknown): Coerced {
   if (typeof value !== 'string') return ok(value);
   try {
-    return ok(JSON.parse(value));
+    return ok(parseJsonSafe(value));
   } catch (err) {
     return fail(`is not valid JSON: ${(err as Error).message}`);
   }
@@ -134,7 +135,7 @@ function splitArray(value: unknown): unknown[] | undefined {
   const s = value.trim();
   if (s.startsWith('[')) {
     try {
-      const parsed: unknown = JSON.parse(s);
+      const parsed: unknown = parseJsonSafe(s);
       return Array.isArray(parsed) ? parsed : undefined;
     } catch { return undefined; }
   }
@@ -200,7 +201,7 @@ function checkRange(def: Input, value: unknown): Coerced {
 
 /** Coerce a provided (non-missing) value to the input's type and check its constraints. */
 export function coerceInputValue(def: Input, value: unknown): Coerced {
-  const coercer = COERCERS[def.type];
+  const coercer = Object.hasOwn(COERCERS, def.type) ? COERCERS[def.type] : undefined;
   if (!coercer) return fail(`unknown input type ${show(def.type)}`);
   const r = coercer(value, def);
   return r.ok ? checkRange(def, r.value) : r;

@@ -152,6 +152,14 @@ describe('resolveInputs behaviour', () => {
     }
   });
 
+  it('JSON inputs and the result are prototype-free: a `__proto__` key of a value stays an ordinary key', () => {
+    const result = resolveInputs([{ id: 'data', type: 'JSON' }], { data: '{"__proto__":{"polluted":true},"ok":1}' });
+    expect(Object.getPrototypeOf(result)).toBeNull();
+    expect(Object.getPrototypeOf(result.data)).toBeNull();
+    expect(Object.keys(result.data as object)).toEqual(['__proto__', 'ok']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('accepts no declarations at all', () => {
     expect(resolveInputs(undefined, { a: 1 })).toEqual({});
   });

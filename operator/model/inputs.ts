@@ -1,5 +1,6 @@
 // resolveInputs: turns the values provided for an execution (form fields, JSON, rendered subflow/trigger
 // inputs) into typed input values per the flow's input declarations, or throws InputValidationError listing every problem.
+import { dict } from '../core/keyed.js';
 import type { Input } from '../core/types.js';
 import { InputValidationError, type ValidationIssue } from './errors.js';
 import { coerceInputValue } from './input-coerce.js';
@@ -46,11 +47,11 @@ function resolveOne(def: Input, provided: Record<string, unknown>, opts: Resolve
 }
 
 /**
- * Typed input values keyed by declared input id (dotted ids stay dotted keys). Undeclared keys are ignored.
+ * Typed input values keyed by declared input id (dotted ids stay dotted keys; prototype-free). Undeclared keys are ignored.
  * Throws InputValidationError with one issue per bad input (path "inputs.<id>").
  */
 export function resolveInputs(defs: Input[] | undefined, provided: Record<string, unknown>, opts: ResolveOptions = {}): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
+  const result = dict();
   const errors: ValidationIssue[] = [];
   for (const def of defs ?? []) {
     const r = resolveOne(def, provided ?? {}, opts);

@@ -1,7 +1,7 @@
-// Tests of plugin defaults: non-forced vs forced, deep merge of maps, prefix matching, aliases.
+// Tests of plugin defaults: non-forced vs forced, deep merge of maps, prefix matching, aliases, reserved keys.
 import { describe, expect, it } from 'vitest';
 import type { PluginDefault, Task } from '../core/types.js';
-import { applyPluginDefaults } from './plugin-defaults.js';
+import { applyPluginDefaults, deepMerge } from './plugin-defaults.js';
 
 const LOG = 'ai.service.plugin.core.log.Log';
 const REQ = 'ai.service.plugin.core.http.Request';
@@ -48,5 +48,24 @@ describe('applyPluginDefaults', () => {
     const a = applyPluginDefaults({ id: 'a', type: REQ }, defaults);
     (a.headers as Record<string, string>).A = 'changed';
     expect(applyPluginDefaults({ id: 'b', type: REQ }, defaults).headers).toEqual({ A: '1' });
+  });
+});
+
+describe('deepMerge with reserved keys (parsed JSON has own `__proto__` keys)', () => {
+  it('keeps `__proto__` an ordinary own key instead of swapping the prototype of the result', () => {
+    const merged = deepMerge({ a: 1 }, JSON.parse('{"__proto__": {"disabled": true}}') as Record<string, unknown>);
+    expect(Object.keys(merged)).toEqual(['a', '__proto__']);
+    expect(merged.disabled).toBeUndefined();
+    expect(Object.getPrototypeOf(merged)).toBeNull();
+  });
+
+  it('merges nested maps without reading inherited members (`constructor`, `__proto__`)', () => {
+    const before = Object.getOwnPropertyNames(Object.prototype);
+    const over = JSON.parse('{"constructor": {"prototype": {"polluted": 1}}, "h": {"__proto__": {"polluted": 1}}}') as Record<string, unknown>;
+    const merged = deepMerge({ h: { A: '1' } }, over);
+    expect(Object.keys(merged.h as object)).toEqual(['A', '__proto__']);
+    expect((merged.h as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -1,16 +1,25 @@
 // Plugin defaults (flow `pluginDefaults`): values applied to every task of a type or of a type prefix.
 // Non-forced defaults fill what the task leaves out; forced defaults override the task; maps are merged deeply.
+import { dictFrom } from '../core/keyed.js';
 import type { PluginDefault, Task } from '../core/types.js';
 import { normalizeType } from './task-types.js';
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+/** A map (plain or prototype-free), as opposed to a list, a scalar or a class instance. */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
 
-/** Deep merge: `over` wins; plain objects present on both sides are merged key by key; arrays are replaced. */
+/**
+ * Deep merge: `over` wins; maps present on both sides are merged key by key; arrays are replaced. The merged maps are
+ * prototype-free and only own keys are read, so a `__proto__` or `constructor` key is an ordinary key, never a path
+ * into a prototype.
+ */
 export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
+  const out = dictFrom(Object.entries(base));
   for (const [key, value] of Object.entries(over)) {
-    const prev = out[key];
+    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
     out[key] = isPlainObject(prev) && isPlainObject(value) ? deepMerge(prev, value) : value;
   }
   return out;

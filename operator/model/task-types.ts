@@ -88,7 +88,7 @@ const PACKAGE_ALIASES: [string, string][] = [
 ];
 
 function fromKestra(rest: string): string {
-  const exact = EXACT_ALIASES[rest];
+  const exact = Object.hasOwn(EXACT_ALIASES, rest) ? EXACT_ALIASES[rest] : undefined;
   if (exact) return PREFIX + exact;
   for (const [from, to] of PACKAGE_ALIASES) {
     if (rest.startsWith(from)) return PREFIX + to + rest.slice(from.length);

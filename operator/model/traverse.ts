@@ -63,7 +63,9 @@ const MAIN_SLOTS: Record<string, (task: Task) => TaskSlot[]> = {
 export function taskSlots(task: Task): TaskSlot[] {
   if (!isObj(task) || typeof task.type !== 'string') return [];
   const type = normalizeType(task.type);
-  const main = type.startsWith(PREFIX) ? MAIN_SLOTS[type.slice(PREFIX.length)] : undefined;
+  const short = type.startsWith(PREFIX) ? type.slice(PREFIX.length) : undefined;
+  // Own entries only: a type named `ai.service.plugin.constructor` is not a flowable task.
+  const main = short !== undefined && Object.hasOwn(MAIN_SLOTS, short) ? MAIN_SLOTS[short] : undefined;
   if (!main) return [];
   return [...main(task), ...listSlot(task, 'errors'), ...listSlot(task, 'finally')];
 }

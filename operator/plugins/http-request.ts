@@ -1,5 +1,6 @@
 // Building and sending the HTTP request shared by core.http.Request and core.http.Download (Kestra's
 // AbstractHttp): uri, method, headers, body or formData, options (auth, timeouts, redirects, allowFailed).
+import { dict } from '../core/keyed.js';
 import type { RunContext } from './types.js';
 import { durationMs, isRecord, maskSecrets, renderBool, renderString, renderStringMap, requireString } from './util.js';
 
@@ -142,7 +143,7 @@ export async function send(ctx: RunContext, req: PreparedRequest): Promise<Respo
 
 /** Kestra's headers output: lower-case name → list of values. */
 export function responseHeaders(res: Response): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = dict<string[]>(); // the server chose the names
   res.headers.forEach((value, name) => {
     if (name === 'set-cookie') return;
     out[name] = [value];

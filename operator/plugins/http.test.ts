@@ -28,6 +28,10 @@ function route(req: IncomingMessage, res: ServerResponse, body: string): void {
   } else if (url.pathname === '/attachment') {
     res.setHeader('content-disposition', 'attachment; filename="data.txt"');
     res.end('content');
+  } else if (url.pathname === '/hostile-headers') {
+    res.setHeader('__proto__', 'p');
+    res.setHeader('constructor', 'c');
+    res.end('x');
   } else if (url.pathname === '/empty') {
     res.end();
   } else if (url.pathname === '/slow') {
@@ -72,6 +76,14 @@ describe('core.http.Request', () => {
     expect(headers['content-type']).toEqual(['application/json']);
     expect(headers['set-cookie']).toEqual(['a=1', 'b=2']);
     expect(c.messages('DEBUG')).toContain(`Request 'GET ${base}/json'`);
+  });
+
+  it('keeps response headers named `__proto__` or `constructor` as ordinary keys', async () => {
+    const r = await httpRequestPlugin.run(ctx({ uri: `${base}/hostile-headers` }).ctx);
+    const headers = r.outputs?.headers as Record<string, string[]>;
+    expect(Object.getPrototypeOf(headers)).toBeNull();
+    expect(Object.keys(headers)).toEqual(expect.arrayContaining(['__proto__', 'constructor']));
+    expect([headers.__proto__, headers.constructor]).toEqual([['p'], ['c']]);
   });
 
   it('POSTs a map body as JSON with custom headers', async () => {

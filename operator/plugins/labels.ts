@@ -1,4 +1,5 @@
 // core.execution.Labels: sets or overrides execution labels at runtime (map or list of {key, value}).
+import { dict, parseJsonSafe } from '../core/keyed.js';
 import type { Label } from '../core/types.js';
 import type { RunContext, TaskResult } from './types.js';
 import { isRecord, plugin } from './util.js';
@@ -29,7 +30,7 @@ async function runLabels(ctx: RunContext): Promise<TaskResult> {
   const raw = ctx.task.labels;
   if (raw === undefined || raw === null) throw new Error("Missing required property 'labels'");
   let rendered = typeof raw === 'string' ? ctx.renderTyped(raw) : ctx.renderValue(raw);
-  if (typeof rendered === 'string') rendered = JSON.parse(rendered) as unknown;
+  if (typeof rendered === 'string') rendered = parseJsonSafe(rendered);
   const labels = toLabels(isRecord(rendered) ? renderKeys(ctx, rendered) : rendered);
   if (labels.length === 0) throw new Error('No labels to set');
   for (const l of labels) {
@@ -39,7 +40,7 @@ async function runLabels(ctx: RunContext): Promise<TaskResult> {
 }
 
 function renderKeys(ctx: RunContext, map: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out = dict();
   for (const [k, v] of Object.entries(map)) out[ctx.render(k)] = v;
   return out;
 }

@@ -30,6 +30,8 @@ describe('core.templating.TemplatedTask', () => {
     [`type: ${TYPE}\nspec: x`, 'cannot be of type TemplatedTask'],
     ['- just\n- a list', 'expected a YAML map'],
     ['format: x', "missing 'type'"],
+    ['type: ai.service.plugin.core.debug.Return\nformat: x\nconstructor: { prototype: 1 }', 'constructor: the key `constructor` uses the reserved name `constructor`'],
+    ['id: prototype\ntype: ai.service.plugin.core.debug.Return\nformat: x', 'id: `prototype` uses the reserved name `prototype`'],
   ])('refuses %j', async (spec, message) => {
     t = makeTestContext({ task: { id: 'tpl', type: TYPE, spec } });
     const r = await plugin.run(t.ctx);

@@ -2,6 +2,7 @@
 // task with the same context; its result is the TemplatedTask's result.
 import { parse } from 'yaml';
 import type { Task } from '../core/types.js';
+import { formatIssue, reservedNameIssues } from '../model/index.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 import { isRecord, plugin, requireString, TYPE_PREFIX } from './util.js';
 
@@ -19,6 +20,9 @@ export function parseSpec(spec: string, templatedId: string): Task {
   if (typeof parsed.type !== 'string' || parsed.type === '') {
     throw new Error("Invalid templated task spec: missing 'type'");
   }
+  // A task declared at run time meets the rule of tasks declared at save: no reserved name as a key or an id.
+  const reserved = reservedNameIssues({ tasks: [parsed] })[0];
+  if (reserved) throw new Error(`Invalid templated task spec: ${formatIssue({ ...reserved, path: reserved.path.replace(/^tasks\[0\]\.?/, '') })}`);
   const id = typeof parsed.id === 'string' && parsed.id !== '' ? parsed.id : templatedId;
   return { ...parsed, id, type: parsed.type };
 }

@@ -1,5 +1,6 @@
 // Small helpers shared by the runnable plugins: typed property reads, ISO durations, secret masking,
 // FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
+import { dict, parseJsonSafe } from '../core/keyed.js';
 import { parseDuration, PREFIX } from '../model/index.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 
@@ -56,13 +57,13 @@ export function renderBool(ctx: RunContext, value: unknown, fallback: boolean): 
   throw new Error(`Invalid boolean value '${String(v)}'`);
 }
 
-/** Renders a map of strings (header, env): keys and values rendered, values stringified. */
+/** Renders a map of strings (header, env): keys and values rendered, values stringified; prototype-free. */
 export function renderStringMap(ctx: RunContext, value: unknown, extra?: Record<string, unknown>): Record<string, string> {
   if (value === undefined || value === null) return {};
   let rendered = typeof value === 'string' ? ctx.renderTyped(value, extra) : ctx.renderValue(value, extra);
   if (typeof rendered === 'string') rendered = parseJsonMap(rendered);
   if (!isRecord(rendered)) throw new Error('Expected a map');
-  const out: Record<string, string> = {};
+  const out = dict<string>();
   for (const [k, v] of Object.entries(rendered)) {
     if (v === undefined || v === null) continue;
     out[ctx.render(k, extra)] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
@@ -72,7 +73,7 @@ export function renderStringMap(ctx: RunContext, value: unknown, extra?: Record<
 
 function parseJsonMap(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonSafe(text);
   } catch {
     throw new Error(`Expected a map, got '${text}'`);
   }
@@ -88,7 +89,7 @@ export function renderStringList(ctx: RunContext, value: unknown, extra?: Record
     const t = v.trim();
     if (t.startsWith('[')) {
       try {
-        const parsed: unknown = JSON.parse(t);
+        const parsed: unknown = parseJsonSafe(t);
         if (Array.isArray(parsed)) return parsed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
       } catch { /* a plain string starting with '[' */ }
     }

@@ -1,6 +1,7 @@
 // Pure parts of the Flow trigger (`core.trigger.Flow`): which state transition of an execution is an event and its
 // stable key, which triggers listen to it (`states`, self-trigger guard), the `trigger.*` variables of the started
 // execution, and `preconditions` (newer Kestra) expressed as a MultipleCondition over the upstream flows.
+import { dictFrom } from '../core/keyed.js';
 import { isTerminal, type Execution, type ExecutionState, type Flow, type Trigger } from '../core/types.js';
 import { normalizeType, TRIGGER_TYPES } from '../model/task-types.js';
 import { FILTER_CONDITION, MULTIPLE_CONDITION, UPSTREAM_CONDITION } from './conditions/evaluator.js';
@@ -38,7 +39,7 @@ export function transitionDate(exec: Execution): string {
   return (isTerminal(exec.state.current) ? exec.state.endDate : undefined) ?? last ?? exec.state.startDate;
 }
 
-const labelMap = (exec: Execution): Record<string, string> => Object.fromEntries((exec.labels ?? []).map((l) => [l.key, l.value]));
+const labelMap = (exec: Execution): Record<string, string> => dictFrom((exec.labels ?? []).map((l) => [l.key, l.value] as const));
 
 /** `trigger.*` of an execution started by a Flow trigger (Kestra's Flow.Output names, plus `labels`). */
 export function flowTriggerVariables(exec: Execution): Record<string, unknown> {

@@ -2,6 +2,7 @@
 // reads (including the synchronous getSync of the kv() template function) come from the informer cache.
 // Expired pairs are invisible and deleted lazily (conditionally on their resourceVersion, so a fresh write survives).
 import type { KubeConfig } from '@kubernetes/client-node';
+import { safeData } from '../../core/keyed.js';
 import { expirationFromTtl, kvInputError, typedKVValue } from '../../store/sqlite/kv-types.js';
 import type { KVEntry, KVStore, KVType } from '../../store/types.js';
 import { KINDS, LABELS, MANAGER, kvName } from '../names.js';
@@ -14,7 +15,7 @@ type KVObject = KubeObject<KVSpec>;
 function toEntry(obj: KVObject): KVEntry {
   const s = obj.spec;
   const entry: KVEntry = {
-    namespace: s.namespace, key: s.key, type: s.type ?? 'JSON', value: structuredClone(s.value ?? null),
+    namespace: s.namespace, key: s.key, type: s.type ?? 'JSON', value: safeData(s.value ?? null),
     updated: s.updated ?? obj.metadata.creationTimestamp ?? '',
   };
   if (s.expirationDate) entry.expirationDate = s.expirationDate;

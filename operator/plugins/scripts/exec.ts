@@ -2,6 +2,7 @@
 // commands, runs them as a local process, turns output lines into logs/outputs/metrics, collects output files.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { dict, dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import type { Metric } from '../../core/types.js';
 import { normalizeType } from '../../model/task-types.js';
 import type { RunContext, TaskResult } from '../types.js';
@@ -50,12 +51,12 @@ function renderInputFiles(ctx: RunContext, vars: ScriptVars): Record<string, unk
   if (raw === undefined || raw === null) return {};
   if (typeof raw === 'string') {
     const text = ctx.render(raw, vars);
-    const parsed: unknown = JSON.parse(text);
+    const parsed: unknown = parseJsonSafe(text);
     if (!isRecord(parsed)) throw new Error("Property 'inputFiles' must be a map of file name to content");
     return parsed;
   }
   if (!isRecord(raw)) throw new Error("Property 'inputFiles' must be a map of file name to content");
-  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [ctx.render(k, vars), renderString(ctx, v, vars) ?? '']));
+  return dictFrom(Object.entries(raw).map(([k, v]) => [ctx.render(k, vars), renderString(ctx, v, vars) ?? ''] as const));
 }
 
 function shellScript(ctx: RunContext, interpreter: string[], before: string[], commands: string[]): string {
@@ -65,6 +66,7 @@ function shellScript(ctx: RunContext, interpreter: string[], before: string[], c
 }
 
 interface LineState {
+  /** Outputs of every protocol line, later lines winning; prototype-free (the script chose the keys). */
   vars: Record<string, unknown>;
   metrics: Metric[];
   stderrLines: number;
@@ -108,7 +110,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
     const interpreter = ctx.task.interpreter === undefined ? ['/bin/sh', '-c'] : renderStringList(ctx, ctx.task.interpreter, vars);
     const before = renderStringList(ctx, ctx.task.beforeCommands, vars);
     const script = shellScript(ctx, interpreter, before, plan.commands);
-    const state: LineState = { vars: {}, metrics: [], stderrLines: 0 };
+    const state: LineState = { vars: dict(), metrics: [], stderrLines: 0 };
     const outcome = await runProcess({
       command: [...interpreter, script],
       cwd: vars.workingDir,

@@ -61,4 +61,14 @@ describe('parseProtocolLine', () => {
     expect(parseProtocolLine('::{not json}::')).toBeUndefined();
     expect(parseProtocolLine('::{"other":1}::')).toBeUndefined();
   });
+
+  it('parses outputs and metric tags into prototype-free maps: `__proto__` is an ordinary key', () => {
+    const msg = parseProtocolLine('::{"outputs":{"__proto__":{"polluted":true},"a":{"constructor":1}},"metrics":[{"name":"m","value":1,"tags":{"__proto__":"t"}}]}::')!;
+    expect(Object.getPrototypeOf(msg.outputs)).toBeNull();
+    expect(Object.keys(msg.outputs!)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(msg.outputs!.__proto__)).toBeNull();
+    expect(Object.getPrototypeOf(msg.outputs!.a)).toBeNull();
+    expect(Object.entries(msg.metrics![0]!.tags!)).toEqual([['__proto__', 't']]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
 });

@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dict } from '../../core/keyed.js';
 import type { RunContext } from '../types.js';
 
 /** Resolves `name` under `root`, refusing absolute paths and any escape through `..`. */
@@ -89,7 +90,7 @@ async function upload(ctx: RunContext, root: string, rel: string): Promise<strin
 export async function collectOutputFiles(
   ctx: RunContext, workingDir: string, patterns: string[], outputDir?: string,
 ): Promise<Record<string, string>> {
-  const result: Record<string, string> = {};
+  const result = dict<string>(); // file names are the task's (a file may be called `__proto__`)
   if (patterns.length > 0) {
     const regexps = patterns.map((p) => globToRegExp(p.replace(/^\.\//, '')));
     for (const rel of await listFiles(workingDir, outputDir)) {

@@ -1,5 +1,7 @@
 // Kestra's script output protocol: a stdout/stderr line `::{"outputs":{...},"metrics":[...],"logs":[...]}::`
-// carries outputs, metrics or log lines instead of plain text.
+// carries outputs, metrics or log lines instead of plain text. Parsed into prototype-free objects (the script chose
+// the keys), so `{"outputs":{"__proto__":...}}` is an ordinary output named `__proto__`.
+import { dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import type { LogLevel, Metric } from '../../core/types.js';
 import { isRecord, toLogLevel } from '../util.js';
 
@@ -18,7 +20,7 @@ function toMetric(raw: unknown): Metric | undefined {
   if ((type !== 'counter' && type !== 'timer') || Number.isNaN(value)) return undefined;
   const metric: Metric = { name: raw.name, type, value };
   if (isRecord(raw.tags)) {
-    metric.tags = Object.fromEntries(Object.entries(raw.tags).map(([k, v]) => [k, String(v)]));
+    metric.tags = dictFrom(Object.entries(raw.tags).map(([k, v]) => [k, String(v)] as const));
   }
   return metric;
 }
@@ -41,7 +43,7 @@ export function parseProtocolLine(line: string): ProtocolMessage | undefined {
   if (!m) return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(m[1]!);
+    parsed = parseJsonSafe(m[1]!);
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 // KV value typing: infers a KVType from a raw value, or coerces and validates a value against an explicit type.
 // Values are kept in their JSON form: DATETIME, DATE and DURATION as ISO strings, JSON as any JSON value.
 import { DateTime, Duration } from 'luxon';
+import { parseJsonSafe } from '../../core/keyed.js';
 import type { KVType } from '../types.js';
 
 const DATETIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
@@ -65,7 +66,7 @@ const COERCE: Record<KVType, (value: unknown) => unknown> = {
   JSON: (v) => {
     if (typeof v !== 'string') return v;
     try {
-      return JSON.parse(v) as unknown;
+      return parseJsonSafe(v);
     } catch {
       throw invalid('JSON', v);
     }
@@ -74,7 +75,7 @@ const COERCE: Record<KVType, (value: unknown) => unknown> = {
 
 /** Returns the value in the stored form of `type`, or throws an Error naming the type and the value. */
 export function coerceKVValue(type: KVType, value: unknown): unknown {
-  const coerce = COERCE[type];
+  const coerce = Object.hasOwn(COERCE, type) ? COERCE[type] : undefined;
   if (!coerce) throw kvInputError(`Unknown KV type '${String(type)}'`);
   return coerce(value);
 }

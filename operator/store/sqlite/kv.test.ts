@@ -13,6 +13,21 @@ let stores: EmbeddedStores;
 beforeEach(() => { tmp = tempDir(); stores = openEmbeddedStores(tmp.dir); });
 afterEach(async () => { await stores.close(); tmp.remove(); });
 
+describe('KV values with caller-chosen keys', () => {
+  it('read back as prototype-free objects: `__proto__` and `constructor` are ordinary keys', async () => {
+    const value = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}') as unknown;
+    await stores.kv.set({ namespace: 'n', key: 'k', value });
+    for (const entry of [await stores.kv.get('n', 'k'), stores.kv.getSync('n', 'k')]) {
+      const v = entry!.value as Record<string, unknown>;
+      expect(Object.getPrototypeOf(v)).toBeNull();
+      expect(Object.keys(v)).toEqual(['__proto__', 'constructor']);
+      expect(Object.getPrototypeOf(v.constructor)).toBeNull();
+    }
+    expect(Object.getPrototypeOf(coerceKVValue('JSON', '{"__proto__":1}'))).toBeNull();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
 describe('KV type inference', () => {
   it.each<[unknown, KVType]>([
     [true, 'BOOLEAN'], [42, 'NUMBER'], [1.5, 'NUMBER'], ['2026-11-22T05:12:29.123Z', 'DATETIME'],
@@ -38,6 +53,10 @@ describe('KV coercion with an explicit type', () => {
     ['DURATION', '5 minutes'], ['JSON', '{not json'],
   ])('%s rejects %j', (type, value) => {
     expect(() => coerceKVValue(type, value)).toThrow(new RegExp(`Invalid KV value for type ${type}`));
+  });
+
+  it.each(['constructor', 'hasOwnProperty', '__proto__'])('refuses the unknown type %s', (type) => {
+    expect(() => coerceKVValue(type as KVType, '1')).toThrow(`Unknown KV type '${type}'`);
   });
 });
 

@@ -1,4 +1,6 @@
 // Namespaced key-value store on SQLite with typed values and TTLs; expired entries are invisible and purged lazily.
+// Values read back have prototype-free objects (their keys are the writer's).
+import { parseJsonSafe } from '../../core/keyed.js';
 import type { KVEntry, KVStore, KVType } from '../types.js';
 import type { Db } from './db.js';
 import { expirationFromTtl, kvInputError, typedKVValue } from './kv-types.js';
@@ -9,7 +11,7 @@ const COLUMNS = 'namespace, key, type, value, expiration_date, updated';
 
 function toEntry(row: KVRow): KVEntry {
   const entry: KVEntry = {
-    namespace: row.namespace, key: row.key, type: row.type, value: JSON.parse(row.value) as unknown, updated: row.updated,
+    namespace: row.namespace, key: row.key, type: row.type, value: parseJsonSafe(row.value), updated: row.updated,
   };
   if (row.expiration_date) entry.expirationDate = row.expiration_date;
   return entry;

@@ -4,6 +4,7 @@
 // current event met once every simple condition holds (as Kestra does), so a filtered-out event never counts.
 import { DateTime } from 'luxon';
 import { truthy } from '../../core/flowables.js';
+import { dictFrom } from '../../core/keyed.js';
 import type { Execution } from '../../core/types.js';
 import { CONDITION_NAMES, normalizeType, PREFIX } from '../../model/task-types.js';
 import type { ConditionContext, ConditionEvaluator, TriggerServiceDeps } from '../types.js';
@@ -57,7 +58,7 @@ export function executionVariables(e: Execution): Record<string, unknown> {
   return {
     id: e.id, namespace: e.namespace, flowId: e.flowId, flowRevision: e.flowRevision, state: e.state.current,
     startDate: e.state.startDate, endDate: e.state.endDate, originalId: e.originalId,
-    labels: Object.fromEntries((e.labels ?? []).map((l) => [l.key, l.value])), outputs: e.outputs ?? {},
+    labels: dictFrom((e.labels ?? []).map((l) => [l.key, l.value] as const)), outputs: e.outputs ?? {},
   };
 }
 

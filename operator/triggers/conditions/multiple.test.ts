@@ -42,6 +42,16 @@ describe('stepWindow', () => {
     expect(s2.next?.results).toEqual({});
   });
 
+  it('condition names that are Object.prototype members (`constructor`, `toString`) are met only when met', () => {
+    const hostile = ['a', 'constructor', 'toString'];
+    const s1 = stepWindow(undefined, ['a'], hostile, spec(), t0);
+    expect(s1.fires).toBe(false);
+    const s2 = stepWindow(s1.next, ['constructor'], hostile, spec(), t0);
+    expect(s2.fires).toBe(false);
+    expect(Object.keys(s2.next!.results)).toEqual(['a', 'constructor']);
+    expect(stepWindow(s2.next, ['toString'], hostile, spec(), t0).fires).toBe(true);
+  });
+
   it('forgets results of an expired window', () => {
     const s1 = stepWindow(undefined, ['a'], names, spec(), t0);
     const s2 = stepWindow(s1.next, ['b'], names, spec(), new Date('2024-05-11T08:00:00Z'));

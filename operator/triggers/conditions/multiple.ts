@@ -3,6 +3,7 @@
 // (flow, trigger, condition id) with the trigger id `<triggerId>/<conditionId>` (a `/` never appears in a trigger
 // id), and updated by compare-and-set so two concurrent evaluations cannot both fire.
 import { DateTime, Duration } from 'luxon';
+import { dictFrom } from '../../core/keyed.js';
 import { isDuration, parseDuration } from '../../model/duration.js';
 import { ConflictError, type TriggerStateStore } from '../../store/types.js';
 import { ConditionError } from './dates.js';
@@ -59,11 +60,12 @@ export function stepWindow(
     const w = windowAt(now, spec, zone);
     return { start: w.start.toISOString(), end: w.end.toISOString(), results: {}, spec: specKey(spec) };
   })();
-  const fresh = met.filter((n) => !base.results[n]);
+  const fresh = met.filter((n) => !Object.hasOwn(base.results, n));
   if (met.length === 0) return { fires: false };
-  const results: Record<string, true> = { ...base.results };
+  // Keyed by condition names the flow author chose: prototype-free, own keys only.
+  const results = dictFrom<true>(Object.entries(base.results));
   for (const n of met) results[n] = true;
-  const fires = names.every((n) => results[n]);
+  const fires = names.every((n) => Object.hasOwn(results, n));
   if (fires && spec.resetOnSuccess) return { fires, next: { ...base, results: {} } };
   if (fresh.length === 0 && current) return { fires };
   return { fires, next: { ...base, results } };

@@ -29,6 +29,10 @@ describe('aliases and fields', () => {
     expect(normalizeCron({ cron: '@hourly', withSeconds: true })).toBe('0 0 * * * *');
   });
 
+  it('a cron named like an Object.prototype member is not an alias', () => {
+    expect(() => normalizeCron({ cron: 'constructor' })).toThrow(/expected 5 fields, got 1/);
+  });
+
   it.each([
     [{ cron: '* * * *' }, /expected 5 fields, got 4/],
     [{ cron: '*/5 * * * *', withSeconds: true }, /expected 6 fields, got 5/],

@@ -27,7 +27,7 @@ const ALIASES: Record<string, string> = {
 /** The 5- or 6-field expression behind an alias; throws on a wrong number of fields. */
 export function normalizeCron(spec: CronSpec): string {
   const raw = spec.cron.trim();
-  const alias = ALIASES[raw.toLowerCase()];
+  const alias = Object.hasOwn(ALIASES, raw.toLowerCase()) ? ALIASES[raw.toLowerCase()] : undefined;
   if (alias) return spec.withSeconds ? `0 ${alias}` : alias;
   const fields = raw.split(/\s+/).length;
   const expected = spec.withSeconds ? 6 : 5;

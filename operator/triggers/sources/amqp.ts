@@ -5,6 +5,7 @@
 // before a crash or a lost connection is redelivered by the broker; with a `messageId` it still starts one execution
 // (the id is the dedupe key), without one it may start a second. The connection is re-established with backoff.
 import { connect, type Channel, type ConsumeMessage, type Options } from 'amqplib';
+import { dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import { InputValidationError } from '../../model/errors.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { errorMessage } from '../../plugins/util.js';
@@ -45,7 +46,7 @@ function jsonSafe(value: unknown): unknown {
     const o = value as Record<string, unknown>;
     // Typed values ({ '!': 'timestamp', value }) keep their value only.
     if ('!' in o && 'value' in o && Object.keys(o).length === 2) return jsonSafe(o.value);
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, jsonSafe(v)]));
+    return dictFrom(Object.entries(o).map(([k, v]) => [k, jsonSafe(v)] as const));
   }
   return value;
 }
@@ -53,7 +54,7 @@ function jsonSafe(value: unknown): unknown {
 export function decodeAmqpBody(content: Buffer, serde: string): unknown {
   const text = content.toString('utf8');
   if (serde !== 'JSON') return text;
-  try { return JSON.parse(text); } catch { return text; }
+  try { return parseJsonSafe(text); } catch { return text; }
 }
 
 /** The `trigger.*` variables of a message (Kestra's Message output: absent properties are left out). */

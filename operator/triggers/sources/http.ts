@@ -1,6 +1,7 @@
 // HTTP polling trigger (`core.http.Trigger`): calls `uri` at every interval and starts an execution when
 // `responseCondition` (default `{{ response.statusCode < 400 }}`) renders true against `response.{statusCode, body,
 // headers}`. Outputs: `trigger.uri`, `trigger.code` / `trigger.statusCode`, `trigger.body` (text), `trigger.headers`.
+import { dict } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { durationMs, isRecord } from '../../plugins/util.js';
 import type { PollingTriggerPlugin } from '../types.js';
@@ -24,7 +25,7 @@ export const httpTrigger: PollingTriggerPlugin = {
     }
     const uri = str(ctx, t.uri, 'uri')!;
     const method = String(ctx.render(t.method ?? 'GET')).toUpperCase();
-    const headers: Record<string, string> = {};
+    const headers = dict<string>();
     const rendered = ctx.render(t.headers ?? {});
     if (isRecord(rendered)) for (const [k, v] of Object.entries(rendered)) headers[k] = String(v);
     if (t.contentType !== undefined) headers['content-type'] = String(ctx.render(t.contentType));
@@ -36,7 +37,7 @@ export const httpTrigger: PollingTriggerPlugin = {
     const res = await fetch(uri, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeout)]) });
     let text = await res.text();
     if (text.length > MAX_BODY) text = text.slice(0, MAX_BODY);
-    const resHeaders: Record<string, string[]> = {};
+    const resHeaders = dict<string[]>(); // the server chose the names
     res.headers.forEach((v, k) => { (resHeaders[k] ??= []).push(v); });
     const response = { statusCode: res.status, code: res.status, body: text, headers: resHeaders };
     const verdict = String(ctx.render(t.responseCondition ?? DEFAULT_RESPONSE_CONDITION, { response })).trim();

@@ -5,6 +5,7 @@
 // the message again (MQTT message ids are reused, so they cannot serve as a dedupe key).
 import mqtt, { type IClientOptions } from 'mqtt';
 import { derivedId } from '../../core/ids.js';
+import { parseJsonSafe } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext } from '../types.js';
 import { durationMs } from '../../plugins/util.js';
@@ -14,7 +15,7 @@ export function decodePayload(payload: Buffer, serde: string): unknown {
   if (serde === 'BYTES') return payload.toString('base64');
   const text = payload.toString('utf8');
   if (serde !== 'JSON') return text;
-  try { return JSON.parse(text); } catch { return text; }
+  try { return parseJsonSafe(text); } catch { return text; }
 }
 
 /** The client id of a flow trigger (stable, so the broker keeps its session and unacknowledged messages). */

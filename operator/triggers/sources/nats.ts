@@ -5,6 +5,7 @@
 // message that arrives while the listener is down or crashes before the create is lost (at-most-once).
 // Authentication: username/password, token, or `creds` (a NATS credentials file's content: JWT + nkey seed).
 import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, nanos, type ConnectionOptions, type JsMsg, type Msg, type NatsConnection } from 'nats';
+import { dict } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { int, str, supervise } from './util.js';
@@ -14,7 +15,7 @@ const POLICIES: Record<string, DeliverPolicy> = {
 };
 
 function headersOf(m: Msg | JsMsg): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = dict<string[]>(); // the publisher chose the names
   if (m.headers) for (const [k, v] of m.headers) out[k] = v;
   return out;
 }
@@ -59,7 +60,8 @@ function options(ctx: TriggerContext): ConnectionOptions {
 async function jetstream(nc: NatsConnection, ctx: TriggerContext, subject: string, durable: string, emit: (e: TriggerEvent) => Promise<void>): Promise<void> {
   const jsm = await nc.jetstreamManager();
   const stream = await jsm.streams.find(subject);
-  const policy = POLICIES[String(ctx.render(ctx.trigger.deliverPolicy ?? 'All'))] ?? DeliverPolicy.All;
+  const name = String(ctx.render(ctx.trigger.deliverPolicy ?? 'All'));
+  const policy = Object.hasOwn(POLICIES, name) ? POLICIES[name]! : DeliverPolicy.All;
   try {
     await jsm.consumers.info(stream, durable);
   } catch {

@@ -80,6 +80,31 @@ interval: PT0.1S`));
   });
 });
 
+describe('HTTP trigger with hostile response headers', () => {
+  it('response headers named `constructor` or `__proto__` are ordinary keys of trigger.headers', async () => {
+    const hostile = createServer((_req, res) => {
+      res.setHeader('constructor', 'c');
+      res.setHeader('__proto__', 'p');
+      res.end('ok');
+    });
+    const hostilePort = await freePort();
+    await new Promise<void>((res) => hostile.listen(hostilePort, '127.0.0.1', () => res()));
+    try {
+      h = await startHarness();
+      await h.save(flowYaml('http_hostile', `id: http
+type: ai.service.plugin.core.http.Trigger
+uri: http://127.0.0.1:${hostilePort}/
+interval: PT0.1S`));
+      const [exec] = await waitFor(async () => { const e = await h!.executions('http_hostile'); return e.length > 0 && e; }, 'an execution', 20_000);
+      const headers = exec!.trigger!.variables!.headers as Record<string, string[]>;
+      expect(headers.constructor).toEqual(['c']);
+      expect(Object.keys(headers)).toContain('__proto__');
+    } finally {
+      await new Promise<void>((res) => { hostile.close(() => res()); hostile.closeAllConnections(); });
+    }
+  });
+});
+
 describe('HTTP trigger encryptBody', () => {
   it('encryptBody: true is refused when the flow is saved, naming the field', async () => {
     h = await startHarness();

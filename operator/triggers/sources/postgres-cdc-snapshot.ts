@@ -4,6 +4,7 @@
 // read; plus the plain-JSON conversion of row values shared with the change events.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { dictFrom } from '../../core/keyed.js';
 import { sleep } from '../backoff.js';
 
 const INT8 = 20;
@@ -17,12 +18,15 @@ function plainValue(v: unknown): unknown {
   return v;
 }
 
-/** Plain JSON values; int8 columns (text in pg's parsers) become numbers when they fit exactly (as Debezium's). */
+/**
+ * Plain JSON values; int8 columns (text in pg's parsers) become numbers when they fit exactly (as Debezium's). The row
+ * is prototype-free (column names are the database's).
+ */
 export function plainRow(row: Record<string, unknown> | null | undefined, int8: Set<string>): Record<string, unknown> | null {
   if (!row) return null;
-  return Object.fromEntries(Object.entries(row).map(([k, v]) => {
-    if (int8.has(k) && typeof v === 'string' && Number.isSafeInteger(Number(v))) return [k, Number(v)];
-    return [k, plainValue(v)];
+  return dictFrom(Object.entries(row).map(([k, v]) => {
+    if (int8.has(k) && typeof v === 'string' && Number.isSafeInteger(Number(v))) return [k, Number(v)] as const;
+    return [k, plainValue(v)] as const;
   }));
 }
 

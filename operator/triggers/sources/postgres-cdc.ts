@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
+import { dictFrom } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { createExportedSlot, dropSlot, int8Columns, plainRow, readSnapshot, waitSlotInactive, withClient } from './postgres-cdc-snapshot.js';
@@ -92,7 +93,7 @@ export const postgresCdcTrigger: RealtimeTriggerPlugin = {
     };
     /** Debezium's column filters, on `schema.table.column`. */
     const columns = (schema: string, table: string, row: Record<string, unknown>) => (colIncluded.length || colExcluded.length
-      ? Object.fromEntries(Object.entries(row).filter(([c]) => {
+      ? dictFrom(Object.entries(row).filter(([c]) => {
         const name = `${schema}.${table}.${c}`;
         return (colIncluded.length === 0 || colIncluded.some((r) => r.test(name))) && !colExcluded.some((r) => r.test(name));
       }))
@@ -100,8 +101,8 @@ export const postgresCdcTrigger: RealtimeTriggerPlugin = {
     /** `data` of an event: filtered columns, then the deleted field (READ and INSERT/UPDATE alike: not deleted). */
     const shape = (schema: string, table: string, row: Record<string, unknown>, isDelete: boolean) => {
       const data = columns(schema, table, row);
-      if (isDelete) return deleted === 'NULL' ? Object.fromEntries(Object.keys(data).map((k) => [k, null])) : { ...data, [deletedField]: true };
-      return deleted === 'ADD_FIELD' ? { ...data, [deletedField]: false } : data;
+      if (isDelete) return dictFrom(deleted === 'NULL' ? Object.keys(data).map((k) => [k, null]) : [...Object.entries(data), [deletedField, true]]);
+      return deleted === 'ADD_FIELD' ? dictFrom([...Object.entries(data), [deletedField, false]]) : data;
     };
     // Where the completed initial snapshot is recorded (durably, in the trigger state store).
     const markKey = `${ctx.flow.namespace}/${ctx.flow.id}/${ctx.trigger.id}/${stateName}/${slot}`;

@@ -4,6 +4,7 @@
 // TLS by `sslMode` (see pgConnectPlan), `timeZoneId` as the session time zone, named `:parameters` bound as a
 // prepared statement. `fetchSize` (a JDBC batch-size hint) changes no result and has no effect here.
 import pg from 'pg';
+import { dict } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
 import { type SslMaterial, type SslMode, pgSsl, sslMaterial, sslModeOf } from './pg-tls.js';
@@ -107,7 +108,7 @@ export function bindParameters(sql: string, parameters: Record<string, unknown>)
   const values: unknown[] = [];
   const token = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|::|:([A-Za-z_][A-Za-z0-9_]*)/g;
   const text = sql.replace(token, (match, name: string | undefined) => {
-    if (!name || !(name in parameters)) return match;
+    if (!name || !Object.hasOwn(parameters, name)) return match; // own keys only: `:constructor` is not a parameter
     let n = index.get(name);
     if (n === undefined) {
       const v = parameters[name];
@@ -133,9 +134,9 @@ export function fetchTypeOf(ctx: TriggerContext): FetchType {
   return 'NONE';
 }
 
-/** Dates as ISO strings, bytes as base64: rows become plain JSON. */
+/** Dates as ISO strings, bytes as base64: rows become plain JSON (prototype-free: the query chose the column names). */
 function plain(row: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out = dict();
   for (const [k, v] of Object.entries(row)) out[k] = v instanceof Date ? v.toISOString() : Buffer.isBuffer(v) ? v.toString('base64') : v;
   return out;
 }

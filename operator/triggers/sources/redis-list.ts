@@ -7,6 +7,7 @@
 // On (re)connect, leftovers of `claimed` are claimed again and leftovers of `pending` are re-created (idempotent).
 import { Redis } from 'ioredis';
 import { newId } from '../../core/ids.js';
+import { parseJsonSafe } from '../../core/keyed.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { aborted, str, supervise } from './util.js';
@@ -21,7 +22,7 @@ export function redisWorkLists(ctx: Pick<TriggerContext, 'flow' | 'trigger'>, ke
 
 function decode(raw: string, serde: string): unknown {
   if (serde !== 'JSON') return raw;
-  try { return JSON.parse(raw); } catch { return raw; }
+  try { return parseJsonSafe(raw); } catch { return raw; }
 }
 
 /** Step 2 for a batch: one MULTI moves the claimed values into `pending` as envelopes with fresh ids. */

@@ -1,0 +1,29 @@
+// Tests of core.execution.Labels: labels from a map, a list or a JSON text; keys computed at run time (even
+// `__proto__`, `constructor`) are stored as ordinary labels, never lost to a prototype.
+import { afterEach, expect, it } from 'vitest';
+import { labelsPlugin } from './labels.js';
+import { makeTestContext, type TestContext } from './testing.js';
+
+let t: TestContext | undefined;
+afterEach(async () => { await t?.cleanup(); t = undefined; });
+
+const run = async (labels: unknown) => {
+  t = makeTestContext({ task: { id: 'l', type: labelsPlugin.type, labels } });
+  return labelsPlugin.run(t.ctx);
+};
+
+it('sets labels from a map with rendered keys and values', async () => {
+  expect(await run({ team: '{{ flow.id }}', '{{ task.id }}-key': 2 }))
+    .toEqual({ state: 'SUCCESS', executionLabels: [{ key: 'team', value: 'flow1' }, { key: 'l-key', value: '2' }] });
+});
+
+it('keeps run-time keys named like Object.prototype members (JSON text)', async () => {
+  const r = await run('{"__proto__": "x", "constructor": "y", "ok": "z"}');
+  expect(r.state).toBe('SUCCESS');
+  expect(r.executionLabels).toEqual([{ key: '__proto__', value: 'x' }, { key: 'constructor', value: 'y' }, { key: 'ok', value: 'z' }]);
+});
+
+it('keeps run-time keys named like Object.prototype members (list)', async () => {
+  const r = await run([{ key: "{{ '__proto__' }}", value: 'x' }]);
+  expect(r.executionLabels).toEqual([{ key: '__proto__', value: 'x' }]);
+});
