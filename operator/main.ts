@@ -1,7 +1,9 @@
 // Embedded mode entry point: one process with the SQLite store, the controller running tasks locally, the REST API
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
 // Settings: PORT (8080), HOST (0.0.0.0), DATA_DIR (./data), SAMPLE_FLOW (true: load and run examples/flows/hello-world.yaml),
-// TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
+// TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers), SECRET_<NAME> (flow secrets),
+// ENCRYPTION_KEY (seals SECRET inputs; default: <DATA_DIR>/encryption.key, created at first start).
+// Every store write goes through the secret layer (operator/secrets): secrets masked, SECRET inputs encrypted.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +18,7 @@ import { createSecretRenderer, startController } from './controller/index.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
+import { embeddedSecrets, maskedStores } from './secrets/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
 import { createConditionEvaluator } from './triggers/conditions/index.js';
@@ -41,7 +44,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const host = env.HOST ?? '0.0.0.0';
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
-  const stores = openEmbeddedStores(dataDir);
+  const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
   const controller = await startController(stores, { dataDir, env });
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,

@@ -1,7 +1,7 @@
 // Building and sending the HTTP request shared by core.http.Request and core.http.Download (Kestra's
 // AbstractHttp): uri, method, headers, body or formData, options (auth, timeouts, redirects, allowFailed).
 import type { RunContext } from './types.js';
-import { durationMs, isRecord, maskSecrets, renderBool, renderString, renderStringMap, requireString } from './util.js';
+import { durationMs, isRecord, renderBool, renderString, renderStringMap, requireString } from './util.js';
 
 export interface HttpOptions {
   allowFailed: boolean;
@@ -125,7 +125,7 @@ export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> 
 
 /** Sends the request with the task's kill signal and optional timeout; logs the request line at DEBUG. */
 export async function send(ctx: RunContext, req: PreparedRequest): Promise<Response> {
-  ctx.logger.debug(maskSecrets(`Request '${req.method} ${req.url}'`, ctx.secrets));
+  ctx.logger.debug(`Request '${req.method} ${req.url}'`);
   const signals = [ctx.signal];
   if (req.options.timeoutMs !== undefined) signals.push(AbortSignal.timeout(req.options.timeoutMs));
   try {

@@ -1,10 +1,13 @@
 // Test helper: a real RunContext for plugin tests (temporary working dir, the real embedded SQLite KV store and
-// local internal storage, the real expression renderer), with a log recorder and an AbortController for kill/timeout.
+// local internal storage behind the secret layer, the real expression renderer), with a log recorder (lines masked by
+// the layer, as the log store masks them) and an AbortController for kill/timeout.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { createRenderer } from '../expr/index.js';
+import { SecretLayer } from '../secrets/layer.js';
+import { maskedStores } from '../secrets/masked-stores.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { taskRunStoragePath } from '../storage/paths.js';
 import type { RunContext, TaskLogger } from './types.js';
@@ -29,7 +32,7 @@ export interface TestContextOptions {
   namespace?: string;
   flowId?: string;
   variables?: Record<string, unknown>;
-  /** Values to mask in logs (as if secrets had been read while rendering). */
+  /** Secret values known to the secret layer (masked in the recorded logs). */
   secrets?: string[];
   /** Secrets available to `secret('NAME')`. */
   secretValues?: Record<string, string>;
@@ -37,8 +40,8 @@ export interface TestContextOptions {
 
 const HIDDEN: ReadonlySet<LogLevel> = new Set<LogLevel>(['TRACE', 'DEBUG']);
 
-function recorder(logs: RecordedLog[]): TaskLogger {
-  const log = (level: LogLevel, message: string): void => void logs.push({ level, message });
+function recorder(logs: RecordedLog[], mask: (text: string) => string): TaskLogger {
+  const log = (level: LogLevel, message: string): void => void logs.push({ level, message: mask(message) });
   return {
     trace: (m) => log('TRACE', m), debug: (m) => log('DEBUG', m), info: (m) => log('INFO', m),
     warn: (m) => log('WARN', m), error: (m) => log('ERROR', m), log,
@@ -64,17 +67,18 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
   const dir = mkdtempSync(join(tmpdir(), 'plugin-test-'));
   const workingDir = join(dir, 'work');
   mkdirSync(workingDir);
-  const stores = openEmbeddedStores(join(dir, 'data'));
+  const layer = new SecretLayer({ values: () => [...(opts.secrets ?? []), ...Object.values(opts.secretValues ?? {})] });
+  const stores = maskedStores(openEmbeddedStores(join(dir, 'data')), layer);
   const namespace = opts.namespace ?? 'company.team';
   const { flow, execution, taskRun } = sampleRecords(namespace, opts.flowId ?? 'flow1', opts.task);
   const variables: Record<string, unknown> = {
     flow: { id: flow.id, namespace }, execution: { id: execution.id }, task: { id: opts.task.id },
     taskrun: { id: taskRun.id }, outputs: {}, inputs: {}, vars: {}, ...opts.variables,
   };
-  const secrets = new Set(opts.secrets ?? []);
+  const secrets = { add: (value: string) => layer.remember(execution.id, [value]) };
   const renderer = createRenderer({
     secret: (name) => opts.secretValues?.[name],
-    onSecret: (value) => void secrets.add(value),
+    onSecret: (value) => secrets.add(value),
     kv: (ns, key) => {
       const entry = stores.kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
@@ -89,7 +93,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     render: (template, extra) => renderer.render(template, withExtra(extra)),
     renderValue: (value, extra) => renderer.renderValue(value, withExtra(extra)),
     renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
-    logger: recorder(logs), storage: stores.storage, kv: stores.kv,
+    logger: recorder(logs, (text) => layer.masker(execution.id).mask(text)), storage: stores.storage, kv: stores.kv,
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
   };

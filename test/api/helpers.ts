@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createApp } from '../../api/app.js';
 import { startServer } from '../../api/server.js';
 import type { ApiOptions } from '../../api/deps.js';
+import { embeddedSecrets, maskedStores } from '../../operator/secrets/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
 
 export interface TestApi {
@@ -14,10 +15,16 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(opts: Omit<ApiOptions, 'stores'> = {}): Promise<TestApi> {
+/** The stores are composed as embedded main does: behind the secret layer of `env` (default: no secrets). */
+export async function startTestApi(opts: Omit<ApiOptions, 'stores'> & {
+  env?: NodeJS.ProcessEnv;
+  /** Options built from the stores (a renderer reading KV). */
+  withStores?: (stores: EmbeddedStores) => Omit<ApiOptions, 'stores'>;
+} = {}): Promise<TestApi> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'api-test-'));
-  const stores = openEmbeddedStores(dataDir);
-  const server = await startServer(createApp({ stores, ...opts }), 0, '127.0.0.1');
+  const { env = {}, withStores, ...apiOpts } = opts;
+  const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
+  const server = await startServer(createApp({ stores, ...apiOpts, ...withStores?.(stores) }), 0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${server.port}`,
     stores,
