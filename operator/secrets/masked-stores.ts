@@ -22,11 +22,21 @@ function override<T extends object>(inner: T, members: Partial<T>): T {
 
 const VALUES_ONLY = { keys: false } as const;
 
+/** Words of the engine's own in a run's bookkeeping (pause status, a child's state): never masked. */
+const ENGINE_WORDS = ['status', 'childState', 'onExpiry'] as const;
+
+function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker): Record<string, unknown> | undefined {
+  const masked = m.maskDeep(fs, VALUES_ONLY);
+  if (!fs || masked === fs) return fs;
+  for (const k of ENGINE_WORDS) if (Object.hasOwn(fs, k)) masked![k] = fs[k];
+  return masked;
+}
+
 function maskRun(run: TaskRun, m: Masker): TaskRun {
   const value = run.value === undefined ? undefined : m.mask(run.value);
   const outputs = m.maskDeep(run.outputs);
   const error = run.error === undefined ? undefined : m.mask(run.error);
-  const flowableState = m.maskDeep(run.flowableState, VALUES_ONLY);
+  const flowableState = maskBookkeeping(run.flowableState, m);
   if (value === run.value && outputs === run.outputs && error === run.error && flowableState === run.flowableState) return run;
   return { ...run, ...(value !== undefined ? { value } : {}), ...(outputs ? { outputs } : {}), ...(error !== undefined ? { error } : {}), ...(flowableState ? { flowableState } : {}) };
 }
