@@ -17,6 +17,11 @@ function decodeEnvSecret(raw: string | undefined): string | undefined {
   return looksBase64 ? decoded.toString('utf8') : raw;
 }
 
+/** `secret('NAME')` in a task Pod: `FLOWPILOT_SECRET_<NAME>` (verbatim), else `SECRET_<NAME>`. */
+export function podSecretLookup(env: NodeJS.ProcessEnv): (name: string) => string | undefined {
+  return (name) => env[`${POD_SECRET_PREFIX}${name}`] ?? secretFromEnv(env, name);
+}
+
 /** Every secret value the environment holds: decoded `SECRET_*` and verbatim `FLOWPILOT_SECRET_*` (for the masker). */
 export function envSecretValues(env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];

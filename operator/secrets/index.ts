@@ -7,7 +7,7 @@ import { SecretLayer } from './layer.js';
 export { maskedStores, maskExecution, maskOutcome, executionKV, type MaskedStores } from './masked-stores.js';
 export { createMasker, MASK, MIN_SECRET_LENGTH, NO_SECRETS, type Masker } from './masker.js';
 export { SecretLayer } from './layer.js';
-export { envSecretValues, secretFromEnv } from './env.js';
+export { envSecretValues, podSecretLookup, secretFromEnv } from './env.js';
 export { boxFromEnv, embeddedBox, ENCRYPTION_KEY_ENV, KEY_FILE } from './key.js';
 
 /** Embedded mode: every `SECRET_<NAME>` of the environment; ENCRYPTION_KEY or `<dataDir>/encryption.key`. */
