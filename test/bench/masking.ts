@@ -32,4 +32,3 @@ export async function runMaskingBench(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await runMaskingBench();

@@ -1,4 +1,4 @@
-// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers|kube
+// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers|kube|masking
 // selects one group; default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
@@ -17,4 +17,8 @@ if (!only || only === 'triggers') {
 if (!only || only === 'kube') {
   const { runKubeBench } = await import('./kube.js');
   await runKubeBench();
+}
+if (!only || only === 'masking') {
+  const { runMaskingBench } = await import('./masking.js');
+  await runMaskingBench();
 }
