@@ -3,7 +3,7 @@
 // the box that seals and opens SECRET inputs. Sinks ask `masker(executionId)`; the engine and task attempts read SECRET
 // inputs through `openInput`.
 import type { Execution, Input } from '../core/types.js';
-import { createMasker, type Masker, MIN_SECRET_LENGTH } from './masker.js';
+import { createMasker, maskable, type Masker } from './masker.js';
 import { inputAad, isSealed, type SecretBox } from './sealed.js';
 
 export interface SecretLayerOptions {
@@ -52,7 +52,7 @@ export class SecretLayer {
   remember(executionId: string, values: Iterable<string>): void {
     let e = this.executions.get(executionId);
     for (const v of values) {
-      if (typeof v !== 'string' || v.length < MIN_SECRET_LENGTH || this.global.values.has(v) || e?.values.has(v)) continue;
+      if (!maskable(v) || this.global.values.has(v) || e?.values.has(v)) continue;
       if (!e) e = this.entry(executionId);
       e.values.add(v);
       delete e.masker;

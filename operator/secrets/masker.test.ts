@@ -38,6 +38,12 @@ describe('mask', () => {
     expect(short.mask('abc ok YWJj')).toBe('abc ok YWJj');
   });
 
+  it('ignores values made of asterisks (masking again would grow the mask at every write)', () => {
+    const m = createMasker(['****', '*******']);
+    expect(m.size).toBe(0);
+    expect(m.mask(m.mask(`${MASK}${MASK}`))).toBe(`${MASK}${MASK}`);
+  });
+
   it('escapes regex syntax in values', () => {
     expect(createMasker(['a.b*c+(d)|[e]{2}$^']).mask('xa.b*c+(d)|[e]{2}$^x aXbbc')).toBe(`x${MASK}x aXbbc`);
   });

@@ -116,7 +116,7 @@ class RegexMasker implements Masker {
   }
 
   with(values: Iterable<string>): Masker {
-    const more = [...values].filter((v) => v.length >= MIN_SECRET_LENGTH && !this.values.has(v));
+    const more = [...values].filter((v) => maskable(v) && !this.values.has(v));
     return more.length ? new RegexMasker(new Set([...this.values, ...more])) : this;
   }
 
@@ -144,9 +144,12 @@ class RegexMasker implements Masker {
   }
 }
 
-/** A masker of `values` (values shorter than MIN_SECRET_LENGTH are ignored). */
+/** Values worth masking: long enough, and not made of the mask's own character (masking would feed on itself). */
+export const maskable = (v: unknown): v is string => typeof v === 'string' && v.length >= MIN_SECRET_LENGTH && !/^\**$/.test(v);
+
+/** A masker of `values` (values shorter than MIN_SECRET_LENGTH, or only asterisks, are ignored). */
 export function createMasker(values: Iterable<string>): Masker {
-  return new RegexMasker(new Set([...values].filter((v) => typeof v === 'string' && v.length >= MIN_SECRET_LENGTH)));
+  return new RegexMasker(new Set([...values].filter(maskable)));
 }
 
 /** The masker of no secrets (identity). */

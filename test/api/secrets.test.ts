@@ -207,3 +207,44 @@ triggers:
   expect(text).toContain('******');
   expectClean(text);
 });
+
+it('a Subflow passing a SECRET input on: sealed again in a SECRET child input, masked in a STRING one and in the child logs', async () => {
+  await e.createFlow(`id: child
+namespace: ${NS}
+inputs:
+  - id: y
+    type: SECRET
+  - id: x
+    type: STRING
+tasks:
+  - id: log
+    type: ai.service.plugin.core.log.Log
+    message: "x={{ inputs.x }} y={{ inputs.y }}"
+`);
+  await e.createFlow(`id: parent
+namespace: ${NS}
+inputs:
+  - id: pw
+    type: SECRET
+tasks:
+  - id: sub
+    type: ai.service.plugin.core.flow.Subflow
+    namespace: ${NS}
+    flowId: child
+    wait: true
+    inputs:
+      x: "{{ inputs.pw }}"
+      y: "{{ inputs.pw }}"
+`);
+  const { exec, json } = await run('parent', { pw: PW });
+  expect(exec.state.current).toBe('SUCCESS');
+  expectClean(json);
+  const childId = exec.taskRunList.find((r: any) => r.taskId === 'sub').subflowExecutionId;
+  const child = (await e.json(`/executions/${childId}`)).body;
+  expectClean(JSON.stringify(child));
+  expect(child.inputs.x).toBe('******');
+  expect(child.inputs.y).toMatch(/^fpenc1:/);
+  const logs = JSON.stringify((await e.json(`/logs/${childId}`)).body);
+  expect(logs).toContain('x=****** y=******');
+  expectClean(logs);
+});
