@@ -60,6 +60,19 @@ describe('executions', () => {
     expect(stored.taskRunList[0]!.state.current).toBe('RUNNING');
   });
 
+  it('keeps the decisions the engine reads back from its bookkeeping: a matched Switch case, Subflow request ids', async () => {
+    const e = sampleExecution('e1', { flowId: 'f', state: 'RUNNING' });
+    const runs = [
+      run({ id: 'sw', flowableState: { switch: { value: SECRET, defaults: false } } }),
+      run({ id: 'sw2', flowableState: { switch: { value: SECRET, defaults: true } } }),
+      run({ id: 'sub', flowableState: { request: { taskRunId: 'sub', executionId: 'c1', namespace: SECRET, flowId: SECRET, inputs: { x: SECRET }, labels: [{ key: 'k', value: SECRET }] } } }),
+    ];
+    const stored = (await stores.executions.create({ ...e, taskRunList: runs })).execution.taskRunList;
+    expect(stored[0]!.flowableState).toEqual({ switch: { value: SECRET, defaults: false } });
+    expect(stored[1]!.flowableState).toEqual({ switch: { value: MASK, defaults: true } });
+    expect(stored[2]!.flowableState).toEqual({ request: { taskRunId: 'sub', executionId: 'c1', namespace: SECRET, flowId: SECRET, inputs: { x: MASK }, labels: [{ key: 'k', value: MASK }] } });
+  });
+
   it('masks before the SQLite store indexes the labels', async () => {
     await stores.executions.create(leaky());
     expect((await raw.executions.search({ labels: { token: SECRET } })).total).toBe(0);

@@ -24,11 +24,26 @@ const VALUES_ONLY = { keys: false } as const;
 
 /** Words of the engine's own in a run's bookkeeping (pause status, a child's state): never masked. */
 const ENGINE_WORDS = ['status', 'childState', 'onExpiry'] as const;
+/** Identifiers of a Subflow request (what a restarted controller creates the child from): never masked. */
+const REQUEST_IDS = ['taskRunId', 'executionId', 'namespace', 'flowId', 'revision'] as const;
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A run's engine bookkeeping with what flows put in it masked (loop values, Subflow inputs and labels, resume inputs),
+ * but the decisions the engine reads back kept: its own words, a Switch case that matched (a key of the flow source,
+ * so no secret), a Subflow request's identifiers.
+ */
 function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker): Record<string, unknown> | undefined {
   const masked = m.maskDeep(fs, VALUES_ONLY);
   if (!fs || masked === fs) return fs;
   for (const k of ENGINE_WORDS) if (Object.hasOwn(fs, k)) masked![k] = fs[k];
+  if (isObject(fs.switch) && fs.switch.defaults === false) masked!.switch = fs.switch;
+  if (isObject(fs.request) && isObject(masked!.request)) {
+    const request = { ...masked!.request };
+    for (const k of REQUEST_IDS) if (Object.hasOwn(fs.request, k)) request[k] = fs.request[k];
+    masked!.request = request;
+  }
   return masked;
 }
 
