@@ -248,3 +248,30 @@ tasks:
   expect(logs).toContain('x=****** y=******');
   expectClean(logs);
 });
+
+it('a SECRET input given as a form field or a multipart field is stored encrypted too', async () => {
+  await e.createFlow(`id: formed
+namespace: ${NS}
+inputs:
+  - id: pw
+    type: SECRET
+tasks:
+  - id: log
+    type: ai.service.plugin.core.log.Log
+    message: "pw={{ inputs.pw }}"
+`);
+  const multipart = new FormData();
+  multipart.set('pw', PW);
+  const bodies: [string, RequestInit][] = [
+    ['form', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ pw: PW }).toString() }],
+    ['multipart', { method: 'POST', body: multipart }],
+  ];
+  for (const [how, init] of bodies) {
+    const created = await e.json(`/executions/${NS}/formed`, init);
+    expect(created.status, how).toBe(200);
+    expect(created.body.inputs.pw, how).toMatch(/^fpenc1:/);
+    const exec = await e.waitFor(created.body.id, isTerminal);
+    expect(exec.state.current).toBe('SUCCESS');
+    expectClean(JSON.stringify(exec));
+  }
+});
