@@ -2,7 +2,7 @@
 // resources live, the internal storage bucket, the log store, task Pod settings and leader election. Pure: env in, settings out.
 import { hostname } from 'node:os';
 import type { V1EnvVar } from '@kubernetes/client-node';
-import { ENCRYPTION_KEY_ENV } from '../secrets/key.js';
+import { ENCRYPTION_KEY_ENV } from '../secrets/env.js';
 import type { LauncherSettings, PullPolicy } from './job-spec.js';
 import type { S3StorageOptions } from '../storage/s3.js';
 

@@ -2,6 +2,8 @@
 // accepted too). Task Pods also get the flow-secrets Secret verbatim as `FLOWPILOT_SECRET_<NAME>` (envFrom).
 
 export const SECRET_ENV_PREFIX = 'SECRET_';
+/** The setting holding the key that seals SECRET inputs (the base64 of 32 bytes). */
+export const ENCRYPTION_KEY_ENV = 'ENCRYPTION_KEY';
 /** Prefix of the flow secrets a task Pod receives from the flow-secrets Secret (envFrom), values verbatim. */
 export const POD_SECRET_PREFIX = 'FLOWPILOT_SECRET_';
 

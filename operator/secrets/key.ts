@@ -3,9 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ENCRYPTION_KEY_ENV } from './env.js';
 import { KEY_BYTES, SecretBox } from './sealed.js';
 
-export const ENCRYPTION_KEY_ENV = 'ENCRYPTION_KEY';
+export { ENCRYPTION_KEY_ENV };
 export const KEY_FILE = 'encryption.key';
 
 /** The key in `text` (base64 of 32 bytes); `where` names its origin in the error. */
