@@ -4,7 +4,7 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { resolveDeps, type ApiOptions } from './deps.js';
-import { errorMiddleware } from './errors.js';
+import { errorHandler } from './errors.js';
 import { registerExecutionActionRoutes } from './routes/execution-actions.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
@@ -35,8 +35,8 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
 /** `before`: middleware run ahead of every route, after error handling (cluster mode: metrics, then authentication). */
 export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[] } = {}): Koa {
   const app = new Koa();
-  app.silent = true; // errors are answered (and logged) by errorMiddleware
-  app.use(errorMiddleware);
+  app.silent = true; // errors are answered (and logged) by the error handler, secrets masked
+  app.use(errorHandler((text) => deps.stores.secrets?.masker().mask(text) ?? text));
   for (const mw of opts.before ?? []) app.use(mw);
   const health = new Router();
   health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });

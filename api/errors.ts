@@ -1,6 +1,7 @@
 // HTTP error type and the middleware that maps every thrown error to a JSON `{message, errors?}` response.
-// Bad input never yields a 500: only unexpected errors do, and those are logged to stderr.
-import type { Context, Next } from 'koa';
+// Bad input never yields a 500: only unexpected errors do, and those are logged to stderr. Answers and logged errors go
+// through the secret layer's masker: an error quoting a secret value (a render error, a JSON parse error) shows `******`.
+import type { Context, Middleware, Next } from 'koa';
 import { ConflictError } from '../operator/store/types.js';
 
 export interface FieldError { path: string; message: string }
@@ -44,8 +45,15 @@ export function toResponse(err: unknown): { status: number; body: { message: str
   return undefined;
 }
 
-/** Outermost middleware: JSON errors, JSON 404/405 for unknown routes. */
-export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
+/** Outermost middleware: JSON errors (every text through `mask`), JSON 404/405 for unknown routes. */
+export function errorHandler(mask: (text: string) => string = (t) => t): Middleware {
+  return (ctx, next) => handleErrors(ctx, next, mask);
+}
+
+/** The error middleware without secrets to mask (the admission webhook renders nothing). */
+export const errorMiddleware: Middleware = errorHandler();
+
+async function handleErrors(ctx: Context, next: Next, mask: (text: string) => string): Promise<void> {
   try {
     await next();
     if ((ctx.status === 404 || ctx.status === 405) && ctx.body == null) {
@@ -54,17 +62,19 @@ export async function errorMiddleware(ctx: Context, next: Next): Promise<void> {
       ctx.body = { message: `${what}: ${ctx.method} ${ctx.path}` };
     }
   } catch (err) {
+    const logged = mask(String((err as Error)?.stack ?? err));
     if (ctx.headerSent) {
-      console.error(`[api] ${ctx.method} ${ctx.path} failed after the response started:`, err);
+      console.error(`[api] ${ctx.method} ${ctx.path} failed after the response started: ${logged}`);
       return;
     }
     const mapped = toResponse(err);
     if (mapped) {
       ctx.status = mapped.status;
-      ctx.body = mapped.body.errors ? mapped.body : { message: mapped.body.message };
+      const message = mask(mapped.body.message);
+      ctx.body = mapped.body.errors ? { message, errors: mapped.body.errors.map((e) => ({ path: mask(e.path), message: mask(e.message) })) } : { message };
       return;
     }
-    console.error(`[api] ${ctx.method} ${ctx.path} failed:`, err);
+    console.error(`[api] ${ctx.method} ${ctx.path} failed: ${logged}`);
     ctx.status = 500;
     ctx.body = { message: 'Internal server error' };
   }

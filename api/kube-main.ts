@@ -1,6 +1,7 @@
 // Cluster-mode API entry point (`node --import tsx api/kube-main.ts`): the same Koa routes over the custom-resource
 // stores, every /api/v1 request authenticated with the caller's bearer token (TokenReview) and authorized per resource
-// verb (SubjectAccessReview); webhooks keep their key. `/metrics` and `/healthz` are served too.
+// verb (SubjectAccessReview); webhooks keep their key. `/metrics` and `/healthz` are served too. Its stores are behind the
+// secret layer: SECRET inputs of the executions it creates are encrypted with ENCRYPTION_KEY (from the chart's Secret).
 import '../operator/harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { initExpressions } from '../operator/expr/index.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
 import { openClusterEdges } from '../operator/kube/edges.js';
 import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
+import { envSecrets, maskedStores } from '../operator/secrets/index.js';
 import { loadInferenceConfig } from '../operator/inference/config.js';
 import { ClusterInferenceService } from '../operator/inference/kube/service.js';
 import { startAdmissionServer } from './admission-server.js';
@@ -24,7 +26,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, initLogs: true });
-  const stores = await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage });
+  const stores = maskedStores(await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage }), envSecrets(env));
   await stores.ready();
   const metrics = createHttpMetrics();
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];

@@ -2,7 +2,10 @@
 // (/api/v1) and the batch inference API (/v1/completions, /get_result) with its background worker.
 // Settings: PORT (8080), HOST (127.0.0.1; another address needs authentication: BASIC_AUTH_USERNAME and
 // BASIC_AUTH_PASSWORD, or API_TOKENS / API_TOKENS_FILE, see api/embedded-auth.ts), DATA_DIR (./data), SAMPLE_FLOW (true:
-// load and run examples/flows/hello-world.yaml), TRIGGERS (true: run the trigger service: schedules, flow, polling and realtime triggers).
+// load and run examples/flows/hello-world.yaml), TRIGGERS (true: run the trigger service: schedules, flow, polling and
+// realtime triggers), SECRET_<NAME> (flow secrets), ENCRYPTION_KEY (seals SECRET inputs; default: <DATA_DIR>/encryption.key,
+// created at first start). Every store write goes through the secret layer (operator/secrets): secrets masked, SECRET
+// inputs encrypted. The README's "Security" section lists every limit and setting.
 import './harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,6 +24,7 @@ import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
 import { killOrphanProcesses } from './plugins/scripts/orphans.js';
+import { embeddedSecrets, maskedStores } from './secrets/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
 import type { Stores } from './store/types.js';
 import { createConditionEvaluator } from './triggers/conditions/index.js';
@@ -49,7 +53,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const limits = limitsFromEnv(env); // a malformed limit setting is refused at start, naming it
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
-  const stores = openEmbeddedStores(dataDir);
+  const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const controller = await startController(stores, { dataDir, env });
   const triggerDeps = {

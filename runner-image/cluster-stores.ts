@@ -1,21 +1,15 @@
 // The stores of a task Pod in cluster mode: the internal storage bucket (S3), the PostgreSQL log store and the KVPair
 // resources of the watched namespace (in-cluster credentials, or KUBECONFIG), from the environment the operator gives
 // task Pods (STORAGE_S3_*, LOG_STORE_URL, WATCH_NAMESPACE; see docs/kubernetes.md). Flow secrets arrive as
-// `FLOWPILOT_SECRET_<NAME>` variables (envFrom of the flow-secrets Secret) and are read verbatim.
+// `FLOWPILOT_SECRET_<NAME>` variables (envFrom of the flow-secrets Secret), read by operator/secrets/env.ts.
 import { KubeConfig } from '@kubernetes/client-node';
-import { secretFromEnv } from '../operator/controller/secrets.js';
 import { storageFromEnv } from '../operator/kube/config.js';
 import { openClusterEdges } from '../operator/kube/edges.js';
 import { KubeKVStore } from '../operator/kube/store/kv.js';
-import { POD_SECRET_PREFIX } from '../operator/kube/names.js';
 import type { RunnerStores } from './stores.js';
 
 /** True when the environment describes cluster-mode stores. */
 export const isClusterEnv = (env: NodeJS.ProcessEnv): boolean => !!env.STORAGE_S3_ENDPOINT;
-
-export function podSecrets(env: NodeJS.ProcessEnv): (name: string) => string | undefined {
-  return (name) => env[`${POD_SECRET_PREFIX}${name}`] ?? secretFromEnv(env, name);
-}
 
 export async function openClusterRunnerStores(env: NodeJS.ProcessEnv): Promise<RunnerStores> {
   if (!env.LOG_STORE_URL) throw new Error('LOG_STORE_URL is required in cluster mode');

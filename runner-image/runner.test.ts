@@ -1,6 +1,7 @@
 // The task runner: in-process with injected stores (outputs, logs, failures, masking) and as the real program in a
 // child process, compiled as the image runs it (result file, exit codes, SIGTERM → KILLED, the Docker-layout install step).
 import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,13 +9,42 @@ import { readAttemptResult, writeAttemptInput } from '../operator/kube/attempt-i
 import { LocalStorage } from '../operator/storage/local.js';
 import { openDatabase, SqliteKVStore, SqliteLogStore } from '../operator/store/sqlite/index.js';
 import { tempDir } from '../operator/store/sqlite/test-fixtures.js';
-import { oneTask, type Attempt } from '../test/kube/attempt-fixtures.js';
+import { attemptOf, oneTask, type Attempt } from '../test/kube/attempt-fixtures.js';
+import { inputAad, SecretBox } from '../operator/secrets/sealed.js';
 import { runRunner } from './runner.js';
 import { until } from '../test/support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+
+const PW = 'hunter2-input-password';
+const TOKEN = 'pod-secret-t0ken';
+const KEY = randomBytes(32);
+/** What a task Pod gets from Secrets: the flow secrets (envFrom, prefixed) and the encryption key. */
+const POD_SECRETS = { FLOWPILOT_SECRET_TOKEN: TOKEN, ENCRYPTION_KEY: KEY.toString('base64') };
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** A script task of a flow with a SECRET input, sealed in the execution as the operator stores it. */
+function sealedAttempt(): Attempt {
+  const a = attemptOf(`id: sealed
+namespace: company.team
+inputs:
+  - id: pw
+    type: SECRET
+tasks:
+  - id: sh
+    type: ai.service.plugin.scripts.shell.Commands
+    env:
+      PW: "{{ inputs.pw }}"
+      TOKEN: "{{ secret('TOKEN') }}"
+    commands:
+      - echo "pw=$PW token=$TOKEN"
+      - echo "::{\\"outputs\\":{\\"echo\\":\\"$PW $TOKEN\\",\\"pwLength\\":\${#PW},\\"pwSha\\":\\"$(printf %s "$PW" | sha256sum | cut -d' ' -f1)\\",\\"env\\":\\"$(env | cut -d= -f1 | sort | tr '\\n' ' ')\\"}}::"
+`);
+  a.exec.inputs = { pw: new SecretBox(KEY).seal(PW, inputAad(a.exec, 'pw')) };
+  return a;
+}
 
 async function setup(a: Attempt) {
   const tmp = tempDir('runner-test-');
@@ -28,7 +58,7 @@ async function setup(a: Attempt) {
     EXECUTION_ID: a.exec.id, TASK_RUN_ID: a.run.id, ATTEMPT: '1', INPUT_URI: inputUri, WORK_DIR: join(tmp.dir, 'work'),
     STORAGE_DIR: join(tmp.dir, 'storage'), LOG_DB: logDb, PATH: process.env.PATH,
   };
-  return { tmp, storage, logs, db, env, inputUri };
+  return { tmp, storage, logs, db, env, inputUri, attempt: a };
 }
 
 describe('runRunner (in process)', () => {
@@ -54,6 +84,19 @@ describe('runRunner (in process)', () => {
     const text = (await s.logs.forExecution(a.exec.id)).map((l) => l.message).join('\n');
     expect(text).toContain('token ');
     expect(text).not.toContain('s3cr3t-value');
+  });
+
+  it('opens a sealed SECRET input for the script, masks it and the pod secrets in logs and in the result file', async () => {
+    const s = await setup(sealedAttempt());
+    const kv = new SqliteKVStore(s.db);
+    const outcome = await runRunner({ ...s.env, ...POD_SECRETS }, { stores: { storage: s.storage, logs: s.logs, kv } });
+    expect(outcome.state, outcome.error).toBe('SUCCESS');
+    const result = await readAttemptResult(s.storage, s.inputUri);
+    expect(result).toEqual(outcome);
+    expect(result?.outputs).toMatchObject({ vars: { echo: '****** ******', pwLength: PW.length, pwSha: sha(PW) } });
+    const logs = (await s.logs.forExecution(s.attempt.exec.id)).map((l) => l.message).join('\n');
+    expect(logs).toContain('pw=****** token=******');
+    for (const text of [logs, JSON.stringify(result)]) for (const v of [PW, TOKEN]) expect(text).not.toContain(v);
   });
 
   it('throws when the runner cannot run (task run not in the input)', async () => {
@@ -87,6 +130,20 @@ describe('runner program', { timeout: 120_000 }, () => {
     const result = await readAttemptResult(s.storage, s.inputUri);
     expect(result?.state).toBe('SUCCESS');
     expect(result?.outputs).toMatchObject({ vars: { answer: 42 } });
+  });
+
+  it('the script inherits none of the pod\'s secrets (flow secrets, encryption key, store settings)', async () => {
+    const s = await setup(sealedAttempt());
+    const p = runProgram([], { ...s.env, ...POD_SECRETS, STORAGE_S3_SECRET_ACCESS_KEY: 'bucket-key', LOG_STORE_URL: 'postgres://u:p@h/db' });
+    expect(await p.exit, p.output()).toBe(0);
+    const result = await readAttemptResult(s.storage, s.inputUri);
+    expect(result?.state, result?.error).toBe('SUCCESS');
+    const env = String((result?.outputs as any).vars.env).trim().split(' ');
+    expect(env).toEqual(expect.arrayContaining(['PATH', 'PW', 'TOKEN', 'WORKING_DIR']));
+    for (const name of ['FLOWPILOT_SECRET_TOKEN', 'ENCRYPTION_KEY', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'LOG_DB', 'STORAGE_DIR', 'INPUT_URI']) {
+      expect(env).not.toContain(name);
+    }
+    expect((result?.outputs as any).vars.pwLength).toBe(PW.length);
   });
 
   it('exits non-zero when the input is missing', async () => {

@@ -1,14 +1,14 @@
 // The program each task Pod runs: reads the attempt input the launcher wrote to internal storage (INPUT_URI), runs
-// the attempt with runAttempt (secrets masked), writes the TaskOutcome to `result.json` beside the input, flushes the
-// logs and exits 0. The task's own failure is in the result; a non-zero exit means the runner itself could not run.
+// the attempt with runAttempt over its stores behind the secret layer (logs and KV masked; SECRET inputs opened with
+// ENCRYPTION_KEY), writes the masked TaskOutcome to `result.json` beside the input, flushes the logs and exits 0. The task's own failure is in the result; a non-zero exit means the runner itself could not run.
 // SIGTERM/SIGINT abort the attempt (KILLED result, written if time allows).
 //   node dist/runner-image/runner.js                 run the attempt described by the environment (compiled by
 //                                                    scripts/build.mjs; `node --import tsx runner-image/runner.ts` too)
 //   node dist/runner-image/runner.js install <dir>   copy node (<dir>/node/bin/node) and the app (<dir>/app)
 //                                                    for the Docker task runner layout (init container);
 //                                                    FLOWPILOT_INSTALL=symlink links instead (local simulation)
-// Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME>, plus the stores' settings
-// (see stores.ts).
+// Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME> / FLOWPILOT_SECRET_<NAME>,
+// ENCRYPTION_KEY, plus the stores' settings (see stores.ts). Scripts it starts inherit none of them (scripts/env.ts).
 import '../operator/harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { realpathSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
@@ -22,10 +22,11 @@ import { createSecretRenderer } from '../operator/controller/secrets.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
+import { envSecrets, maskedStores, maskOutcome, podSecretLookup } from '../operator/secrets/index.js';
 import type { Stores } from '../operator/store/types.js';
 import { openRunnerStores, type RunnerStores } from './stores.js';
 import { restoreSharedDir, saveSharedDir, sharedDirOf } from './workdir-sync.js';
-import { isClusterEnv, openClusterRunnerStores, podSecrets } from './cluster-stores.js';
+import { isClusterEnv, openClusterRunnerStores } from './cluster-stores.js';
 
 export interface RunnerEnv { executionId: string; taskRunId: string; attempt: number; inputUri: string; workDir: string }
 
@@ -45,7 +46,7 @@ export function readRunnerEnv(env: NodeJS.ProcessEnv): RunnerEnv {
 
 export interface RunnerDeps {
   stores: Pick<RunnerStores, 'storage' | 'kv' | 'logs'>;
-  /** Secret lookup; default: `SECRET_<NAME>` from `env`. */
+  /** Secret lookup; default: `FLOWPILOT_SECRET_<NAME>`, else `SECRET_<NAME>` from `env`. */
   secrets?: (name: string) => string | undefined;
   /** Aborting it kills the attempt (the program wires SIGTERM to it). */
   signal?: AbortSignal;
@@ -74,8 +75,10 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);
   const run = execution.taskRunList.find((r) => r.id === e.taskRunId);
   if (!run) throw new Error(`Task run ${e.taskRunId} is not in execution ${execution.id}`);
-  const stores = attemptStores(deps.stores);
-  const renderer = createSecretRenderer(stores, env, deps.secrets);
+  const secrets = envSecrets(env);
+  secrets.track(execution);
+  const stores = maskedStores(attemptStores(deps.stores), secrets);
+  const renderer = createSecretRenderer(stores, env, deps.secrets ?? podSecretLookup(env));
   const signal = deps.signal ?? new AbortController().signal;
   let outcome: TaskOutcome;
   const shared = sharedDirOf(flow, execution, run, e.workDir);
@@ -86,6 +89,7 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   } finally {
     await deps.stores.logs.flush();
   }
+  outcome = maskOutcome(outcome, secrets.masker(execution.id));
   await writeAttemptResult(deps.stores.storage, e.inputUri, outcome);
   return outcome;
 }
@@ -117,7 +121,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   process.once('SIGINT', stop('SIGINT'));
   const stores = isClusterEnv(env) ? await openClusterRunnerStores(env) : openRunnerStores(env);
   try {
-    const outcome = await runRunner(env, { stores, signal: ac.signal, secrets: podSecrets(env) });
+    const outcome = await runRunner(env, { stores, signal: ac.signal });
     process.stderr.write(`attempt finished: ${outcome.state}\n`);
     return 0;
   } finally {

@@ -7,9 +7,8 @@ import type { Execution, Flow, TaskRun } from '../core/types.js';
 import { applyPluginDefaults } from '../model/index.js';
 import { getRunnable } from '../plugins/index.js';
 import type { RunnablePlugin } from '../plugins/types.js';
-import { maskSecrets } from '../plugins/util.js';
 import type { Stores } from '../store/types.js';
-import { buildRunContext, maskDeep } from './run-context.js';
+import { buildRunContext } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { splitPlugin } from './split.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
@@ -27,25 +26,23 @@ export interface AttemptDeps {
 
 const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin]]);
 
-/** Runs one attempt to its outcome; never throws. Secret values are masked in outputs and errors. */
+/** Runs one attempt to its outcome; never throws. Secret values are masked where the outcome is stored (the stores' layer). */
 export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution, run: TaskRun, attempt: number, signal: AbortSignal): Promise<TaskOutcome> {
-  let secrets = new Set<string>();
   try {
     const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
     const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal, ...(deps.grants ? { grants: deps.grants } : {}) });
-    secrets = ctx.secrets;
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };
     const outcome: TaskOutcome = { state: result.state };
-    if (result.outputs) outcome.outputs = maskDeep(result.outputs, secrets);
+    if (result.outputs) outcome.outputs = result.outputs;
     if (result.metrics) outcome.metrics = result.metrics;
     if (result.executionLabels) outcome.executionLabels = result.executionLabels;
-    if (result.error) outcome.error = maskSecrets(result.error, secrets);
+    if (result.error) outcome.error = result.error;
     return outcome;
   } catch (err) {
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };
-    return { state: 'FAILED', error: maskSecrets((err as Error)?.message ?? String(err), secrets) };
+    return { state: 'FAILED', error: (err as Error)?.message ?? String(err) };
   }
 }

@@ -155,7 +155,7 @@ export class Controller {
     const stored = await this.load(id);
     if (!stored) return;
     const flow = await this.flow(stored.execution);
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
+    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, openSecret: this.stores.secrets?.openInput };
     const { execution: exec, actions } = stepMany(flow, stored.execution, items.map((i) => i.event as EngineEvent), deps);
     const acks = items.flatMap((i) => ('ack' in i && i.ack !== undefined ? [i.ack] : []));
     if (exec !== stored.execution || acks.length) {
@@ -214,7 +214,7 @@ export class Controller {
     }
     const flow = await this.flow(exec0);
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
+    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, openSecret: this.stores.secrets?.openInput };
     const r = step(flow, exec0, { type: 'start', runningCount: running }, deps);
     if (r.execution !== exec0) await this.write(r.execution, stored.resourceVersion, []);
     await this.apply(flow, r.execution, r.actions);

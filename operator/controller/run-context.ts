@@ -1,43 +1,32 @@
-// Builds the RunContext a runnable plugin receives in embedded mode: rendering with the task run's variables, a
-// logger writing to the log store with secrets masked, storage, KV, a working directory and an abort signal.
+// Builds the RunContext a runnable plugin receives in embedded mode: rendering with the task run's variables (SECRET
+// inputs opened through the stores' secret layer), a logger writing to the log store (masked there), storage, KV, a
+// working directory and an abort signal.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { buildVariables } from '../core/context.js';
 import { FLOWABLE } from '../core/flow-index.js';
-import { dictFrom } from '../core/keyed.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { LogLevels } from '../core/types.js';
-import type { RunContext, TaskLogger } from '../plugins/types.js';
+import type { RunContext, SecretSink, TaskLogger } from '../plugins/types.js';
+import { executionKV } from '../secrets/masked-stores.js';
 import type { Stores } from '../store/types.js';
 import type { SecretRenderer } from './secrets.js';
-import { maskSecrets } from '../plugins/util.js';
 import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 
-
-/** Replaces secret values inside any string of an outputs value (maps rebuilt prototype-free). */
-export function maskDeep<T>(value: T, secrets: Set<string>): T {
-  if (secrets.size === 0) return value;
-  if (typeof value === 'string') return maskSecrets(value, secrets) as T;
-  if (Array.isArray(value)) return value.map((v) => maskDeep(v, secrets)) as T;
-  if (value && typeof value === 'object') {
-    return dictFrom(Object.entries(value).map(([k, v]) => [k, maskDeep(v, secrets)] as const)) as T;
-  }
-  return value;
-}
-
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
 
-export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attempt: number, minLevel: LogLevel, secrets: Set<string>): TaskLogger {
+/** A task's logger: lines go to the log store, whose secret layer masks them. */
+export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attempt: number, minLevel: LogLevel): TaskLogger {
   const log = (level: LogLevel, message: string) => {
     if (rank(level) < rank(minLevel)) return;
     stores.logs.append([{
       executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, taskId: run.taskId, taskRunId: run.id,
-      attemptNumber: attempt, level, timestamp: new Date().toISOString(), message: maskSecrets(String(message), secrets),
+      attemptNumber: attempt, level, timestamp: new Date().toISOString(), message: String(message),
     }]);
   };
   return {
@@ -80,8 +69,9 @@ export function buildRunContext(a: {
   grants?: NamespaceGrants;
 }): RunContext {
   const { flow, exec, run, task, attempt, stores, renderer } = a;
-  const secrets = new Set<string>();
-  const base = buildVariables(flow, exec, run, task);
+  // Values a task declares sensitive, and secrets it reads, are masked in everything this execution writes.
+  const secrets: SecretSink = { add: (value) => { stores.secrets?.remember(exec.id, [value]); } };
+  const base = buildVariables(flow, exec, run, task, stores.secrets?.openInput);
   const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
   const r = renderer.forSecrets(secrets);
   const wd = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
@@ -93,10 +83,11 @@ export function buildRunContext(a: {
     renderValue: (v, extra) => r.renderValue(v, vars(extra)),
     renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
     variables: base,
-    logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE', secrets),
-    // The task's views: files and KV entries its execution may reach, never the whole store (operator/tenancy).
+    logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
+    // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
+    // its execution's secrets too (operator/secrets); never the whole store.
     storage: scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS),
-    kv: scopedKv(stores.kv, exec.namespace, a.grants ?? NO_GRANTS),
+    kv: scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

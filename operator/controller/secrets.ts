@@ -1,26 +1,21 @@
 // Rendering with the embedded services: secrets from the environment (Kestra's convention: `SECRET_<NAME>` holding the
-// base64 value; a plain value is accepted too), `kv()` from the KV store and `read()` from internal storage. Every
-// secret value read is recorded so that logs and outputs can mask it.
+// base64 value; a plain value is accepted too; operator/secrets/env.ts), `kv()` from the KV store and `read()` from
+// internal storage. Every secret value read is reported to a sink (the secret layer masks it in what the reader writes).
 import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
+import { secretFromEnv } from '../secrets/env.js';
 import type { Stores } from '../store/types.js';
+
+export { secretFromEnv };
 
 export interface SecretRenderer extends Renderer {
   /** A renderer that adds every secret value it reads to `sink`. */
-  forSecrets(sink: Set<string>): Renderer;
-}
-
-export function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[`SECRET_${name}`];
-  if (raw === undefined) return undefined;
-  const decoded = Buffer.from(raw, 'base64');
-  const looksBase64 = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) && raw.length % 4 === 0 && decoded.toString('base64') === raw;
-  return looksBase64 ? decoded.toString('utf8') : raw;
+  forSecrets(sink: { add(value: string): unknown }): Renderer;
 }
 
 /** `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). */
 export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined): SecretRenderer {
-  let sink: Set<string> | undefined;
+  let sink: { add(value: string): unknown } | undefined;
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
@@ -30,7 +25,7 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
     },
     read: (uri) => stores.storage.getSync(uri).toString('utf8'),
   });
-  const within = <T>(s: Set<string>, f: () => T): T => {
+  const within = <T>(s: { add(value: string): unknown }, f: () => T): T => {
     const prev = sink;
     sink = s;
     try { return f(); } finally { sink = prev; }

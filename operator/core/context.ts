@@ -4,6 +4,27 @@
 import { dict, dictFrom } from './keyed.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
+/**
+ * Reads a SECRET input's value as stored (encrypted at rest) in clear; injected by the edges that hold the key (the
+ * controller, the task runner). Without it, templates see the stored form.
+ */
+export type OpenSecret = (execution: Execution, inputId: string, stored: unknown) => unknown;
+
+/** The execution's inputs as templates see them: SECRET inputs (and ARRAY of SECRET items) opened. */
+export function openInputs(flow: Flow, execution: Execution, open?: OpenSecret): Record<string, unknown> {
+  const inputs = execution.inputs ?? {};
+  if (!open) return inputs;
+  let out: Record<string, unknown> | undefined;
+  for (const def of flow.inputs ?? []) {
+    const secretItems = def.type === 'ARRAY' && def.itemType === 'SECRET';
+    if ((def.type !== 'SECRET' && !secretItems) || !Object.hasOwn(inputs, def.id)) continue;
+    const stored = inputs[def.id];
+    out ??= { ...inputs };
+    out[def.id] = Array.isArray(stored) ? stored.map((v) => open(execution, def.id, v)) : open(execution, def.id, stored);
+  }
+  return out ?? inputs;
+}
+
 /** Dotted input ids (`a.b`) are readable both as `inputs['a.b']` and `inputs.a.b`. */
 export function nestInputs(inputs: Record<string, unknown>): Record<string, unknown> {
   const out = dictFrom(Object.entries(inputs));
@@ -71,14 +92,14 @@ function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
   };
 }
 
-export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, task?: Task): Record<string, unknown> {
+export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, task?: Task, open?: OpenSecret): Record<string, unknown> {
   const vars: Record<string, unknown> = {
     flow: { id: flow.id, namespace: flow.namespace, revision: flow.revision ?? execution.flowRevision },
     execution: {
       id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.state.current,
     },
     labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
-    inputs: nestInputs(execution.inputs ?? {}),
+    inputs: nestInputs(openInputs(flow, execution, open)),
     outputs: buildOutputs(execution),
     vars: flow.variables ?? {},
     trigger: execution.trigger?.variables ?? {},

@@ -1,4 +1,5 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
+import type { OpenSecret } from './context.js';
 import type { FlowIndex } from './flow-index.js';
 import type { Execution, ExecutionState, Flow, Label, LogLevel, Metric, TaskRun } from './types.js';
 
@@ -61,6 +62,8 @@ export interface EngineDeps {
   /** In [0, 1): random retry delays. */
   random(): number;
   renderer: Renderer;
+  /** Opens SECRET inputs for templates (absent: they are seen as stored). */
+  openSecret?: OpenSecret;
 }
 
 /** Mutable working state of one step. */

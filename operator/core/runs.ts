@@ -27,7 +27,7 @@ export function childrenOf(ctx: StepContext, parentId: string | undefined): Task
 }
 
 export function variablesFor(ctx: StepContext, run: TaskRun | undefined, task?: Task): Record<string, unknown> {
-  return buildVariables(ctx.flow, ctx.exec, run, task);
+  return buildVariables(ctx.flow, ctx.exec, run, task, ctx.deps.openSecret);
 }
 
 export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message: string, run?: TaskRun): void {

@@ -77,6 +77,12 @@ describe('functions', () => {
     expect(() => r.render(template, vars)).toThrow(message);
   });
 
+  it('a json() error does not quote the text (a secret prefix no masker could find)', () => {
+    const err = (() => { try { r.render('{{ json(pw) }}', { ...vars, pw: 'a-very-long-secret-value-1234' }); } catch (e) { return e as Error; } })();
+    expect(err?.message).toContain('invalid JSON');
+    expect(err?.message).not.toContain('a-very-lon');
+  });
+
   it('reports every secret value read, so callers can mask it', () => {
     r.render('{{ secret("DB_PASS") }}', vars);
     expect(seenSecrets).toContain('pw');

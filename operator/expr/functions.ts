@@ -16,7 +16,8 @@ function parseJson(value: unknown): unknown {
   try {
     return JSON.parse(value);
   } catch (error) {
-    throw new ExpressionError(`json: invalid JSON (${(error as Error).message})`);
+    // V8 quotes the start of the text (`"s3cr3t-val"... is not valid JSON`): a prefix of a secret no masker can find.
+    throw new ExpressionError(`json: invalid JSON (${(error as Error).message.replace(/, (?:\.\.\.)?"[^]*"(?:\.\.\.)? is not valid JSON$/, '')})`);
   }
 }
 

@@ -1,6 +1,8 @@
 // Cluster-mode settings from the environment the Helm chart sets (docs/kubernetes.md lists every variable): where the
 // resources live, the internal storage bucket, the log store, task Pod settings and leader election. Pure: env in, settings out.
 import { hostname } from 'node:os';
+import type { V1EnvVar } from '@kubernetes/client-node';
+import { ENCRYPTION_KEY_ENV } from '../secrets/env.js';
 import type { LauncherSettings, PullPolicy } from './job-spec.js';
 import type { S3StorageOptions } from '../storage/s3.js';
 
@@ -27,7 +29,7 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return v;
 }
 
-/** Environment of task Pods: what the runner needs to reach storage and the log store (credentials come from Secrets). */
+/** Environment of task Pods: what the runner needs to reach storage and the log store. */
 const RUNNER_ENV = [
   'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET', 'STORAGE_S3_REGION', 'STORAGE_S3_FORCE_PATH_STYLE', 'STORAGE_S3_PREFIX',
   'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'WATCH_NAMESPACE',
@@ -50,6 +52,26 @@ export function storageFromEnv(env: NodeJS.ProcessEnv): S3StorageOptions {
   };
 }
 
+/** Where a variable of task Pods comes from when it is a credential: a key of a Kubernetes Secret. */
+export interface SecretKeyRef { name: string; key: string }
+
+/**
+ * The env of task Pods. A variable listed in RUNNER_ENV_FROM_SECRETS (JSON `{VAR: {name, key}}`, set by the chart) is
+ * a reference to its Secret, so no credential is written in a Job spec; the others are copied from this process (local
+ * runs). ENCRYPTION_KEY is only ever passed by reference.
+ */
+export function runnerEnv(env: NodeJS.ProcessEnv, namespace: string): V1EnvVar[] {
+  const refs = json<Record<string, SecretKeyRef>>(env, 'RUNNER_ENV_FROM_SECRETS') ?? {};
+  const out: V1EnvVar[] = [];
+  for (const name of [...RUNNER_ENV, ENCRYPTION_KEY_ENV]) {
+    const ref = Object.hasOwn(refs, name) ? refs[name] : undefined;
+    if (ref?.name && ref.key) out.push({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } });
+    else if (name !== ENCRYPTION_KEY_ENV && name !== 'WATCH_NAMESPACE' && env[name] !== undefined) out.push({ name, value: env[name]! });
+  }
+  out.push({ name: 'WATCH_NAMESPACE', value: namespace });
+  return out;
+}
+
 export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
   const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
   const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
@@ -59,7 +81,7 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     ...(env.RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: env.RUNNER_SERVICE_ACCOUNT } : {}),
     ...(json(env, 'RUNNER_RESOURCES') ? { resources: json(env, 'RUNNER_RESOURCES') } : {}),
     ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: Number(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
-    env: { ...Object.fromEntries(RUNNER_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]!])), WATCH_NAMESPACE: namespace },
+    env: runnerEnv(env, namespace),
   };
   return {
     namespace,

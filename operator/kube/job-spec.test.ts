@@ -1,6 +1,7 @@
 // Tables for the pure Job builder: names/labels, env, deadline from the task timeout, the Docker runner layout.
 import { describe, expect, it } from 'vitest';
 import type { Execution, Task, TaskRun } from '../core/types.js';
+import { loadClusterSettings } from './config.js';
 import { buildJob, deadlineSeconds, dockerRunnerOf, INIT_CONTAINER, MAIN_CONTAINER, type JobSpecInput } from './job-spec.js';
 import { jobName, LABELS, MANAGER } from './names.js';
 
@@ -71,6 +72,29 @@ describe('buildJob', () => {
     expect(init.command).toEqual(['node', '/app/dist/runner-image/runner.js', 'install', '/flowpilot']);
     expect(init.volumeMounts).toEqual([{ name: 'flowpilot', mountPath: '/flowpilot' }]);
     expect(spec.volumes).toContainEqual({ name: 'flowpilot', emptyDir: {} });
+  });
+});
+
+describe('no secret value in a Job', () => {
+  const CREDENTIALS = { STORAGE_S3_ACCESS_KEY_ID: 'AKIA-key-id', STORAGE_S3_SECRET_ACCESS_KEY: 'bucket-s3cr3t', LOG_STORE_URL: 'postgres://u:db-passw0rd@h/db', ENCRYPTION_KEY: 'K'.repeat(43) + '=' };
+  const base = { STORAGE_S3_ENDPOINT: 'http://s3:9000', ...CREDENTIALS, SECRET_TOKEN: 'Zmxvdy1zZWNyZXQ=', FLOWPILOT_SECRET_TOKEN: 'flow-secret' };
+  const refs = {
+    STORAGE_S3_ACCESS_KEY_ID: { name: 's3', key: 'id' }, STORAGE_S3_SECRET_ACCESS_KEY: { name: 's3', key: 'secret' },
+    LOG_STORE_URL: { name: 'logs', key: 'url' }, ENCRYPTION_KEY: { name: 'enc', key: 'key' },
+  };
+  // A task whose properties read secrets and SECRET inputs: they are rendered by the runner, never into the Job.
+  const task = shell({ env: { T: "{{ secret('TOKEN') }}", P: '{{ inputs.pw }}' }, commands: ["echo {{ secret('TOKEN') }}"] });
+  const jobOf = (env: NodeJS.ProcessEnv) => JSON.stringify(job(task, { settings: loadClusterSettings(env).launcher }));
+
+  it('with the chart\'s RUNNER_ENV_FROM_SECRETS: credentials and the key by reference only', () => {
+    const text = jobOf({ ...base, RUNNER_ENV_FROM_SECRETS: JSON.stringify(refs) });
+    for (const v of [...Object.values(CREDENTIALS), 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(text).not.toContain(v);
+    const env = job(task, { settings: loadClusterSettings({ ...base, RUNNER_ENV_FROM_SECRETS: JSON.stringify(refs) }).launcher }).spec!.template.spec!.containers[0]!.env!;
+    expect(env).toContainEqual({ name: 'ENCRYPTION_KEY', valueFrom: { secretKeyRef: { name: 'enc', key: 'key' } } });
+    expect(env).toContainEqual({ name: 'LOG_STORE_URL', valueFrom: { secretKeyRef: { name: 'logs', key: 'url' } } });
+    expect(env).toContainEqual({ name: 'STORAGE_S3_ENDPOINT', value: 'http://s3:9000' });
+    // Without references (a local run), the encryption key and the flow secrets are still never copied.
+    for (const v of [CREDENTIALS.ENCRYPTION_KEY, 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(jobOf(base)).not.toContain(v);
   });
 });
 

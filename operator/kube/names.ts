@@ -31,7 +31,7 @@ export const LABELS = {
 } as const;
 export const MANAGER = 'flowpilot-operator';
 /** Prefix of the env variables the flow-secrets Secret becomes in task Pods (envFrom; values verbatim). */
-export const POD_SECRET_PREFIX = 'FLOWPILOT_SECRET_';
+export { POD_SECRET_PREFIX } from '../secrets/env.js';
 
 const hash = (s: string, n: number): string => createHash('sha256').update(s).digest('hex').slice(0, n);
 

@@ -1,9 +1,11 @@
 // Cluster mode, composed: the stores on custom resources (every replica keeps their caches warm), and on the replica
 // holding the Lease: Flow reconciliation (kubectl-applied Flows → revisions), the controller with one Job per task
-// attempt, the trigger service and the inference reconciler. Losing the Lease stops all of them at once.
+// attempt, the trigger service and the inference reconciler. Losing the Lease stops all of them at once. Every store
+// write goes through the secret layer (values of the flow-secrets Secrets, refreshed on change; ENCRYPTION_KEY).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from '../controller/controller.js';
 import { createSecretRenderer, secretFromEnv } from '../controller/secrets.js';
+import { boxFromEnv, envSecretValues, maskedStores, SecretLayer, type MaskedStores } from '../secrets/index.js';
 import { isTerminal, type ExecutionState } from '../core/types.js';
 import type { OperatorMetrics } from '../metrics.js';
 import type { InternalStorage, LogStore } from '../store/types.js';
@@ -39,7 +41,8 @@ export interface OperatorOptions {
 }
 
 export interface RunningOperator {
-  stores: KubeStores;
+  /** The stores behind the secret layer. */
+  stores: MaskedStores<KubeStores>;
   isLeader(): boolean;
   /** The controller while this replica leads. */
   controller(): Controller | undefined;
@@ -52,10 +55,14 @@ export interface RunningOperator {
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const env = o.env ?? process.env;
   const onError = o.onError ?? ((err, where) => console.error(`[operator] ${where}:`, err));
-  const stores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch') });
-  await stores.ready();
+  const kubeStores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch') });
+  await kubeStores.ready();
   const secrets = o.secretsSecretName === null ? undefined
     : await startKubeSecrets({ kc: o.kc, namespace: o.namespace, secretName: o.secretsSecretName ?? 'flowpilot-secrets', onError: (e) => onError(e, 'secrets') });
+  const box = boxFromEnv(env);
+  const layer = new SecretLayer({ values: () => [...(secrets?.values() ?? []), ...envSecretValues(env)], ...(box ? { box } : {}) });
+  const stopRefresh = secrets?.onChange(() => layer.refresh());
+  const stores = maskedStores(kubeStores, layer);
   const lookup = (name: string) => secrets?.lookup(name) ?? secretFromEnv(env, name);
   const launcherSettings: LauncherSettings = o.secretsSecretName === null ? o.launcher : {
     ...o.launcher,
@@ -150,6 +157,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       stopWatch();
       if (depth) clearInterval(depth);
       await serially(follow);
+      stopRefresh?.();
       await secrets?.stop();
       await stores.close();
     },

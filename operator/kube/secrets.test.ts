@@ -6,6 +6,7 @@ import { startController } from '../controller/index.js';
 import { initExpressions } from '../expr/index.js';
 import { call, createFlow, jsonInit, startTestApi, type TestApi } from '../../test/api/helpers.js';
 import { type KubeTestServer, startKubeTestServer } from '../../test/kube/test-server/index.js';
+import { SecretLayer } from '../secrets/layer.js';
 import { type KubeSecretSource, startKubeSecrets } from './secrets.js';
 
 const NS = 'flowpilot-system';
@@ -52,6 +53,7 @@ describe('startKubeSecrets', () => {
     expect(s.lookup('TEAM_A')).toBe('ä ✓ multi\nline');
     expect(s.lookup('OTHER')).toBeUndefined();
     expect(s.names()).toEqual(['API_KEY', 'ONLY_NAMED', 'TEAM_A']);
+    expect(s.values().sort()).toEqual(['from-named', 'n', 'ä ✓ multi\nline']);
 
     await core.deleteNamespacedSecret({ name: 'flowpilot-secrets', namespace: NS });
     await until(() => s.lookup('API_KEY'), (v) => v === 'from-label', 'the labelled value after the named Secret is deleted');
@@ -73,6 +75,21 @@ describe('startKubeSecrets', () => {
     const labelOnly = await source({ secretName: null });
     expect([labelOnly.lookup('X'), labelOnly.lookup('Y')]).toEqual([undefined, 'y']);
     for (const name of ['custom', 'labelled-b']) await core.deleteNamespacedSecret({ name, namespace: NS });
+  });
+});
+
+describe('the secret layer fed by the Secrets', () => {
+  it('masks every value of the Secrets in what is written, read by a flow or not, and follows a rotation', async () => {
+    await core.createNamespacedSecret({ namespace: NS, body: secret('layered', { TOKEN: 'first-t0ken' }, { 'flowpilot.io/secret': 'true' }) });
+    const s = await source({ secretName: null });
+    const layer = new SecretLayer({ values: () => s.values() });
+    const off = s.onChange(() => layer.refresh());
+    expect(layer.masker().mask('t=first-t0ken')).toBe('t=******');
+    const current = await core.readNamespacedSecret({ name: 'layered', namespace: NS });
+    await core.replaceNamespacedSecret({ name: 'layered', namespace: NS, body: { ...current, data: { TOKEN: b64('second-t0ken') } } });
+    await until(() => layer.masker().mask('t=second-t0ken'), (v) => v === 't=******', 'the rotated value masked');
+    off();
+    await core.deleteNamespacedSecret({ name: 'layered', namespace: NS });
   });
 });
 

@@ -22,8 +22,10 @@ export interface KubeSecretsOptions {
 export interface KubeSecretSource {
   /** The decoded value of a secret, or undefined. The named Secret wins; among labelled ones, the first by name. */
   lookup(name: string): string | undefined;
-  /** Secret names currently known (never the values). */
+  /** Secret names currently known. */
   names(): string[];
+  /** Every secret value currently known, for the masker only (refreshed through `onChange`). */
+  values(): string[];
   /** Called after each change of the cached Secrets. */
   onChange(listener: () => void): () => void;
   stop(): Promise<void>;
@@ -90,6 +92,7 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
   return {
     lookup: (name) => values.get(name),
     names: () => [...values.keys()].sort(),
+    values: () => [...values.values()],
     onChange(listener) { listeners.add(listener); return () => listeners.delete(listener); },
     async stop() {
       stopped = true;

@@ -168,7 +168,8 @@ const COERCERS: Record<InputType, Coercer> = {
   DURATION: coerceDuration,
   JSON: coerceJson,
   URI: coerceUri,
-  SECRET: (v) => (asText(v) === undefined ? fail(`must be a string, got ${show(v)}`) : ok(asText(v))),
+  // Never quotes the value (an error answer is no place for a secret); encrypted when the execution is stored (operator/secrets).
+  SECRET: (v) => (asText(v) === undefined ? fail(`must be a string, got ${Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`}`) : ok(asText(v))),
   FILE: coerceFile,
   ARRAY: coerceArray,
 };

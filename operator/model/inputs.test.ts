@@ -113,6 +113,11 @@ describe('resolveInputs errors', () => {
   });
 });
 
+it('a SECRET input error never quotes the value', () => {
+  expect(errorOf({ type: 'SECRET' }, { pw: 's3cr3t-value' })).toBe('must be a string, got an object');
+  expect(errorOf({ type: 'ARRAY', itemType: 'SECRET' }, [['s3cr3t-value']])).toBe('item 0: must be a string, got a list');
+});
+
 describe('resolveInputs behaviour', () => {
   const defs: Input[] = [
     { id: 'name', type: 'STRING' },

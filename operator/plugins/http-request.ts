@@ -2,7 +2,7 @@
 // AbstractHttp): uri, method, headers, body or formData, options (auth, timeouts, redirects, allowFailed).
 import { dict } from '../core/keyed.js';
 import type { RunContext } from './types.js';
-import { durationMs, isRecord, maskSecrets, renderBool, renderString, renderStringMap, requireString } from './util.js';
+import { durationMs, isRecord, renderBool, renderString, renderStringMap, requireString } from './util.js';
 
 export interface HttpOptions {
   allowFailed: boolean;
@@ -126,7 +126,7 @@ export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> 
 
 /** Sends the request with the task's kill signal and optional timeout; logs the request line at DEBUG. */
 export async function send(ctx: RunContext, req: PreparedRequest): Promise<Response> {
-  ctx.logger.debug(maskSecrets(`Request '${req.method} ${req.url}'`, ctx.secrets));
+  ctx.logger.debug(`Request '${req.method} ${req.url}'`);
   const signals = [ctx.signal];
   if (req.options.timeoutMs !== undefined) signals.push(AbortSignal.timeout(req.options.timeoutMs));
   try {

@@ -1,6 +1,6 @@
 // core.log.Log: renders one message or a list of messages and writes them to the task log at the given level.
 import type { RunContext, TaskResult } from './types.js';
-import { maskSecrets, plugin, renderString, toLogLevel } from './util.js';
+import { plugin, renderString, toLogLevel } from './util.js';
 
 async function runLog(ctx: RunContext): Promise<TaskResult> {
   const levelProp = ctx.task.level === undefined ? 'INFO' : renderString(ctx, ctx.task.level);
@@ -9,7 +9,7 @@ async function runLog(ctx: RunContext): Promise<TaskResult> {
   const messages = Array.isArray(raw) ? raw : [raw];
   for (const m of messages) {
     const text = renderString(ctx, m) ?? '';
-    ctx.logger.log(level, maskSecrets(text, ctx.secrets));
+    ctx.logger.log(level, text);
   }
   return { state: 'SUCCESS' };
 }

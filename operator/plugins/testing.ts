@@ -1,10 +1,13 @@
 // Test helper: a real RunContext for plugin tests (temporary working dir, the real embedded SQLite KV store and
-// local internal storage, the real expression renderer), with a log recorder and an AbortController for kill/timeout.
+// local internal storage behind the secret layer, the real expression renderer), with a log recorder (lines masked by
+// the layer, as the log store masks them) and an AbortController for kill/timeout.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { createRenderer } from '../expr/index.js';
+import { SecretLayer } from '../secrets/layer.js';
+import { maskedStores } from '../secrets/masked-stores.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
@@ -33,7 +36,7 @@ export interface TestContextOptions {
   namespace?: string;
   flowId?: string;
   variables?: Record<string, unknown>;
-  /** Values to mask in logs (as if secrets had been read while rendering). */
+  /** Secret values known to the secret layer (masked in the recorded logs). */
   secrets?: string[];
   /** Secrets available to `secret('NAME')`. */
   secretValues?: Record<string, string>;
@@ -43,8 +46,8 @@ export interface TestContextOptions {
 
 const HIDDEN: ReadonlySet<LogLevel> = new Set<LogLevel>(['TRACE', 'DEBUG']);
 
-function recorder(logs: RecordedLog[]): TaskLogger {
-  const log = (level: LogLevel, message: string): void => void logs.push({ level, message });
+function recorder(logs: RecordedLog[], mask: (text: string) => string): TaskLogger {
+  const log = (level: LogLevel, message: string): void => void logs.push({ level, message: mask(message) });
   return {
     trace: (m) => log('TRACE', m), debug: (m) => log('DEBUG', m), info: (m) => log('INFO', m),
     warn: (m) => log('WARN', m), error: (m) => log('ERROR', m), log,
@@ -70,17 +73,18 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
   const dir = mkdtempSync(join(tmpdir(), 'plugin-test-'));
   const workingDir = join(dir, 'work');
   mkdirSync(workingDir);
-  const stores = openEmbeddedStores(join(dir, 'data'));
+  const layer = new SecretLayer({ values: () => [...(opts.secrets ?? []), ...Object.values(opts.secretValues ?? {})] });
+  const stores = maskedStores(openEmbeddedStores(join(dir, 'data')), layer);
   const namespace = opts.namespace ?? 'company.team';
   const { flow, execution, taskRun } = sampleRecords(namespace, opts.flowId ?? 'flow1', opts.task);
   const variables: Record<string, unknown> = {
     flow: { id: flow.id, namespace }, execution: { id: execution.id }, task: { id: opts.task.id },
     taskrun: { id: taskRun.id }, outputs: {}, inputs: {}, vars: {}, ...opts.variables,
   };
-  const secrets = new Set(opts.secrets ?? []);
+  const secrets = { add: (value: string) => layer.remember(execution.id, [value]) };
   const renderer = createRenderer({
     secret: (name) => opts.secretValues?.[name],
-    onSecret: (value) => void secrets.add(value),
+    onSecret: (value) => secrets.add(value),
     kv: (ns, key) => {
       const entry = stores.kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
@@ -96,7 +100,8 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     renderValue: (value, extra) => renderer.renderValue(value, withExtra(extra)),
     renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
     // The same scoped views as production run contexts (operator/tenancy).
-    logger: recorder(logs), storage: scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS),
+    logger: recorder(logs, (text) => layer.masker(execution.id).mask(text)),
+    storage: scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,

@@ -44,11 +44,14 @@ export interface RunContext {
   workingDir: string;
   /** Aborted on kill or timeout: long-running work must stop and resolve promptly. */
   signal: AbortSignal;
-  /** Values to mask in logs and outputs (secrets read while rendering); plugins may add more. */
-  secrets: Set<string>;
+  /** Sensitive values (credentials a task rendered): masked in everything the execution writes from now on. */
+  secrets: SecretSink;
   /** Embedded mode: records the task's processes so a restart after a crash kills them (absent: not recorded). */
   processes?: ProcessTracking;
 }
+
+/** Where a task declares sensitive values (the secret layer of the stores remembers them for its execution). */
+export interface SecretSink { add(value: string): unknown }
 
 export interface TaskResult {
   state: 'SUCCESS' | 'WARNING' | 'FAILED';

@@ -1,4 +1,4 @@
-// Small helpers shared by the runnable plugins: typed property reads, ISO durations, secret masking,
+// Small helpers shared by the runnable plugins: typed property reads, ISO durations,
 // FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
 import { dict, parseJsonSafe } from '../core/keyed.js';
 import { parseDuration, PREFIX } from '../model/index.js';
@@ -107,15 +107,6 @@ export function durationMs(value: string | number): number {
   if (typeof value === 'number') return value;
   // The flow validator's parser, so a rendered duration follows the same rules as a literal one.
   try { return parseDuration(value.trim()); } catch { throw new Error(`Invalid ISO 8601 duration '${value}'`); }
-}
-
-/** Replaces every secret value in a text with `******` (Kestra's mask). */
-export function maskSecrets(text: string, secrets: Set<string>): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s && s.length >= 3 && out.includes(s)) out = out.split(s).join('******');
-  }
-  return out;
 }
 
 /** The Kestra log levels accepted in task properties and script log lines. */

@@ -2,6 +2,7 @@
 // SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
 // concurrency through `resourceVersion`, and a watch feed of changes.
 import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
+import type { SecretLayer } from '../secrets/layer.js';
 
 /** Thrown when an update carries a stale resourceVersion (HTTP 409 in Kubernetes). */
 export class ConflictError extends Error {
@@ -238,5 +239,7 @@ export interface Stores {
   triggers: TriggerStateStore;
   /** Embedded mode only: where task process groups are recorded (absent: processes are not recorded). */
   processes?: ProcessRegistry;
+  /** The masking layer in front of these stores (maskedStores): secret values, SECRET input encryption. */
+  secrets?: SecretLayer;
   close(): Promise<void>;
 }

@@ -4,8 +4,9 @@
 // before the source is acknowledged (commit / ack / LSN confirm happen only after the durable create).
 import { isTerminal, type Execution, type Flow, type Trigger } from '../core/types.js';
 import { sleep, backoff } from './backoff.js';
-import { durationMs, errorMessage, maskSecrets } from '../plugins/util.js';
-import { ConflictError, type FlowRecord } from '../store/types.js';
+import { durationMs, errorMessage } from '../plugins/util.js';
+import { NO_SECRETS } from '../secrets/masker.js';
+import { ConflictError, type FlowRecord, type Stores } from '../store/types.js';
 import { startTriggeredExecution, triggerActive, triggerRenderVars, type TriggeredStart } from './create.js';
 import { PLUGIN_TRIGGERS } from './sources/index.js';
 import type {
@@ -44,8 +45,9 @@ const consoleLogger: TriggerLogger = {
   error: (m) => console.error(m),
 };
 
-function masked(base: TriggerLogger, prefix: string, secrets: Set<string>): TriggerLogger {
-  const f = (m: string) => `${prefix} ${maskSecrets(m, secrets)}`;
+/** Trigger logs (the server's console) masked by the stores' secret layer and with every secret the trigger read. */
+function masked(base: TriggerLogger, prefix: string, stores: Stores, secrets: Set<string>): TriggerLogger {
+  const f = (m: string) => `${prefix} ${(stores.secrets?.masker() ?? NO_SECRETS).with(secrets).mask(m)}`;
   return { info: (m) => base.info(f(m)), warn: (m) => base.warn(f(m)), error: (m) => base.error(f(m)) };
 }
 
@@ -142,7 +144,7 @@ export function pollingAndRealtimeComponent(opts: RuntimeOptions = {}): PluginTr
     const abort = new AbortController();
     const secrets = new Set<string>();
     const renderer = d.renderer.forSecrets(secrets);
-    const logger = masked(baseLogger, `[trigger ${keyOf(flow.namespace, flow.id, trigger.id)}]`, secrets);
+    const logger = masked(baseLogger, `[trigger ${keyOf(flow.namespace, flow.id, trigger.id)}]`, d.stores, secrets);
     const ctx: TriggerContext = {
       flow, trigger, stores: d.stores, logger, signal: abort.signal, now: d.clock,
       render: (value, extra) => renderer.renderValue(value, { ...triggerRenderVars(flow, {}), ...(extra ?? {}) }),

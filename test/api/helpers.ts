@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import { createApp } from '../../api/app.js';
 import { startServer } from '../../api/server.js';
 import type { ApiOptions } from '../../api/deps.js';
+import { embeddedSecrets, maskedStores } from '../../operator/secrets/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../operator/store/sqlite/index.js';
 
 export interface TestApi {
@@ -15,12 +16,20 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** `before`: middleware ahead of the routes, as createApp takes it (authentication). */
-export async function startTestApi(opts: Omit<ApiOptions, 'stores'> & { before?: Koa.Middleware[] } = {}): Promise<TestApi> {
+/**
+ * The stores are composed as embedded main does: behind the secret layer of `env` (default: no secrets). `before`:
+ * middleware ahead of the routes, as createApp takes it (authentication).
+ */
+export async function startTestApi(opts: Omit<ApiOptions, 'stores'> & {
+  env?: NodeJS.ProcessEnv;
+  /** Options built from the stores (a renderer reading KV). */
+  withStores?: (stores: EmbeddedStores) => Omit<ApiOptions, 'stores'>;
+  before?: Koa.Middleware[];
+} = {}): Promise<TestApi> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'api-test-'));
-  const stores = openEmbeddedStores(dataDir);
-  const { before, ...options } = opts;
-  const server = await startServer(createApp({ stores, ...options }, { before }), 0, '127.0.0.1');
+  const { env = {}, withStores, before, ...apiOpts } = opts;
+  const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
+  const server = await startServer(createApp({ stores, ...apiOpts, ...withStores?.(stores) }, { before }), 0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${server.port}`,
     stores,

@@ -1,5 +1,5 @@
-// `npm run bench`: prints performance figures and ratios (never asserted in tests). BENCH=orchestration|inference|triggers|kube|json
-// selects one group; default runs all.
+// `npm run bench`: prints performance figures and ratios (never asserted in tests).
+// BENCH=orchestration|inference|triggers|kube|json|masking selects one group; default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -21,4 +21,8 @@ if (!only || only === 'kube') {
 if (!only || only === 'json') {
   const { runJsonParseBench } = await import('./json-parse.js');
   await runJsonParseBench();
+}
+if (!only || only === 'masking') {
+  const { runMaskingBench } = await import('./masking.js');
+  await runMaskingBench();
 }

@@ -2,6 +2,7 @@
 // kubelet running task Pods as local processes, a real PostgreSQL log store and a real S3-protocol bucket (s3rver),
 // one or more operator replicas (leader election on a Lease) and the Koa API over its own custom-resource stores.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { createApp } from '../../api/app.js';
 import { startServer } from '../../api/server.js';
 import { initExpressions } from '../../operator/expr/index.js';
 import { openKubeStores, type KubeStores } from '../../operator/kube/store/index.js';
+import { envSecrets, maskedStores, type MaskedStores } from '../../operator/secrets/index.js';
 import { startOperator, type RunningOperator } from '../../operator/kube/operator.js';
 import { S3Storage } from '../../operator/storage/s3.js';
 import { PgLogStore } from '../../operator/store/postgres/logs.js';
@@ -20,6 +22,8 @@ import { chartAuthorizer, COMPONENT_ROLES } from './chart-rbac.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const CLUSTER_NS = 'flowpilot';
+/** The Secret holding ENCRYPTION_KEY, as the chart creates it (operators and the API get it by env, task Pods by reference). */
+export const ENCRYPTION_SECRET = { name: 'flowpilot-encryption-key', key: 'key' } as const;
 export const BUCKET = 'flowpilot';
 
 export interface ClusterOptions {
@@ -40,7 +44,7 @@ export interface TestCluster {
   operators: RunningOperator[];
   /** API base URL ending in /api/v1. */
   base: string;
-  apiStores: KubeStores;
+  apiStores: MaskedStores<KubeStores>;
   logs: PgLogStore;
   storage: S3Storage;
   /** Starts one more operator replica (e.g. after stopping one). */
@@ -61,6 +65,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   writeFileSync(kubeconfig, server.kubeConfig('task-token').exportConfig());
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: CLUSTER_NS } } }).catch(() => undefined);
+  const encryptionKey = randomBytes(32).toString('base64');
+  await core.createNamespacedSecret({ namespace: CLUSTER_NS, body: { metadata: { name: ENCRYPTION_SECRET.name }, stringData: { [ENCRYPTION_SECRET.key]: encryptionKey } } });
   if (opts.secrets) {
     await core.createNamespacedSecret({ namespace: CLUSTER_NS, body: { metadata: { name: 'flowpilot-secrets' }, stringData: opts.secrets } });
   }
@@ -78,10 +84,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
   const storage = new S3Storage(storageOpts);
   await storage.ensureBucket();
-  const podEnv = {
-    STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: BUCKET, STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
-    LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '',
-  };
+  const podEnv = [
+    ...Object.entries({
+      STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: BUCKET, STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '',
+    }).map(([name, value]) => ({ name, value })),
+    { name: 'ENCRYPTION_KEY', valueFrom: { secretKeyRef: { ...ENCRYPTION_SECRET } } },
+  ];
   const operators: RunningOperator[] = [];
   let n = 0;
   const addOperator = async (identity = `operator-${n++}`) => {
@@ -89,7 +98,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
       kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
-      env: { PATH: process.env.PATH },
+      env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey },
       onError: (err, where) => console.error(`[${identity}] ${where}:`, (err as Error)?.message ?? err),
     });
     operators.push(op);
@@ -97,7 +106,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
   for (let i = 0; i < (opts.replicas ?? 1); i++) await addOperator();
   const logs = await openLogs();
-  const apiStores = await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage });
+  const apiStores = maskedStores(await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage }), envSecrets({ ENCRYPTION_KEY: encryptionKey }));
   await apiStores.ready();
   const api = await startServer(createApp({ stores: apiStores }), 0, '127.0.0.1');
   return {

@@ -1,6 +1,6 @@
 // Test support: the whole embedded service in-process: the API test harness (real SQLite stores in a temp dir,
 // Koa API on a random port) plus the controller, with small fetch helpers.
-import { startController, type Controller } from '../../operator/controller/index.js';
+import { createSecretRenderer, startController, type Controller } from '../../operator/controller/index.js';
 import { initExpressions } from '../../operator/expr/index.js';
 import type { EmbeddedStores } from '../../operator/store/sqlite/index.js';
 import { startTestApi } from '../api/helpers.js';
@@ -19,7 +19,8 @@ export interface Embedded {
 
 export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<Embedded> {
   await initExpressions();
-  const api = await startTestApi();
+  // Composed as embedded main: webhooks render their inputs with the same secrets as the controller.
+  const api = await startTestApi({ env, withStores: (stores) => ({ renderer: createSecretRenderer(stores, env) }) });
   const { stores, dataDir } = api;
   const controller = await startController(stores, { dataDir, env });
   const base = `${api.url}/api/v1`;

@@ -67,6 +67,29 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-operator" (include "flowpilot.fullname" .)) .Values.operator.leaderElection.leaseName }}
 {{- end }}
 
+{{/* Secret holding ENCRYPTION_KEY: the one named in values, else the one the chart creates. */}}
+{{- define "flowpilot.encryptionKeySecret" -}}
+{{- default (printf "%s-encryption-key" (include "flowpilot.fullname" .)) .Values.encryption.secretName }}
+{{- end }}
+
+{{/* Variables of task Pods that come from Secrets (RUNNER_ENV_FROM_SECRETS): the operator puts references to them in
+Jobs, never their values. JSON {VAR: {name, key}}. */}}
+{{- define "flowpilot.runnerEnvFromSecrets" -}}
+{{- $refs := dict "ENCRYPTION_KEY" (dict "name" (include "flowpilot.encryptionKeySecret" .) "key" .Values.encryption.key) }}
+{{- with .Values.storage.s3.credentialsSecret }}
+{{- if .name }}
+{{- $_ := set $refs "STORAGE_S3_ACCESS_KEY_ID" (dict "name" .name "key" .accessKeyIdKey) }}
+{{- $_ := set $refs "STORAGE_S3_SECRET_ACCESS_KEY" (dict "name" .name "key" .secretAccessKeyKey) }}
+{{- end }}
+{{- end }}
+{{- with .Values.logStore.postgres.urlSecret }}
+{{- if .name }}
+{{- $_ := set $refs "LOG_STORE_URL" (dict "name" .name "key" .key) }}
+{{- end }}
+{{- end }}
+{{- $refs | toJson }}
+{{- end }}
+
 {{/* Environment shared by the operator and the API: the ConfigMap, the Pod's identity and the Secrets. */}}
 {{- define "flowpilot.commonEnv" -}}
 - name: POD_NAME
@@ -77,6 +100,11 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
+- name: ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "flowpilot.encryptionKeySecret" . }}
+      key: {{ .Values.encryption.key }}
 {{- with .Values.storage.s3.credentialsSecret }}
 {{- if .name }}
 - name: STORAGE_S3_ACCESS_KEY_ID

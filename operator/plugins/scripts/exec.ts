@@ -1,12 +1,14 @@
 // The common engine of every script task (shell and python, Script and Commands): renders env, files and
-// commands, runs them as a local process, turns output lines into logs/outputs/metrics, collects output files.
+// commands, runs them as a local process (with a minimal environment: env.ts), turns output lines into
+// logs/outputs/metrics, collects output files.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { dict, dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import type { Metric } from '../../core/types.js';
 import { normalizeType } from '../../model/task-types.js';
 import type { RunContext, TaskResult } from '../types.js';
-import { isRecord, maskSecrets, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
+import { isRecord, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
+import { scriptEnv } from './env.js';
 import { collectOutputFiles, safeJoin, writeInputFiles } from './files.js';
 import { runProcess } from './process.js';
 import { parseProtocolLine } from './protocol.js';
@@ -78,14 +80,13 @@ function lineHandler(ctx: RunContext, state: LineState, stream: 'stdout' | 'stde
     if (msg) {
       if (msg.outputs) Object.assign(state.vars, msg.outputs);
       if (msg.metrics) state.metrics.push(...msg.metrics);
-      for (const l of msg.logs ?? []) ctx.logger.log(l.level, maskSecrets(l.message, ctx.secrets));
+      for (const l of msg.logs ?? []) ctx.logger.log(l.level, l.message);
       return;
     }
-    const text = maskSecrets(line, ctx.secrets);
-    if (stream === 'stdout') ctx.logger.info(text);
+    if (stream === 'stdout') ctx.logger.info(line);
     else {
       state.stderrLines++;
-      ctx.logger.error(text);
+      ctx.logger.error(line);
     }
   };
 }
@@ -114,15 +115,12 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
     const outcome = await runProcess({
       command: [...interpreter, script],
       cwd: vars.workingDir,
-      env: {
-        ...(process.env as Record<string, string>), ...plan.env, ...userEnv,
-        WORKING_DIR: vars.workingDir, OUTPUT_DIR: vars.outputDir,
-      },
+      env: scriptEnv({ server: process.env, ...(plan.env ? { plugin: plan.env } : {}), task: userEnv, workingDir: vars.workingDir, outputDir: vars.outputDir }),
       signal: ctx.signal,
       track: ctx.processes,
       onStdout: lineHandler(ctx, state, 'stdout'),
       onStderr: lineHandler(ctx, state, 'stderr'),
-      onStart: (pid) => ctx.logger.debug(maskSecrets(`Starting command with pid ${pid} [${interpreter.join(' ')} ...]`, ctx.secrets)),
+      onStart: (pid) => ctx.logger.debug(`Starting command with pid ${pid} [${interpreter.join(' ')} ...]`),
     });
     if (outcome.killed || ctx.signal.aborted) return { state: 'FAILED', error: 'Task killed' };
     for (const f of planFiles) await rm(f, { force: true });

@@ -1,0 +1,127 @@
+// The secret layer: sealing is bound to its execution and input, opening remembers the clear value for that execution
+// only, records teach the layer their sealed inputs and parents, and the key comes from ENCRYPTION_KEY or a 0600 file.
+import { randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Execution, Input } from '../core/types.js';
+import { sampleExecution, tempDir } from '../store/sqlite/test-fixtures.js';
+import { embeddedBox, KEY_FILE, parseEncryptionKey } from './key.js';
+import { SecretLayer } from './layer.js';
+import { MASK } from './masker.js';
+import { inputAad, isSealed, SecretBox } from './sealed.js';
+
+const box = new SecretBox(randomBytes(32));
+const DEFS: Input[] = [{ id: 'pw', type: 'SECRET' }, { id: 'many', type: 'ARRAY', itemType: 'SECRET' }, { id: 'name', type: 'STRING' }];
+const layer = (values: string[] = []) => new SecretLayer({ values: () => values, box });
+const exec = (id: string, inputs: Record<string, unknown>, extra: Partial<Execution> = {}): Execution => ({ ...sampleExecution(id), inputs, ...extra });
+
+describe('SecretBox', () => {
+  it('opens what it sealed with the same additional data only', () => {
+    const sealed = box.seal('p4ssw0rd', 'a');
+    expect(isSealed(sealed)).toBe(true);
+    expect(sealed).not.toContain('p4ssw0rd');
+    expect(box.open(sealed, 'a')).toBe('p4ssw0rd');
+    expect(box.open(sealed, 'b')).toBeUndefined();
+    expect(new SecretBox(randomBytes(32)).open(sealed, 'a')).toBeUndefined();
+    expect(box.open('fpenc1:garbage', 'a')).toBeUndefined();
+    expect(box.seal('p4ssw0rd', 'a')).not.toBe(sealed); // a fresh IV each time
+  });
+});
+
+describe('sealInputs', () => {
+  it('seals SECRET values (and SECRET items), leaves other inputs', () => {
+    const l = layer();
+    const e = exec('e1', { pw: 'p4ssw0rd', many: ['one1', 'two2'], name: 'p4ssw0rd' });
+    const sealed = l.sealInputs(e, DEFS);
+    expect(isSealed(sealed.inputs.pw)).toBe(true);
+    expect((sealed.inputs.many as string[]).every(isSealed)).toBe(true);
+    expect(sealed.inputs.name).toBe('p4ssw0rd');
+    expect(box.open(sealed.inputs.pw as string, inputAad(e, 'pw'))).toBe('p4ssw0rd');
+    expect(l.sealInputs(sealed, DEFS)).toBe(sealed); // already sealed for this execution: unchanged
+  });
+
+  it('a replay (same originalId) keeps the sealed value; a copy into another execution is sealed again', () => {
+    const l = layer();
+    const first = l.sealInputs(exec('e1', { pw: 'p4ssw0rd' }), DEFS);
+    const replay = { ...first, id: 'e2' };
+    expect(l.sealInputs(replay, DEFS).inputs.pw).toBe(first.inputs.pw);
+    const copied = l.sealInputs(exec('e3', { pw: first.inputs.pw }), DEFS);
+    expect(copied.inputs.pw).not.toBe(first.inputs.pw);
+    expect(l.openInput(copied, 'pw', copied.inputs.pw)).toBe(first.inputs.pw); // the copy opens to the sealed text, never the clear one
+  });
+
+  it('without a key a SECRET input cannot be stored, and the error names the setting', () => {
+    const l = new SecretLayer({ values: () => [] });
+    expect(() => l.sealInputs(exec('e1', { pw: 'p4ssw0rd' }), DEFS)).toThrow(/ENCRYPTION_KEY/);
+    expect(l.sealInputs(exec('e1', { name: 'x' }), DEFS).inputs).toEqual({ name: 'x' });
+  });
+});
+
+describe('maskers', () => {
+  it('openInput returns the clear value and masks it in that execution only', () => {
+    const l = layer(['global-secret']);
+    const e = l.sealInputs(exec('e1', { pw: 'p4ssw0rd' }), DEFS);
+    expect(l.openInput(e, 'pw', e.inputs.pw)).toBe('p4ssw0rd');
+    expect(l.masker('e1').mask('p4ssw0rd global-secret')).toBe(`${MASK} ${MASK}`);
+    expect(l.masker('other').mask('p4ssw0rd global-secret')).toBe(`p4ssw0rd ${MASK}`);
+    expect(l.masker().mask('p4ssw0rd')).toBe('p4ssw0rd');
+  });
+
+  it('openInput refuses a sealed value that does not open, passes an unsealed one', () => {
+    const l = layer();
+    const e = exec('e1', {});
+    expect(() => l.openInput(e, 'pw', box.seal('x', 'other'))).toThrow(/cannot be decrypted/);
+    expect(l.openInput(e, 'pw', 'legacy clear value')).toBe('legacy clear value');
+  });
+
+  it('track learns the sealed inputs of a record and the values of its parent', () => {
+    const l = layer();
+    const parent = l.sealInputs(exec('p1', { pw: 'parent-pass' }), DEFS);
+    l.track(parent);
+    l.remember('p1', ['declared-by-task']);
+    const child = exec('c1', { name: 'parent-pass' }, { parent: { executionId: 'p1', taskRunId: 't', namespace: 'n', flowId: 'f' } });
+    l.track(child);
+    expect(l.masker('p1').mask('parent-pass')).toBe(MASK);
+    expect(l.masker('c1').mask('parent-pass declared-by-task')).toBe(`${MASK} ${MASK}`);
+  });
+
+  it('refresh reads the source again', () => {
+    const values = ['first-secret'];
+    const l = new SecretLayer({ values: () => values });
+    values.push('added-later');
+    expect(l.masker().mask('added-later')).toBe('added-later');
+    l.refresh();
+    expect(l.masker().mask('first-secret added-later')).toBe(`${MASK} ${MASK}`);
+  });
+
+  it('forgets the oldest executions past its bound', () => {
+    const l = new SecretLayer({ values: () => [], maxExecutions: 2 });
+    for (const id of ['a', 'b', 'c']) l.remember(id, [`value-of-${id}`]);
+    expect(l.masker('a').mask('value-of-a')).toBe('value-of-a');
+    expect(l.masker('c').mask('value-of-c')).toBe(MASK);
+  });
+});
+
+describe('the key', () => {
+  let tmp: ReturnType<typeof tempDir> | undefined;
+  afterEach(() => tmp?.remove());
+
+  it('embedded: created once in the data directory, mode 0600, then reused', () => {
+    tmp = tempDir();
+    const sealed = embeddedBox({}, tmp.dir).seal('v4lue', 'a');
+    const file = join(tmp.dir, KEY_FILE);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')).toHaveLength(32);
+    expect(embeddedBox({}, tmp.dir).open(sealed, 'a')).toBe('v4lue');
+  });
+
+  it('ENCRYPTION_KEY wins over the file; a malformed key is refused naming the setting', () => {
+    tmp = tempDir();
+    const key = randomBytes(32).toString('base64');
+    const sealed = new SecretBox(Buffer.from(key, 'base64')).seal('v4lue', 'a');
+    expect(embeddedBox({ ENCRYPTION_KEY: key }, tmp.dir).open(sealed, 'a')).toBe('v4lue');
+    expect(() => parseEncryptionKey('c2hvcnQ=')).toThrow('ENCRYPTION_KEY must be the base64 of 32 random bytes (e.g. `openssl rand -base64 32`), got 5 bytes');
+    expect(() => embeddedBox({ ENCRYPTION_KEY: 'not base64!' }, tmp!.dir)).toThrow(/ENCRYPTION_KEY/);
+  });
+});
