@@ -3,7 +3,7 @@
 // polls at their interval without overlap, keeps realtime listeners alive, and creates one execution per event
 // before the source is acknowledged (commit / ack / LSN confirm happen only after the durable create).
 import { isTerminal, type Execution, type Flow, type Trigger } from '../core/types.js';
-import { sleep, backoff } from './backoff.js';
+import { sleep, backoff } from '../faults.js';
 import { durationMs, errorMessage, maskSecrets } from '../plugins/util.js';
 import { ConflictError, type FlowRecord } from '../store/types.js';
 import { startTriggeredExecution, triggerActive, triggerRenderVars, type TriggeredStart } from './create.js';
@@ -13,7 +13,7 @@ import type {
   TriggerEvent, TriggerLogger, TriggerPlugin, TriggerServiceDeps,
 } from './types.js';
 
-export { backoff, sleep, type BackoffOptions } from './backoff.js';
+export { backoff, sleep, type BackoffOptions } from '../faults.js';
 
 export interface RuntimeOptions {
   /** Trigger plugins by canonical type (default: every source of ./sources). */

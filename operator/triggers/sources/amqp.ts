@@ -8,7 +8,7 @@ import { connect, type Channel, type ConsumeMessage, type Options } from 'amqpli
 import { InputValidationError } from '../../model/errors.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { errorMessage } from '../../plugins/util.js';
-import { backoff, sleep } from '../backoff.js';
+import { backoff, sleep } from '../../faults.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { aborted, str, supervise } from './util.js';
 

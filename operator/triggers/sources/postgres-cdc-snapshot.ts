@@ -4,7 +4,7 @@
 // read; plus the plain-JSON conversion of row values shared with the change events.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { sleep } from '../backoff.js';
+import { sleep } from '../../faults.js';
 
 const INT8 = 20;
 const FETCH = 500;
