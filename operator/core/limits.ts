@@ -29,6 +29,10 @@ export const LIMIT_SETTINGS = {
     env: 'MAX_SUBFLOW_DEPTH', default: 10, min: 1,
     doc: 'nesting depth of Subflow and ForEachItem executions under one root execution',
   },
+  resyncIntervalMs: {
+    env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
+    doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;
