@@ -16,13 +16,14 @@ import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
-import { backoff, isTransient, PermanentError, reasonOf, retryTransient } from '../faults.js';
+import { isTransient, PermanentError, reasonOf, retryTransient } from '../faults.js';
 import { resolveInputs } from '../model/index.js';
 import type { PendingCommand, StoredExecution, Stores } from '../store/types.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { KeyedQueue } from './queue.js';
+import { Resync } from './resync.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
 import { EngineReads } from './step-reads.js';
 import { Timers } from './timers.js';
@@ -69,20 +70,16 @@ export class Controller {
   private readonly children: Children;
   private readonly cache = new Map<string, StoredExecution>();
   private readonly flows = new Map<string, Flow>();
-  /** When each execution was last processed without error (ms): resync skips those seen within the interval. */
-  private readonly seen = new Map<string, number>();
   private readonly workRoot: string;
   private readonly clock: () => Date;
-  private readonly resyncMs: number;
+  private readonly resync: Resync;
   private readonly stopping = new AbortController();
-  private resyncTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     const env = opts.env ?? process.env;
     this.clock = opts.clock ?? (() => new Date());
-    this.resyncMs = opts.resyncIntervalMs ?? limitsFromEnv(env).resyncIntervalMs;
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
     this.reads = new EngineReads(stores, env, opts.secrets);
@@ -102,6 +99,9 @@ export class Controller {
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report });
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }));
+    this.resync = new Resync(stores, opts.resyncIntervalMs ?? limitsFromEnv(env).resyncIntervalMs, {
+      busy: (id) => this.queue.has(id), resync: (id) => this.queue.push(id, RESYNC), command: (c) => this.onCommand(c),
+    });
   }
 
   /** Subscribes to the store, then recovers: every active execution resumes from its record, pending commands replay. */
@@ -110,15 +110,14 @@ export class Controller {
       if (e.type === 'ADDED' && !this.stopped) this.onNew(e.execution);
     }));
     this.unsubscribe.push(this.stores.executions.onCommand((c) => this.onCommand(c)));
-    const recovered = await this.resync(true);
-    this.scheduleResync(recovered ? this.resyncMs : backoff(0, { baseMs: 1000 }), recovered ? 0 : 1);
+    await this.resync.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort();
     for (const u of this.unsubscribe) u();
-    clearTimeout(this.resyncTimer);
+    this.resync.stop();
     this.timers.stop();
     this.launcher.killAll();
     await this.queue.close();
@@ -138,38 +137,6 @@ export class Controller {
   /** Resolves when no execution has queued work (tests). */
   whenIdle(): Promise<void> { return this.queue.whenIdle(); }
 
-  /**
-   * Re-derives the work of active executions from the store: each one not processed within the resync interval (or
-   * every one, at recovery) gets a resync item, and commands left pending that long are delivered again. False when
-   * the store could not be listed (the next resync comes sooner).
-   */
-  async resync(all = false): Promise<boolean> {
-    const cutoff = Date.now() - this.resyncMs;
-    try {
-      for (const stored of await this.stores.executions.listActive()) {
-        const id = stored.execution.id;
-        if (this.stopped) return true;
-        if (this.queue.has(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
-        this.queue.push(id, RESYNC);
-      }
-      for (const c of await this.stores.executions.pendingCommands()) {
-        if (all || (!this.queue.has(c.executionId) && Date.parse(c.created) < cutoff)) this.onCommand(c);
-      }
-      return true;
-    } catch (err) {
-      if (!this.stopped) console.error(`[controller] resync: could not list active executions (retried): ${reasonOf(err)}`);
-      return false;
-    }
-  }
-
-  private scheduleResync(ms: number, failures: number): void {
-    if (this.stopped) return;
-    this.resyncTimer = setTimeout(() => {
-      void this.resync().then((ok) => this.scheduleResync(ok ? this.resyncMs : Math.min(this.resyncMs, backoff(failures, { baseMs: 1000 })), ok ? 0 : failures + 1));
-    }, ms);
-    this.resyncTimer.unref();
-  }
-
   private onNew(exec: Execution): void {
     if (exec.state.current === 'CREATED') this.queue.push(exec.id, { event: { type: 'start-due' } });
     else if (isTerminal(exec.state.current)) this.queue.push(exec.id, { event: { type: 'tick' } });
@@ -187,7 +154,7 @@ export class Controller {
       console.error(`[controller] execution ${id} could not be marked FAILED (${reason}); the next resync tries again`);
       return;
     }
-    console.error(`[controller] execution ${id} fails: ${reason}`);
+    (this.opts.onError ?? (() => console.error(`[controller] execution ${id} fails: ${reason}`)))(err);
     this.queue.push(id, { event: { type: 'fail', reason }, acks: acksOf(items) });
   }
 
@@ -223,9 +190,9 @@ export class Controller {
       if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
     }
     const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
-    if (!events.length && !resync) { this.seen.set(id, Date.now()); return; }
+    if (!events.length && !resync) { this.resync.processed(id); return; }
     const stored = await this.load(id);
-    if (!stored) { this.seen.delete(id); return; }
+    if (!stored) { this.resync.forget(id); return; }
     const flow = await this.flow(stored.execution);
     const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
     const acks = acksOf(items);
@@ -233,7 +200,7 @@ export class Controller {
     await this.apply(flow, exec, actions);
     await this.reconcile(flow, exec, resync);
     this.settled(exec, events);
-    if (!isTerminal(exec.state.current)) this.seen.set(id, Date.now());
+    if (!isTerminal(exec.state.current)) this.resync.processed(id);
   }
 
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
@@ -379,7 +346,7 @@ export class Controller {
   private async onEnded(exec: Execution): Promise<void> {
     this.timers.clear(exec.id);
     this.cache.delete(exec.id);
-    this.seen.delete(exec.id);
+    this.resync.forget(exec.id);
     this.launcher.forgetExecution(exec.id);
     try {
       rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
