@@ -52,7 +52,8 @@ export class Children {
       else this.push(parent.id, { type: 'subflow-error', taskRunId: run.id, error: `Subflow execution ${childId} was lost` });
       return;
     }
-    this.push(parent.id, { type: 'subflow-created', taskRunId: run.id, executionId: childId });
+    // Only news is pushed: a resync of a parent waiting on a running child then costs no write.
+    if (!run.flowableState?.created) this.push(parent.id, { type: 'subflow-created', taskRunId: run.id, executionId: childId });
     if (isTerminal(child.execution.state.current)) this.push(parent.id, endedEvent(run.id, child.execution));
   }
 

@@ -192,10 +192,17 @@ export class Controller {
     const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
     if (!events.length && !resync) { this.resync.processed(id); return; }
     const stored = await this.load(id);
-    if (!stored) { this.resync.forget(id); return; }
+    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
+    const acks = acksOf(items);
+    if (isTerminal(stored.execution.state.current) && !events.some((e) => e.type === 'restart')) {
+      // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
+      if (acks.length) await this.write(stored.execution, stored.resourceVersion, acks);
+      this.settled(stored.execution, events);
+      await this.onEnded(stored.execution);
+      return;
+    }
     const flow = await this.flow(stored.execution);
     const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
-    const acks = acksOf(items);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
     await this.reconcile(flow, exec, resync);
