@@ -113,6 +113,7 @@ describe('reasonOf', () => {
     cyclic.self = cyclic;
     expect(reasonOf(cyclic)).toBe('Non-error thrown (not printable)');
     expect(reasonOf(Object.create(null))).toBe('Non-error thrown: {}');
+    expect(reasonOf('x'.repeat(10_000))).toHaveLength(4001);
   });
 });
 

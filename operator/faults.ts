@@ -67,16 +67,23 @@ export function isTransient(err: unknown): boolean {
   return false;
 }
 
-/** The reason to record for any thrown value (a non-Error, even one whose toString throws, included). */
+/** Longest reason kept (an execution's `error`, a log line): a thrown value may be arbitrarily large. */
+const MAX_REASON = 4000;
+
+/** The reason to record for any thrown value (a non-Error, even one whose toString throws, included), bounded. */
 export function reasonOf(err: unknown): string {
+  let reason: string;
   try {
-    if (err instanceof Error) return err.message || err.name || 'Error';
-    if (typeof err === 'string') return err;
-    const json = JSON.stringify(err);
-    return `Non-error thrown: ${json === undefined ? String(err) : json}`;
+    if (err instanceof Error) reason = err.message || err.name || 'Error';
+    else if (typeof err === 'string') reason = err;
+    else {
+      const json = JSON.stringify(err);
+      reason = `Non-error thrown: ${json === undefined ? String(err) : json}`;
+    }
   } catch {
-    return 'Non-error thrown (not printable)';
+    reason = 'Non-error thrown (not printable)';
   }
+  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason;
 }
 
 export interface BackoffOptions { baseMs?: number; maxMs?: number; random?: () => number }
