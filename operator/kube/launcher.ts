@@ -62,7 +62,6 @@ export function apiMessage(err: unknown): string {
   return (err as Error)?.message ?? String(err);
 }
 
-
 export class KubeLauncher implements Launcher {
   private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
