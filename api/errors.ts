@@ -1,7 +1,9 @@
 // HTTP error type and the middleware that maps every thrown error to a JSON `{message, errors?}` response.
-// Bad input never yields a 500: only unexpected errors do, and those are logged to stderr. Answers and logged errors go
-// through the secret layer's masker: an error quoting a secret value (a render error, a JSON parse error) shows `******`.
+// Bad input never yields a 500: only unexpected errors do, and those are logged to stderr; a transient store error is a
+// 503. Answers and logged errors go through the secret layer's masker: an error quoting a secret value (a render error,
+// a JSON parse error) shows `******`.
 import type { Context, Middleware, Next } from 'koa';
+import { isTransient } from '../operator/faults.js';
 import { ConflictError } from '../operator/store/types.js';
 
 export interface FieldError { path: string; message: string }
@@ -33,6 +35,8 @@ function fieldErrors(raw: unknown, prefix = ''): FieldError[] | undefined {
 export function toResponse(err: unknown): { status: number; body: { message: string; errors?: FieldError[] } } | undefined {
   if (err instanceof HttpError) return { status: err.status, body: { message: err.message, errors: err.errors } };
   if (err instanceof ConflictError) return { status: 409, body: { message: err.message } };
+  // A busy store or an unreachable backend: the same request may succeed later (operator/faults.ts).
+  if (isTransient(err)) return { status: 503, body: { message: 'Service temporarily unavailable (the store is busy or unreachable); retry later' } };
   const e = err as ValidationLike;
   if (e?.name === 'FlowValidationError') return { status: 422, body: { message: e.message, errors: fieldErrors(e.errors) } };
   if (e?.name === 'InputValidationError') {

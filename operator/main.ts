@@ -18,7 +18,7 @@ import { startServer } from '../api/server.js';
 import { newExecution } from './core/execution.js';
 import { newId } from './core/ids.js';
 import { isTerminal } from './core/types.js';
-import { createSecretRenderer, startController } from './controller/index.js';
+import { Controller, createSecretRenderer } from './controller/index.js';
 import { limitsFromEnv } from './core/limits.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
@@ -55,12 +55,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await initExpressions();
   const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
-  const controller = await startController(stores, { dataDir, env });
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,
     onError: (err: unknown, where: string) => console.error(`[triggers] ${where}:`, err),
   };
-  const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
+  const controller = new Controller(stores, { dataDir, env }); // settings checked before listening
   const inference = await startInferenceService({ dataDir, env });
   // Webhook triggers: conditions and inputs with the same evaluator and secrets as the trigger service.
   const app = createApp({
@@ -68,9 +67,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     grants: namespaceGrantsFromEnv(env),
   }, { before: access.before });
   app.use(createInferenceRouter(inference).routes());
+  // Listen first (/healthz answers, executions are accepted), then recover: recovery only queues each active execution,
+  // and one it cannot carry on fails on its own (controller.ts), so a poisoned record can never keep the server down.
   const server = await startServer(app, port, host);
   const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   console.log(`[server] embedded mode listening on http://${shownHost}:${server.port} (data in ${dataDir}; ${access.summary})`);
+  await controller.start();
+  const triggers = (env.TRIGGERS ?? 'true') === 'false' ? undefined : await startTriggerService(triggerDeps);
   if ((env.SAMPLE_FLOW ?? 'true') !== 'false') await runSample(stores);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,26 +1,46 @@
 // The embedded controller: watches the store, feeds events to the pure engine one execution at a time, writes the
 // new record once per batch, then applies the engine's actions (launch, kill, subflows, logs) idempotently.
+// Faults: a transient error retries the batch after a backoff (nothing is dropped; the retry re-derives the record's
+// work); a permanent one ends that execution FAILED with the reason. A periodic resync re-derives the work of every
+// active execution from the store, so a lost wake-up only delays; recovery after a restart is the same resync.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { step, stepMany } from '../core/engine.js';
-import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.js';
-import { bindToRevision, newExecution } from '../core/execution.js';
+import { isDeepStrictEqual } from 'node:util';
+import { stepMany, type StepResult } from '../core/engine.js';
+import type { Action, EngineEvent } from '../core/engine-types.js';
+import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
+import { limitsFromEnv } from '../core/limits.js';
 import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
-import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
+import { isTransient, PermanentError, reasonOf, retryTransient } from '../faults.js';
 import { resolveInputs } from '../model/index.js';
-import { ConflictError, type PendingCommand, type StoredExecution, type Stores } from '../store/types.js';
-import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
+import type { PendingCommand, StoredExecution, Stores } from '../store/types.js';
+import { fileReadDenied } from '../tenancy/files.js';
 import { namespaceGrantsFromEnv, type NamespaceGrants } from '../tenancy/namespaces.js';
+import { Children } from './children.js';
+import { failedRecord } from './fail.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { KeyedQueue } from './queue.js';
+import { Resync } from './resync.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
+import { EngineReads } from './step-reads.js';
 import { Timers } from './timers.js';
 
-type QueueItem = { event: EngineEvent; ack?: number } | { event: { type: 'start-due' } };
+/** Work items of one execution's queue: engine events, and the controller's own (start, resync, fail). */
+type QueueItem =
+  | { event: EngineEvent; ack?: number }
+  | { event: { type: 'start-due' } }
+  /** Re-derive the record's work (recovery, periodic resync, the retry of a batch after a transient failure). */
+  | { event: { type: 'resync' } }
+  /** A permanent error: end the execution FAILED with `reason`, acknowledging the commands of the batch that hit it. */
+  | { event: { type: 'fail'; reason: string }; acks: number[] };
+
+const CONTROL = new Set(['start-due', 'resync', 'fail']);
+const RESYNC: QueueItem = { event: { type: 'resync' } };
 
 /** States that hold a concurrency slot of their flow. */
 const SLOT_STATES: ExecutionState[] = ['RUNNING', 'PAUSED', 'KILLING', 'RETRYING', 'RESTARTED'];
@@ -38,55 +58,75 @@ export interface ControllerOptions {
   observe?: (ms: number, ok: boolean) => void;
   /** Source of `secret('NAME')` values (default: `SECRET_<NAME>` in `env`). */
   secrets?: (name: string) => string | undefined;
+  /** Resync period (default: RESYNC_INTERVAL_MS from `env`, see core/limits.ts). */
+  resyncIntervalMs?: number;
 }
 
 export class Controller {
   readonly launcher: Launcher;
   private readonly renderer: SecretRenderer;
+  private readonly reads: EngineReads;
   private readonly queue: KeyedQueue<QueueItem>;
   private readonly flowQueue: KeyedQueue<() => Promise<void>>;
   private readonly timers: Timers;
+  private readonly children: Children;
   private readonly cache = new Map<string, StoredExecution>();
   private readonly flows = new Map<string, Flow>();
   private readonly workRoot: string;
   private readonly clock: () => Date;
+  private readonly resync: Resync;
   /** Namespaces flows may reach beyond their own (ALLOWED_NAMESPACES). */
   private readonly grants: NamespaceGrants;
+  private readonly stopping = new AbortController();
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
+    const env = opts.env ?? process.env;
     this.clock = opts.clock ?? (() => new Date());
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
-    this.renderer = createSecretRenderer(stores, opts.env ?? process.env, opts.secrets);
-    this.grants = namespaceGrantsFromEnv(opts.env ?? process.env);
+    this.renderer = createSecretRenderer(stores, env, opts.secrets);
+    this.reads = new EngineReads(stores, env, opts.secrets);
+    this.grants = namespaceGrantsFromEnv(env);
     const onError = (key: string, err: unknown) => (opts.onError ?? ((e) => console.error(`[controller] ${key}:`, e)))(err);
     const observe = opts.observe;
     this.queue = new KeyedQueue(observe ? async (id, items) => {
       const t0 = performance.now();
       let ok = false;
       try { await this.process(id, items); ok = true; } finally { observe(performance.now() - t0, ok); }
-    } : (id, items) => this.process(id, items), onError);
+    } : (id, items) => this.process(id, items), (id, err, items) => this.onPermanent(id, err, items), {
+      // A batch retried after a transient failure also re-derives the record's work: the failure may have come after
+      // the write (or a write may have landed although it reported a failure), so actions of that step may be undone.
+      retryWith: (_id, items) => (items.some((i) => i.event.type === 'resync') ? items : [...items, RESYNC]),
+    });
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
+    this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
+    this.resync = new Resync(stores, opts.resyncIntervalMs ?? limitsFromEnv(env).resyncIntervalMs, {
+      busy: (id) => this.queue.has(id), resync: (id) => this.queue.push(id, RESYNC), command: (c) => this.onCommand(c),
+    });
   }
 
+  /** Subscribes to the store, then recovers: every active execution resumes from its record, pending commands replay. */
   async start(): Promise<void> {
     this.unsubscribe.push(this.stores.executions.watch((e) => {
       if (e.type === 'ADDED' && !this.stopped) this.onNew(e.execution);
     }));
     this.unsubscribe.push(this.stores.executions.onCommand((c) => this.onCommand(c)));
-    await this.recover();
+    await this.resync.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     for (const u of this.unsubscribe) u();
+    this.resync.stop();
     this.timers.stop();
     this.launcher.killAll();
-    await this.queue.whenIdle();
+    await this.queue.close();
+    await this.flowQueue.close();
   }
 
   /** Type of the task of a run, when the execution's flow revision is cached (metrics). */
@@ -111,17 +151,16 @@ export class Controller {
     this.queue.push(c.executionId, { event: c.command as EngineEvent, ack: c.seq });
   }
 
-  /** After a restart: every active execution resumes from its record; pending commands are replayed. */
-  private async recover(): Promise<void> {
-    for (const stored of await this.stores.executions.listActive()) {
-      const exec = stored.execution;
-      if (exec.state.current === 'CREATED' || exec.state.current === 'QUEUED') { this.queue.push(exec.id, { event: { type: 'start-due' } }); continue; }
-      this.cache.set(exec.id, stored);
-      const flow = await this.flow(exec);
-      this.reconcile(flow, exec, true);
-      this.queue.push(exec.id, { event: { type: 'tick' } });
+  /** A batch failed for good: the execution ends FAILED with the reason (that write itself retried while transient). */
+  private onPermanent(id: string, err: unknown, items: QueueItem[]): void {
+    if (this.stopped) return;
+    const reason = reasonOf(err);
+    if (items.some((i) => i.event.type === 'fail')) {
+      console.error(`[controller] execution ${id} could not be marked FAILED (${reason}); the next resync tries again`);
+      return;
     }
-    for (const c of await this.stores.executions.pendingCommands()) this.onCommand(c);
+    (this.opts.onError ?? (() => console.error(`[controller] execution ${id} fails: ${reason}`)))(err);
+    this.queue.push(id, { event: { type: 'fail', reason }, acks: acksOf(items) });
   }
 
   private async flow(exec: Execution): Promise<Flow> {
@@ -129,7 +168,7 @@ export class Controller {
     let flow = this.flows.get(key);
     if (!flow) {
       const rec = await this.stores.flows.get(exec.namespace, exec.flowId, exec.flowRevision);
-      if (!rec) throw new Error(`Flow ${key} not found for execution ${exec.id}`);
+      if (!rec) throw new PermanentError(`Flow ${exec.namespace}.${exec.flowId} revision ${exec.flowRevision} not found`);
       flow = rec.flow;
       this.flows.set(key, flow);
     }
@@ -147,38 +186,78 @@ export class Controller {
   /** One batch of events for one execution: step through all of them, write once, then act. */
   private async process(id: string, items: QueueItem[]): Promise<void> {
     if (this.stopped) return;
-    if (items.some((i) => i.event.type === 'start-due')) {
-      await this.startViaFlowQueue(id);
-      items = items.filter((i) => i.event.type !== 'start-due');
-      if (!items.length) return;
+    const fail = items.find((i): i is Extract<QueueItem, { acks: number[] }> => i.event.type === 'fail');
+    if (fail) return this.failNow(id, fail.event.reason, fail.acks);
+    const resync = items.some((i) => i.event.type === 'resync');
+    if (resync) this.cache.delete(id);
+    if (items.some((i) => i.event.type === 'start-due') || resync) {
+      const state = (await this.load(id))?.execution.state.current;
+      if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
     }
+    const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
+    if (!events.length && !resync) { this.resync.processed(id); return; }
     const stored = await this.load(id);
-    if (!stored) return;
-    const flow = await this.flow(stored.execution);
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, openSecret: this.stores.secrets?.openInput };
-    const { execution: exec, actions } = stepMany(flow, stored.execution, items.map((i) => i.event as EngineEvent), deps);
-    const acks = items.flatMap((i) => ('ack' in i && i.ack !== undefined ? [i.ack] : []));
-    if (exec !== stored.execution || acks.length) {
-      try {
-        await this.write(exec, stored.resourceVersion, acks);
-      } catch (err) {
-        // Someone else wrote the record: drop this result and replay the same events on the fresh record.
-        if (err instanceof ConflictError) { for (const item of items) this.queue.push(id, item); return; }
-        throw err;
-      }
+    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
+    const acks = acksOf(items);
+    if (isTerminal(stored.execution.state.current) && !events.some((e) => e.type === 'restart')) {
+      // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
+      if (acks.length) await this.write(stored.execution, stored.resourceVersion, acks);
+      this.settled(stored.execution, events);
+      await this.onEnded(stored.execution);
+      return;
     }
+    const flow = await this.flow(stored.execution);
+    const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
+    if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
-    this.reconcile(flow, exec, false);
+    await this.reconcile(flow, exec, resync);
+    this.settled(exec, events);
+    if (!isTerminal(exec.state.current)) this.resync.processed(id);
   }
 
-  private async write(exec: Execution, version: number, acks: number[]): Promise<void> {
+  /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
+  private decide(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
+    const now = this.clock();
+    const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput };
+    return this.reads.run(now, () => stepMany(flow, exec, events, deps));
+  }
+
+  private async write(exec: Execution, version: number, acks: number[]): Promise<StoredExecution> {
     try {
       const saved = await this.stores.executions.update(exec, version, acks);
       if (isTerminal(exec.state.current)) this.cache.delete(exec.id); else this.cache.set(exec.id, saved);
+      return saved;
     } catch (err) {
       this.cache.delete(exec.id);
       throw err;
     }
+  }
+
+  /** Attempts whose outcome the record now holds (or no longer waits for): the launcher may forget them. */
+  private settled(exec: Execution, events: EngineEvent[]): void {
+    let runs: Map<string, TaskRun> | undefined;
+    for (const e of events) {
+      if (e.type !== 'task-result') continue;
+      runs ??= new Map(exec.taskRunList.map((r) => [r.id, r]));
+      const att = runs.get(e.taskRunId)?.attempts[e.attempt - 1];
+      if (!att || isTerminal(att.state.current) || isTerminal(exec.state.current)) this.launcher.recorded(e.taskRunId, e.attempt);
+    }
+  }
+
+  /** A permanent error: the execution ends FAILED with the reason, its running attempts are stopped. */
+  private async failNow(id: string, reason: string, acks: number[]): Promise<void> {
+    this.cache.delete(id);
+    const stored = await this.stores.executions.get(id);
+    if (!stored) return;
+    if (isTerminal(stored.execution.state.current)) {
+      if (acks.length) await this.write(stored.execution, stored.resourceVersion, acks);
+      return;
+    }
+    const { execution, stopped } = failedRecord(stored.execution, reason, this.clock());
+    await this.write(execution, stored.resourceVersion, acks);
+    for (const s of stopped) this.launcher.kill(s.taskRunId, s.attempt);
+    this.log(execution, 'ERROR', `Execution failed: ${reason}`);
+    await this.onEnded(execution);
   }
 
   /** Start decisions of one flow are serialized so that concurrency limits hold under any load. */
@@ -206,7 +285,7 @@ export class Controller {
       let resolved: { inputs: Record<string, unknown> } | { error: string };
       // FILE inputs of an Execution created directly (kubectl): execution files of its namespace only.
       const fileUri = (uri: string) => fileReadDenied({ namespace: exec0.namespace, related: () => [] }, uri, this.grants);
-      try { resolved = { inputs: rec ? resolveInputs(rec.flow.inputs, exec0.inputs ?? {}, { fileUri }) : {} }; } catch (err) { resolved = { error: (err as Error).message }; }
+      try { resolved = { inputs: rec ? resolveInputs(rec.flow.inputs, exec0.inputs ?? {}, { fileUri }) : {} }; } catch (err) { resolved = { error: reasonOf(err) }; }
       exec0 = bindToRevision(exec0, rec && { ...rec.flow, revision: rec.revision }, resolved, this.clock());
       await this.write(exec0, stored.resourceVersion, []);
       if (isTerminal(exec0.state.current)) { await this.onEnded(exec0); return; }
@@ -214,11 +293,10 @@ export class Controller {
     }
     const flow = await this.flow(exec0);
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, openSecret: this.stores.secrets?.openInput };
-    const r = step(flow, exec0, { type: 'start', runningCount: running }, deps);
-    if (r.execution !== exec0) await this.write(r.execution, stored.resourceVersion, []);
+    const r = await this.decide(flow, exec0, [{ type: 'start', runningCount: running }]);
+    if (changed(exec0, r.execution, false)) await this.write(r.execution, stored.resourceVersion, []);
     await this.apply(flow, r.execution, r.actions);
-    this.reconcile(flow, r.execution, false);
+    await this.reconcile(flow, r.execution, false);
   }
 
   private async apply(flow: Flow, exec: Execution, actions: Action[]): Promise<void> {
@@ -230,24 +308,43 @@ export class Controller {
           break;
         }
         case 'kill-task': this.launcher.kill(a.taskRunId, a.attempt); break;
-        case 'create-subflow': await this.createSubflow(exec, a.request); break;
-        case 'kill-execution': await this.stores.executions.addCommand(a.executionId, { type: 'kill' }); break;
-        case 'create-execution': await this.stores.executions.create(a.execution); break;
-        case 'log':
-          this.stores.logs.append([{
-            executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, level: a.level, message: a.message,
-            timestamp: this.clock().toISOString(),
-            ...(a.taskRunId ? { taskRunId: a.taskRunId, taskId: exec.taskRunList.find((r) => r.id === a.taskRunId)?.taskId } : {}),
-          }]);
-          break;
+        case 'create-subflow': await this.effect(exec, 'Creating the subflow execution', () => this.children.create(exec, a.request)); break;
+        case 'kill-execution': await this.effect(exec, `Killing execution ${a.executionId}`, () => this.stores.executions.addCommand(a.executionId, { type: 'kill' })); break;
+        case 'create-execution': await this.effect(exec, 'Creating the retry execution', () => this.stores.executions.create(a.execution)); break;
+        case 'log': this.log(exec, a.level, a.message, a.taskRunId); break;
         case 'ended': await this.onEnded(exec); break;
       }
     }
     if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec);
   }
 
-  /** Arms timers and (on recovery) relaunches attempts and re-checks child executions implied by the record. */
-  private reconcile(flow: Flow, exec: Execution, recovering: boolean): void {
+  /**
+   * An effect of a step already recorded (its events are consumed, so it cannot be replayed): transient failures are
+   * retried here with a capped backoff; a permanent one is logged on the execution.
+   */
+  private async effect(exec: Execution, what: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await retryTransient(fn, {
+        baseMs: 50, maxMs: 10_000, signal: this.stopping.signal,
+        onRetry: (err, n) => { if (n === 0 || n % 10 === 0) console.warn(`[controller] ${exec.id}: ${what}: ${reasonOf(err)} (try ${n + 1}, retrying)`); },
+      });
+    } catch (err) {
+      if (this.stopped) return;
+      const message = `${what} failed: ${reasonOf(err)}`;
+      console.error(`[controller] ${exec.id}: ${message}`);
+      this.log(exec, 'ERROR', message);
+    }
+  }
+
+  private log(exec: Execution, level: LogLevel, message: string, taskRunId?: string): void {
+    this.stores.logs.append([{
+      executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, level, message, timestamp: this.clock().toISOString(),
+      ...(taskRunId ? { taskRunId, taskId: exec.taskRunList.find((r) => r.id === taskRunId)?.taskId } : {}),
+    }]);
+  }
+
+  /** Arms timers and (on recovery, resync or retry) relaunches attempts and re-checks child executions implied by the record. */
+  private async reconcile(flow: Flow, exec: Execution, recovering: boolean): Promise<void> {
     const work = pendingWork(flow, exec);
     for (const t of work.timers) {
       const event = t.event.type === 'start-due' ? { type: 'start-due' } : t.event;
@@ -259,62 +356,24 @@ export class Controller {
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
       else this.launcher.launch(flow, exec, run, w.attempt);
     }
-    for (const run of work.subflows) void this.checkChild(exec, run);
-  }
-
-  /** Recovery of a Subflow/ForEachItem run: create its child if the crash came before, else report what it did. */
-  private async checkChild(parent: Execution, run: TaskRun): Promise<void> {
-    const taskRunId = run.id;
-    const childId = run.subflowExecutionId!;
-    const child = await this.stores.executions.get(childId);
-    if (!child) {
-      const request = run.flowableState?.request as SubflowRequest | undefined;
-      if (request) await this.createSubflow(parent, request);
-      else this.queue.push(parent.id, { event: { type: 'subflow-error', taskRunId, error: `Subflow execution ${childId} was lost` } });
-      return;
-    }
-    this.queue.push(parent.id, { event: { type: 'subflow-created', taskRunId, executionId: childId } });
-    const c = child.execution;
-    if (isTerminal(c.state.current)) {
-      this.queue.push(parent.id, { event: { type: 'subflow-ended', taskRunId, child: { id: c.id, state: c.state.current, ...(c.outputs ? { outputs: c.outputs } : {}) } } });
-    }
-  }
-
-  private async createSubflow(parent: Execution, req: SubflowRequest): Promise<void> {
-    const push = (event: EngineEvent) => this.queue.push(parent.id, { event });
-    try {
-      const rec = await this.stores.flows.get(req.namespace, req.flowId, req.revision);
-      if (!rec) { push({ type: 'subflow-error', taskRunId: req.taskRunId, error: `Subflow ${req.namespace}.${req.flowId}${req.revision ? ` revision ${req.revision}` : ''} not found` }); return; }
-      // A parent hands its child only files it may read itself; the child may then read them as FILE inputs.
-      const parentCaller = fileCallerOf(parent, await this.flow(parent).catch(() => undefined));
-      const inputs = resolveInputs(rec.flow.inputs, req.inputs, { fileUri: (uri) => fileReadDenied(parentCaller, uri, this.grants) });
-      const child = newExecution({
-        id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(),
-        parent: { executionId: parent.id, taskRunId: req.taskRunId, namespace: parent.namespace, flowId: parent.flowId },
-        trigger: { id: 'subflow', type: 'ai.service.plugin.core.flow.Subflow', variables: { executionId: parent.id, namespace: parent.namespace, flowId: parent.flowId, flowRevision: parent.flowRevision } },
-      });
-      const stored = await this.stores.executions.create(child);
-      push({ type: 'subflow-created', taskRunId: req.taskRunId, executionId: child.id });
-      const c = stored.execution;
-      if (isTerminal(c.state.current)) {
-        push({ type: 'subflow-ended', taskRunId: req.taskRunId, child: { id: c.id, state: c.state.current, ...(c.outputs ? { outputs: c.outputs } : {}) } });
-      }
-    } catch (err) {
-      push({ type: 'subflow-error', taskRunId: req.taskRunId, error: (err as Error).message });
-    }
+    for (const run of work.subflows) await this.effect(exec, `Checking the child execution of '${run.taskId}'`, () => this.children.check(exec, run));
   }
 
   private async onEnded(exec: Execution): Promise<void> {
     this.timers.clear(exec.id);
     this.cache.delete(exec.id);
-    rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
-    if (exec.parent) {
-      this.queue.push(exec.parent.executionId, {
-        event: { type: 'subflow-ended', taskRunId: exec.parent.taskRunId, child: { id: exec.id, state: exec.state.current, ...(exec.outputs ? { outputs: exec.outputs } : {}) } },
-      });
+    this.resync.forget(exec.id);
+    this.launcher.forgetExecution(exec.id);
+    try {
+      rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
+    } catch (err) {
+      console.error(`[controller] ${exec.id}: could not remove its working directory: ${reasonOf(err)}`);
     }
-    const flow = await this.flow(exec).catch(() => undefined);
-    if (flow?.concurrency) await this.dequeue(exec.namespace, exec.flowId);
+    this.children.ended(exec);
+    await this.effect(exec, 'Starting the next queued execution', async () => {
+      const flow = await this.flow(exec).catch((err: unknown) => { if (isTransient(err)) throw err; return undefined; });
+      if (flow?.concurrency) await this.dequeue(exec.namespace, exec.flowId);
+    });
   }
 
   /** A slot freed: start the oldest QUEUED execution of the flow. */
@@ -323,6 +382,18 @@ export class Controller {
     const oldest = page.results.filter((e) => e.namespace === namespace).sort((a, b) => a.state.startDate.localeCompare(b.state.startDate))[0];
     if (oldest) this.queue.push(oldest.id, { event: { type: 'start-due' } });
   }
+}
+
+/**
+ * Whether a step changed the record. The engine copies the record whenever it takes an event; without a real event
+ * (a resync's tick, a start that stays QUEUED) the copy is compared, so an idle execution costs no write.
+ */
+function changed(before: Execution, after: Execution, realEvents: boolean): boolean {
+  return after !== before && (realEvents || !isDeepStrictEqual(before, after));
+}
+
+function acksOf(items: QueueItem[]): number[] {
+  return items.flatMap((i) => ('ack' in i && i.ack !== undefined ? [i.ack] : 'acks' in i ? i.acks : []));
 }
 
 export async function startController(stores: Stores, opts: ControllerOptions = {}): Promise<Controller> {

@@ -1,6 +1,7 @@
 // Launchers run attempts of runnable tasks and report outcomes as engine events. The embedded one runs them in this
 // process (scripts spawn their own child processes); the cluster one (operator/kube) creates a Job per attempt.
-// Both are idempotent per (task run, attempt): launching a running attempt again does nothing.
+// Both are idempotent per (task run, attempt): launching a running attempt again does nothing, and launching a finished
+// one whose outcome the engine has not recorded yet reports that outcome again instead of running the task twice.
 import type { TaskOutcome } from '../core/engine-types.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
 import type { RunnablePlugin } from '../plugins/types.js';
@@ -15,10 +16,16 @@ export interface Launcher {
   kill(taskRunId: string, attempt: number): void;
   /** Controller shutdown: embedded attempts are aborted; cluster Jobs keep running. */
   killAll(): void;
+  /** The engine durably recorded this attempt's outcome: the launcher may forget it. */
+  recorded(taskRunId: string, attempt: number): void;
+  /** The execution ended: forget every outcome kept for it. */
+  forgetExecution(executionId: string): void;
 }
 
 export class LocalLauncher implements Launcher {
   private inFlight = new Map<string, AbortController>();
+  /** Finished attempts whose outcome the engine has not recorded yet, by `taskRunId:attempt`. */
+  private finished = new Map<string, { executionId: string; outcome: TaskOutcome }>();
   private extra = new Map<string, RunnablePlugin>();
 
   constructor(private readonly a: Omit<AttemptDeps, 'extra'> & { report: Report }) {}
@@ -29,15 +36,27 @@ export class LocalLauncher implements Launcher {
 
   get running(): number { return this.inFlight.size; }
 
+  /** Outcomes finished but not yet recorded by the engine (tests, metrics). */
+  get unrecorded(): number { return this.finished.size; }
+
   launch(flow: Flow, exec: Execution, run: TaskRun, attempt: number): void {
     const key = `${run.id}:${attempt}`;
     if (this.inFlight.has(key)) return;
+    const done = this.finished.get(key);
+    if (done) { this.a.report(done.executionId, run.id, attempt, done.outcome); return; }
     const ac = new AbortController();
     this.inFlight.set(key, ac);
     void runAttempt({ ...this.a, extra: this.extra }, flow, exec, run, attempt, ac.signal).then((outcome) => {
       this.inFlight.delete(key);
+      this.finished.set(key, { executionId: exec.id, outcome });
       this.a.report(exec.id, run.id, attempt, outcome);
-    });
+    }).catch((err: unknown) => console.error(`[launcher] reporting task run ${run.id} attempt ${attempt} failed:`, err));
+  }
+
+  recorded(taskRunId: string, attempt: number): void { this.finished.delete(`${taskRunId}:${attempt}`); }
+
+  forgetExecution(executionId: string): void {
+    for (const [key, f] of this.finished) if (f.executionId === executionId) this.finished.delete(key);
   }
 
   kill(taskRunId: string, attempt: number): void {

@@ -1,37 +1,103 @@
 // Keyed serial queue: work for one key (an execution, a flow) runs one batch at a time, in arrival order; events that
-// pile up while a batch runs are handed over together so the handler can apply them and write once.
+// pile up while a batch runs are handed over together so the handler can apply them and write once. A batch that fails
+// with a transient error is kept and handed over again (with what arrived meanwhile) after a capped backoff that grows
+// per key and resets on success, while other keys keep flowing; other errors go to `onError` with the batch.
+import { backoff, isTransient, reasonOf } from '../faults.js';
+
+export interface KeyedQueueOptions<E> {
+  /** Which failures are retried (default: `isTransient`). */
+  transient?: (err: unknown) => boolean;
+  /** Delay before retry `n` (0-based) of a key (default: 50 ms doubling up to 10 s, jittered). */
+  delay?: (n: number) => number;
+  /** The batch to hand over again after a transient failure (default: the same events). */
+  retryWith?: (key: string, events: E[]) => E[];
+}
+
 export class KeyedQueue<E> {
   private pending = new Map<string, E[]>();
   private running = new Set<string>();
+  /** Keys waiting out a backoff after a transient failure: failures in a row and the retry timer. */
+  private parked = new Map<string, NodeJS.Timeout>();
+  private failures = new Map<string, number>();
   private idle: (() => void)[] = [];
+  private closed = false;
 
-  constructor(private readonly handler: (key: string, events: E[]) => Promise<void>, private readonly onError: (key: string, err: unknown) => void) {}
+  constructor(
+    private readonly handler: (key: string, events: E[]) => Promise<void>,
+    private readonly onError: (key: string, err: unknown, events: E[]) => void,
+    private readonly opts: KeyedQueueOptions<E> = {},
+  ) {}
 
   push(key: string, event: E): void {
+    if (this.closed) return;
     const list = this.pending.get(key);
     if (list) list.push(event); else this.pending.set(key, [event]);
-    if (!this.running.has(key)) void this.drain(key);
+    if (!this.running.has(key) && !this.parked.has(key)) void this.drain(key);
   }
+
+  /** Whether the key has work queued, running or waiting for a retry. */
+  has(key: string): boolean { return this.running.has(key) || this.pending.has(key) || this.parked.has(key); }
+
+  /** Failures in a row of a key (0 after a success). */
+  failuresOf(key: string): number { return this.failures.get(key) ?? 0; }
 
   private async drain(key: string): Promise<void> {
     this.running.add(key);
     try {
       for (;;) {
         const events = this.pending.get(key);
-        if (!events?.length) break;
+        if (!events?.length || this.closed) break;
         this.pending.delete(key);
-        try { await this.handler(key, events); } catch (err) { this.onError(key, err); }
+        try {
+          await this.handler(key, events);
+          this.failures.delete(key);
+        } catch (err) {
+          if (!this.closed && (this.opts.transient ?? isTransient)(err)) { this.retryLater(key, events, err); break; }
+          this.failures.delete(key);
+          try { this.onError(key, err, events); } catch (e) { console.error(`[queue] ${key}: error handler failed:`, e); }
+        }
       }
     } finally {
       this.running.delete(key);
-      if (this.running.size === 0) for (const f of this.idle.splice(0)) f();
+      this.notifyIdle();
     }
   }
 
-  get size(): number { return this.running.size + this.pending.size; }
+  private retryLater(key: string, events: E[], err: unknown): void {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const again = this.opts.retryWith?.(key, events) ?? events;
+    this.pending.set(key, [...again, ...(this.pending.get(key) ?? [])]);
+    const wait = this.opts.delay?.(n) ?? backoff(n, { baseMs: 50, maxMs: 10_000 });
+    if (n === 0 || n % 10 === 0) console.warn(`[queue] ${key}: transient failure ${n + 1}, retrying in ${wait} ms: ${reasonOf(err)}`);
+    this.parked.set(key, setTimeout(() => {
+      this.parked.delete(key);
+      if (!this.running.has(key)) void this.drain(key);
+    }, wait));
+  }
 
-  /** Resolves when no key has work (tests, shutdown). */
+  get size(): number {
+    let n = this.running.size;
+    for (const key of this.pending.keys()) if (!this.running.has(key)) n++;
+    return n;
+  }
+
+  /** Resolves when no key has work, retries waiting out their backoff included (tests, shutdown). */
   whenIdle(): Promise<void> {
-    return this.running.size === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+    return this.running.size === 0 && this.parked.size === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+  }
+
+  /** Stops taking and retrying work; resolves when the running batches are done. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.parked.values()) clearTimeout(t);
+    this.parked.clear();
+    this.pending.clear();
+    this.notifyIdle();
+    await this.whenIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.running.size === 0 && this.parked.size === 0) for (const f of this.idle.splice(0)) f();
   }
 }

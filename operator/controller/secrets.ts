@@ -4,7 +4,7 @@
 import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
-import type { Stores } from '../store/types.js';
+import type { KVEntry, Stores } from '../store/types.js';
 
 export { secretFromEnv };
 
@@ -13,17 +13,28 @@ export interface SecretRenderer extends Renderer {
   forSecrets(sink: { add(value: string): unknown }): Renderer;
 }
 
-/** `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). */
-export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined): SecretRenderer {
+/** Where `kv()`, `read()` and `now()` read, when not from the stores' synchronous reads and the system clock. */
+export interface RenderSources {
+  kv?(namespace: string, key: string): KVEntry | undefined;
+  read?(uri: string): Buffer;
+  now?(): Date;
+}
+
+/**
+ * `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). `sources`
+ * replaces the stores' synchronous reads and the clock (the engine's step: values prefetched, its injected clock).
+ */
+export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined, sources: RenderSources = {}): SecretRenderer {
   let sink: { add(value: string): unknown } | undefined;
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
     kv: (namespace, key) => {
-      const entry = stores.kv.getSync(namespace, key);
+      const entry = sources.kv ? sources.kv(namespace, key) : stores.kv.getSync(namespace, key);
       return entry ? { found: true, value: entry.value } : { found: false };
     },
-    read: (uri) => stores.storage.getSync(uri).toString('utf8'),
+    read: (uri) => (sources.read ? sources.read(uri) : stores.storage.getSync(uri)).toString('utf8'),
+    ...(sources.now ? { now: sources.now } : {}),
   });
   const within = <T>(s: { add(value: string): unknown }, f: () => T): T => {
     const prev = sink;

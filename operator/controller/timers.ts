@@ -1,5 +1,5 @@
 // Timers of the controller: one per distinct (execution, event), re-armed from the execution record at every step and
-// at recovery, so no timer is lost in a crash; firing pushes the event to the execution's queue.
+// at recovery and resync, so no timer is lost in a crash; firing pushes the event to the execution's queue.
 export class Timers {
   private timers = new Map<string, { at: number; handle: NodeJS.Timeout }>();
 
@@ -12,7 +12,10 @@ export class Timers {
     if (existing && existing.at === when) return;
     if (existing) clearTimeout(existing.handle);
     const delay = Math.max(0, when - this.clock().getTime());
-    const handle = setTimeout(() => { this.timers.delete(key); this.fire(executionId, event); }, Math.min(delay, 2 ** 31 - 1));
+    const handle = setTimeout(() => {
+      this.timers.delete(key);
+      try { this.fire(executionId, event); } catch (err) { console.error(`[timers] ${executionId}: firing failed:`, err); }
+    }, Math.min(delay, 2 ** 31 - 1));
     handle.unref?.();
     this.timers.set(key, { at: when, handle });
   }

@@ -37,6 +37,10 @@ export const LIMIT_SETTINGS = {
     env: 'LOGS_MAX_LINES', default: 10_000, min: 1,
     doc: 'log lines one answer of GET /logs/{executionId} holds (also the largest page size); /download streams them all',
   },
+  resyncIntervalMs: {
+    env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
+    doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;

@@ -1,7 +1,7 @@
 // The cluster launcher: one Kubernetes Job per task attempt (deterministic name), watched through an informer; the
 // outcome comes from the result file the runner wrote to internal storage, else from the Job/Pod status. Each
-// outcome is reported once per (task run, attempt): Jobs already finished when the launcher starts were reported by an
-// earlier launcher, so they are reported again only when the engine asks (launch of an attempt it has no result for).
+// outcome is reported once on its own, and again whenever the engine asks (a launch of an attempt it has no recorded
+// result for: a report whose write failed, a resync, a restarted operator whose Jobs finished while it was away).
 // That costs no write: per task the operator makes two (create the Job, one execution status update). A launch whose result
 // file already exists (its Job was garbage-collected meanwhile) reports that result instead of running the task again.
 // Call start() before the controller recovers, so running Jobs are adopted instead of created again.
@@ -15,6 +15,7 @@ import type { Execution, Flow, TaskRun } from '../core/types.js';
 import { applyPluginDefaults } from '../model/index.js';
 import type { InternalStorage } from '../store/types.js';
 import type { Launcher, Report } from '../controller/launcher.js';
+import { backoff, isTransient, sleep } from '../faults.js';
 import { attemptInputUri, readAttemptResult, writeAttemptInput } from './attempt-io.js';
 import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
@@ -37,6 +38,8 @@ interface Attempt extends AttemptKey {
   /** Reported, by this launcher (outcome set) or by an earlier one (the Job's annotation). */
   reported?: boolean;
   outcome?: TaskOutcome;
+  /** Failed reads of the result file in a row (transient errors, retried). */
+  settleFailures?: number;
   touched: number;
 }
 
@@ -58,12 +61,6 @@ export function apiMessage(err: unknown): string {
   } catch { /* not JSON */ }
   return (err as Error)?.message ?? String(err);
 }
-
-const transient = (err: unknown): boolean => {
-  const s = statusOf(err);
-  return s === undefined || s === 429 || s >= 500;
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class KubeLauncher implements Launcher {
   private readonly batch: BatchV1Api;
@@ -112,18 +109,41 @@ export class KubeLauncher implements Launcher {
     await Promise.all([this.jobs?.stop(), this.pods?.stop()]);
   }
 
+  /**
+   * The engine asks for an attempt it has no recorded result of (a launch, a retry after a failed write, a resync):
+   * start it, or, when this launcher already knows its outcome (or its Job finished), report that outcome again, so a
+   * report lost on the way (a store write that failed) can only delay the execution.
+   */
   launch(flow: Flow, exec: Execution, run: TaskRun, attempt: number): void {
     const existing = this.attempts.get(`${run.id}:${attempt}`);
     if (existing) {
-      // Reported by an earlier launcher, and the engine still waits for it: report it again.
-      if (existing.reported && !existing.outcome) this.resettle(existing);
+      existing.touched = Date.now();
+      if (existing.outcome) this.o.report(existing.executionId, existing.taskRunId, existing.attempt, existing.outcome);
+      else if (!existing.launching && !existing.settling && !this.resettle(existing) && existing.reported) {
+        // Reported by an earlier launcher and its Job is gone from the cache: read its result file again, else re-create.
+        this.attempts.delete(`${run.id}:${attempt}`);
+        this.launch(flow, exec, run, attempt);
+      }
       return;
     }
     const a = this.track({ executionId: exec.id, taskRunId: run.id, attempt });
     a.launching = this.create(a, flow, exec, run)
-      .catch((err) => this.deliver(a, { state: 'FAILED', error: `Could not start task '${run.taskId}' as a Kubernetes Job: ${apiMessage(err)}` }))
+      .catch((err) => {
+        if (isTransient(err)) {
+          // The API or the bucket is unavailable: forget the attempt, the engine asks again (resync) and it starts then.
+          this.onError(`could not start task '${run.taskId}' yet (retried at the next resync)`, err);
+          if (this.attempts.get(`${run.id}:${attempt}`) === a && !a.outcome) this.attempts.delete(`${run.id}:${attempt}`);
+          return;
+        }
+        this.deliver(a, { state: 'FAILED', error: `Could not start task '${run.taskId}' as a Kubernetes Job: ${apiMessage(err)}` });
+      })
       .finally(() => { a.launching = undefined; });
   }
+
+  /** Outcomes stay until evicted (forgetOld), so that a repeated question is answered without a request. */
+  recorded(): void {}
+
+  forgetExecution(): void {}
 
   kill(taskRunId: string, attempt: number): void {
     this.stopAttempt(taskRunId, attempt).catch((err) => this.onError(`could not kill task run ${taskRunId} attempt ${attempt}`, err));
@@ -172,8 +192,8 @@ export class KubeLauncher implements Launcher {
         return;
       } catch (err) {
         if (statusOf(err) === 409) return this.adopt(a, await this.batch.readNamespacedJob({ name: a.jobName, namespace: this.o.namespace }));
-        if (!transient(err) || i >= 4) throw err;
-        await sleep(250 * 2 ** i);
+        if (!isTransient(err) || i >= 4) throw err;
+        await sleep(backoff(i, { baseMs: 250, maxMs: 5_000 }));
       }
     }
   }
@@ -184,10 +204,13 @@ export class KubeLauncher implements Launcher {
     if (finish) void this.settle(a, job, finish);
   }
 
-  private resettle(a: Attempt): void {
+  /** Settles the attempt from its cached Job when that Job finished; false when there is no finished Job to read. */
+  private resettle(a: Attempt): boolean {
     const job = this.jobs?.get(a.jobName, this.o.namespace);
     const finish = job && jobFinish(job);
-    if (job && finish) void this.settle(a, job, finish);
+    if (!job || !finish) return Boolean(job);
+    void this.settle(a, job, finish);
+    return true;
   }
 
   /** The Execution resource owning the Job, when it exists (cluster stores create it). */
@@ -257,6 +280,7 @@ export class KubeLauncher implements Launcher {
       try {
         result = inputUri ? await readAttemptResult(this.o.storage, inputUri) : undefined;
       } catch (err) {
+        if (isTransient(err)) { this.retrySettle(a, err); return; }
         this.onError(`could not read the result of Job ${a.jobName}`, err);
       }
       const pods = result ? [] : await this.podsOf(a.jobName);
@@ -264,6 +288,14 @@ export class KubeLauncher implements Launcher {
     } finally {
       a.settling = false;
     }
+  }
+
+  /** The result file could not be read for now (bucket unavailable): try again later rather than lose its outputs. */
+  private retrySettle(a: Attempt, err: unknown): void {
+    const n = (a.settleFailures = (a.settleFailures ?? 0) + 1);
+    this.onError(`could not read the result of Job ${a.jobName} yet (try ${n})`, err);
+    const timer = setTimeout(() => { if (!this.stopped && !a.outcome) this.resettle(a); }, backoff(n - 1, { baseMs: 500, maxMs: 30_000 }));
+    timer.unref();
   }
 
   private async podsOf(name: string): Promise<V1Pod[]> {

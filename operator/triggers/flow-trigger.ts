@@ -7,7 +7,7 @@
 // restarted service find the executions that ended while it was down and were never marked.
 import type { Execution, Flow } from '../core/types.js';
 import type { FlowRecord } from '../store/types.js';
-import { backoff } from './backoff.js';
+import { backoff } from '../faults.js';
 import { createConditionEvaluator } from './conditions/evaluator.js';
 import { startTriggeredExecution, triggerActive } from './create.js';
 import {

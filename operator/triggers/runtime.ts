@@ -3,7 +3,7 @@
 // polls at their interval without overlap, keeps realtime listeners alive, and creates one execution per event
 // before the source is acknowledged (commit / ack / LSN confirm happen only after the durable create).
 import { isTerminal, type Execution, type Flow, type Trigger } from '../core/types.js';
-import { sleep, backoff } from './backoff.js';
+import { sleep, backoff } from '../faults.js';
 import { durationMs, errorMessage } from '../plugins/util.js';
 import { NO_SECRETS } from '../secrets/masker.js';
 import { ConflictError, type FlowRecord, type Stores } from '../store/types.js';
@@ -14,7 +14,7 @@ import type {
   TriggerEvent, TriggerLogger, TriggerPlugin, TriggerServiceDeps,
 } from './types.js';
 
-export { backoff, sleep, type BackoffOptions } from './backoff.js';
+export { backoff, sleep, type BackoffOptions } from '../faults.js';
 
 export interface RuntimeOptions {
   /** Trigger plugins by canonical type (default: every source of ./sources). */

@@ -3,6 +3,7 @@
 // listeners run after the write is visible. Keeps secondary indexes, restarts a failed watch, re-lists periodically.
 import { type KubeConfig, type KubernetesObject, type KubernetesListObject, makeInformer } from '@kubernetes/client-node';
 import { type AnyKubeObject, apiMessage, type KindApi, rvNumber, statusCode } from './kube-api.js';
+import { backoff } from '../../faults.js';
 
 export interface CacheEvent<O> {
   type: 'added' | 'modified' | 'deleted';
@@ -196,7 +197,7 @@ export class KubeCache<O extends AnyKubeObject> {
     this.failures++;
     this.lastFailure = err;
     this.report(err);
-    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7));
+    const delay = backoff(this.failures, { baseMs: 250, maxMs: 30_000 });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.closed) return;

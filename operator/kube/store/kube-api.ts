@@ -1,6 +1,7 @@
 // Typed access to one flowpilot.io/v1 custom resource kind in one Kubernetes namespace through client-node's
 // CustomObjectsApi (get, list, create, replace, replace status, JSON patch, delete), and the error helpers the stores share.
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { backoff, sleep } from '../../faults.js';
 import { GROUP, type KindInfo, VERSION } from '../names.js';
 
 export interface ObjectMeta {
@@ -162,7 +163,7 @@ export async function retrying<R>(attempts: number, retryable: (err: unknown) =>
       return await fn(attempt);
     } catch (err) {
       if (attempt + 1 >= attempts || !retryable(err)) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())));
+      await sleep(backoff(attempt, { baseMs: 10, maxMs: 200 }));
     }
   }
 }

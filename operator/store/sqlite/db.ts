@@ -5,12 +5,15 @@ import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
 
+/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY (a transient error). */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /** Opens (creating if needed) the database file and brings its schema up to date. */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string, opts: { busyTimeoutMs?: number } = {}): Db {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS))}`);
   db.pragma('foreign_keys = ON');
   db.pragma('temp_store = MEMORY');
   migrate(db);

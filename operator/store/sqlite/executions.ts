@@ -51,7 +51,7 @@ export class SqliteExecutionStore implements ExecutionStore {
       deleteLabels: db.prepare('DELETE FROM execution_labels WHERE seq = ?'),
       insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (seq, key, value) VALUES (?, ?, ?)'),
       ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
-      active: db.prepare(`SELECT b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+      active: db.prepare(`SELECT e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
       count: db.prepare(`SELECT count(*) AS n FROM executions
         WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
@@ -138,9 +138,17 @@ export class SqliteExecutionStore implements ExecutionStore {
     return { results: rows.map((r) => JSON.parse(r.body) as Execution), total };
   }
 
+  /** A record whose body no longer parses is left out (and reported): one bad row must not stop recovery of the others. */
   async listActive(): Promise<StoredExecution[]> {
-    const rows = this.stmts.active.all(ACTIVE_STATES) as { body: string; resource_version: number }[];
-    return rows.map((r) => ({ execution: JSON.parse(r.body) as Execution, resourceVersion: r.resource_version }));
+    const rows = this.stmts.active.all(ACTIVE_STATES) as { id: string; body: string; resource_version: number }[];
+    return rows.flatMap((r) => {
+      try {
+        return [{ execution: JSON.parse(r.body) as Execution, resourceVersion: r.resource_version }];
+      } catch (err) {
+        console.error(`[store] execution ${r.id}: its stored record is not valid JSON, left out of recovery: ${(err as Error).message}`);
+        return [];
+      }
+    });
   }
 
   async count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number> {

@@ -17,7 +17,7 @@ export { SqliteKVStore } from './kv.js';
 export { SqliteLogStore } from './logs.js';
 export { SqliteProcessRegistry } from './processes.js';
 export { SqliteTriggerStateStore } from './triggers.js';
-export { openDatabase } from './db.js';
+export { BUSY_TIMEOUT_MS, openDatabase } from './db.js';
 
 export interface EmbeddedStores extends Stores {
   flows: SqliteFlowStore;
@@ -31,13 +31,14 @@ export interface EmbeddedStores extends Stores {
 
 /**
  * Opens (creating if needed) the embedded stores under `dataDir`. `logFlushMs` batches log appends on a timer
- * (default: flushed on the next event-loop turn). `close()` writes buffered logs and closes the database.
+ * (default: flushed on the next event-loop turn); `busyTimeoutMs` bounds the wait for another process's write lock
+ * (default BUSY_TIMEOUT_MS). `close()` writes buffered logs and closes the database.
  */
-export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number } = {}): EmbeddedStores {
+export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number; busyTimeoutMs?: number } = {}): EmbeddedStores {
   mkdirSync(dataDir, { recursive: true });
   const storageDir = path.join(dataDir, 'storage');
   mkdirSync(storageDir, { recursive: true });
-  const db = openDatabase(path.join(dataDir, 'store.db'));
+  const db = openDatabase(path.join(dataDir, 'store.db'), opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs });
   const logs = new SqliteLogStore(db, opts.logFlushMs);
   let closed = false;
   return {

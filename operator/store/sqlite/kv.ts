@@ -1,6 +1,7 @@
 // Namespaced key-value store on SQLite with typed values and TTLs; expired entries are invisible and purged lazily.
 // Values read back have prototype-free objects (their keys are the writer's).
 import { parseJsonSafe } from '../../core/keyed.js';
+import { isTransient } from '../../faults.js';
 import type { KVEntry, KVStore, KVType } from '../types.js';
 import type { Db } from './db.js';
 import { expirationFromTtl, kvInputError, typedKVValue } from './kv-types.js';
@@ -44,7 +45,8 @@ export class SqliteKVStore implements KVStore {
     if (!row) return undefined;
     const now = new Date().toISOString();
     if (isExpired(row, now)) {
-      this.stmts.purgeKey.run(namespace, key, now);
+      // The purge is housekeeping: a busy database must not turn a read into an error (a later read purges it).
+      try { this.stmts.purgeKey.run(namespace, key, now); } catch (err) { if (!isTransient(err)) throw err; }
       return undefined;
     }
     return toEntry(row);
@@ -84,7 +86,7 @@ export class SqliteKVStore implements KVStore {
 
   async list(namespace: string): Promise<KVEntry[]> {
     const now = new Date().toISOString();
-    this.stmts.purge.run(namespace, now);
+    try { this.stmts.purge.run(namespace, now); } catch (err) { if (!isTransient(err)) throw err; }
     return (this.stmts.list.all(namespace, now) as KVRow[]).map(toEntry);
   }
 }

@@ -1,6 +1,8 @@
 // Execution logs on SQLite: buffered appends written in one transaction per batch, and FTS5 full-text search.
-// Every read flushes the buffer first, so a reader always sees each line appended before it.
+// Every read flushes the buffer first, so a reader always sees each line appended before it. Appending never throws:
+// a batch the database refuses for now (busy, locked) stays buffered and is retried with a backoff.
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
+import { backoff, isTransient, reasonOf } from '../../faults.js';
 import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 
@@ -53,6 +55,8 @@ export class SqliteLogStore implements LogStore {
   private buffer: LogRow[] = [];
   private closed = false;
   private timer: { cancel(): void } | undefined;
+  /** Failed flushes in a row (transient errors): the next one waits a growing delay. */
+  private failures = 0;
   private readonly dynamic: StatementCache;
   private readonly insertBatch: (rows: LogRow[]) => void;
   private readonly deleteStmt;
@@ -71,7 +75,7 @@ export class SqliteLogStore implements LogStore {
       return;
     }
     for (const line of lines) this.buffer.push(toRow(line));
-    if (this.buffer.length >= MAX_BUFFER) this.flushSync();
+    if (this.buffer.length >= MAX_BUFFER && this.failures === 0) this.timedFlush();
     else if (this.buffer.length > 0) this.schedule();
   }
 
@@ -94,20 +98,20 @@ export class SqliteLogStore implements LogStore {
   }
 
   async forExecution(executionId: string, query: ExecutionLogQuery = {}): Promise<LogLine[]> {
-    this.flushSync();
+    this.flushForRead();
     const { where, params } = executionWhere(executionId, query);
     const sql = `SELECT ${COLUMNS} FROM logs ${where} ORDER BY ts, id ${pageClause(query, params)}`;
     return (this.dynamic.get(sql).all(...params) as LogRow[]).map(toLine);
   }
 
   async countForExecution(executionId: string, filter: ExecutionLogFilter = {}): Promise<number> {
-    this.flushSync();
+    this.flushForRead();
     const { where, params } = executionWhere(executionId, filter);
     return (this.dynamic.get(`SELECT count(*) AS n FROM logs ${where}`).get(...params) as { n: number }).n;
   }
 
   async *pagesForExecution(executionId: string, filter: ExecutionLogFilter = {}, pageSize = DEFAULT_PAGE_LINES): AsyncIterable<LogLine[]> {
-    this.flushSync();
+    this.flushForRead();
     let after: { ts: string; id: number } | undefined;
     for (;;) {
       const { where, params } = executionWhere(executionId, filter);
@@ -125,7 +129,7 @@ export class SqliteLogStore implements LogStore {
   }
 
   async search(query: LogQuery): Promise<Page<LogLine>> {
-    this.flushSync();
+    this.flushForRead();
     if (!query.q?.trim()) return this.runSearch(query, undefined);
     try {
       return this.runSearch(query, query.q);
@@ -138,6 +142,17 @@ export class SqliteLogStore implements LogStore {
   async deleteExecution(executionId: string): Promise<void> {
     this.flushSync();
     this.deleteStmt.run(executionId);
+  }
+
+  /** Before a read: write what is buffered; while the database is busy the read goes on without the buffered lines. */
+  private flushForRead(): void {
+    if (this.buffer.length === 0) return;
+    try {
+      this.flushSync();
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      this.schedule();
+    }
   }
 
   /** Stops the flush timer and writes what is buffered (called by the stores' close). */
@@ -164,8 +179,9 @@ export class SqliteLogStore implements LogStore {
 
   private schedule(): void {
     if (this.timer) return;
-    if (this.flushMs && this.flushMs > 0) {
-      const handle = setTimeout(() => this.timedFlush(), this.flushMs);
+    const wait = this.failures > 0 ? backoff(this.failures - 1, { baseMs: 100, maxMs: 10_000 }) : this.flushMs;
+    if (wait && wait > 0) {
+      const handle = setTimeout(() => this.timedFlush(), wait);
       this.timer = { cancel: () => clearTimeout(handle) };
     } else {
       const handle = setImmediate(() => this.timedFlush());
@@ -173,12 +189,22 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
+  /** A flush off the caller's path: a transient failure keeps the lines and retries later; a permanent one drops them. */
   private timedFlush(): void {
     this.timer = undefined;
     try {
       this.flushSync();
+      this.failures = 0;
     } catch (err) {
-      console.error('log flush failed; lines kept for the next flush:', err);
+      if (!isTransient(err)) {
+        const dropped = this.buffer.length;
+        this.buffer = [];
+        this.failures = 0;
+        console.error(`log flush failed for good; ${dropped} line(s) dropped: ${reasonOf(err)}`);
+        return;
+      }
+      if (this.failures++ % 10 === 0) console.warn(`log flush failed (${reasonOf(err)}); ${this.buffer.length} line(s) kept, retrying`);
+      if (!this.closed) this.schedule();
     }
   }
 

@@ -33,6 +33,8 @@ interface Entry {
   /** Epoch ms of the next evaluation; undefined: only on events. */
   wakeAt?: number;
   recovered: boolean;
+  /** Its execution ended while it was being evaluated: evaluate again (the evaluation's own wake-up must not win). */
+  woken?: boolean;
 }
 
 const keyOf = (namespace: string, flowId: string, triggerId: string): string => `${namespace}\u0000${flowId}\u0000${triggerId}`;
@@ -112,6 +114,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
   async function evaluate(entry: Entry, rec: TriggerStateRecord | undefined): Promise<void> {
     const d = deps!;
     const { flow, trigger } = entry;
+    entry.woken = false;
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = d.clock();
       const state = (rec?.state ?? {}) as ScheduleState;
@@ -152,7 +155,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
       entry.version = rec.version;
       entry.recovered = true;
       const locked = !!next.executionId;
-      entry.wakeAt = c ? now.getTime() : locked ? now.getTime() + lockRecheck : decision.wakeAt?.getTime();
+      entry.wakeAt = c || entry.woken ? now.getTime() : locked ? now.getTime() + lockRecheck : decision.wakeAt?.getTime();
       return;
     }
     entry.wakeAt = d.clock().getTime() + maxSleep;
@@ -222,7 +225,7 @@ export function createScheduler(opts: SchedulerOptions = {}): SchedulerComponent
         const t = e.execution.trigger;
         if (!t || t.type !== TRIGGER_TYPES.schedule || !isTerminal(e.execution.state.current)) return;
         const entry = entries.get(keyOf(e.execution.namespace, e.execution.flowId, t.id));
-        if (entry) { entry.wakeAt = 0; void kick(); }
+        if (entry) { entry.wakeAt = 0; entry.woken = true; void kick(); }
       }));
       const live = new Map<string, Flow>();
       for (const record of await d.stores.flows.all()) { setFlow(record); live.set(keyOf(record.namespace, record.id, ''), record.flow); }

@@ -9,7 +9,7 @@ import { dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import { InputValidationError } from '../../model/errors.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { errorMessage } from '../../plugins/util.js';
-import { backoff, sleep } from '../backoff.js';
+import { backoff, sleep } from '../../faults.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { aborted, str, supervise } from './util.js';
 

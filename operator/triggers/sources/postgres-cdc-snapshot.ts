@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { dictFrom } from '../../core/keyed.js';
-import { sleep } from '../backoff.js';
+import { sleep } from '../../faults.js';
 
 const INT8 = 20;
 const FETCH = 500;

@@ -2,7 +2,7 @@
 // storing large batches as a file in internal storage (Kestra's fetchType STORE), and small property readers.
 import { newId } from '../../core/ids.js';
 import { errorMessage } from '../../plugins/util.js';
-import { backoff, sleep } from '../backoff.js';
+import { backoff, sleep } from '../../faults.js';
 import type { RealtimeListener, TriggerContext } from '../types.js';
 
 /** Rows above this count or this serialized size go to a file (`trigger.uri`) instead of `trigger.rows`. */

@@ -1,0 +1,105 @@
+// Fault injection (the issue's "done when"): while a burst of executions runs through the API of the real server
+// process, a second process opens the same SQLite database and holds its write lock (BEGIN IMMEDIATE) past the store's
+// busy timeout. After it releases, every accepted execution ends SUCCESS with each task run recorded once.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { reasonOf, retryTransient } from '../../operator/faults.js';
+import { BUSY_TIMEOUT_MS } from '../../operator/store/sqlite/index.js';
+import { startServerProcess } from '../support/server-process.js';
+import { until } from '../support/wait.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dataDir = mkdtempSync(join(tmpdir(), 'store-lock-'));
+// better-sqlite3 waits synchronously: each write that meets the lock blocks the server's event loop for the busy
+// timeout, then fails. Holding the lock for 2.5 timeouts makes (at least) two of the controller's writes fail.
+const HOLD_MS = Math.round(BUSY_TIMEOUT_MS * 2.5);
+const procs: ChildProcess[] = [];
+
+afterAll(() => { for (const p of procs) p.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
+
+// Timers, loop fan-out and plain tasks: every kind of write the controller makes per execution.
+const FLOW = `id: burst
+namespace: lock
+tasks:
+  - id: first
+    type: ai.service.plugin.core.debug.Return
+    format: "first-{{ execution.id }}"
+  - id: wait
+    type: ai.service.plugin.core.flow.Pause
+    delay: PT0.5S
+  - id: each
+    type: ai.service.plugin.core.flow.EachParallel
+    value: ["a", "b"]
+    tasks:
+      - id: item
+        type: ai.service.plugin.core.debug.Return
+        format: "{{ taskrun.value }}"
+  - id: last
+    type: ai.service.plugin.core.log.Log
+    message: "done {{ outputs.first.value }}"
+`;
+const TASK_RUNS = ['each', 'first', 'item', 'item', 'last', 'wait'];
+
+/** Another process holding the database's write lock for `ms`; resolves once it holds it. */
+function holdWriteLock(ms: number): Promise<{ released: Promise<void> }> {
+  const script = `
+    const Database = require('better-sqlite3');
+    const db = new Database(process.argv[1]);
+    db.exec('BEGIN IMMEDIATE');
+    console.log('locked');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released'); }, Number(process.argv[2]));`;
+  const proc = spawn(process.execPath, ['-e', script, join(dataDir, 'store.db'), String(ms)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  procs.push(proc);
+  let out = '';
+  const released = new Promise<void>((res, rej) => proc.once('exit', (code) => (code === 0 && out.includes('released') ? res() : rej(new Error(`lock holder exited ${code}: ${out}`)))));
+  return new Promise((res, rej) => {
+    proc.stdout!.on('data', (d) => { out += d; if (out.includes('locked')) res({ released }); });
+    proc.once('exit', (code) => rej(new Error(`lock holder exited ${code} before locking: ${out}`)));
+  });
+}
+
+it('holding the write lock past the busy timeout loses no accepted execution and records each task run once', async () => {
+  const server = await startServerProcess(dataDir);
+  procs.push(server.proc);
+  const post = (path: string, body: string, type: string) => fetch(`${server.base}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
+  expect((await post('/flows', FLOW, 'application/x-yaml')).status).toBe(200);
+
+  const accepted: string[] = [];
+  const refused: (number | string)[] = [];
+  const submit = async () => {
+    try {
+      const r = await post('/executions/lock/burst', '{}', 'application/json');
+      if (r.status === 200) accepted.push(((await r.json()) as { id: string }).id); else refused.push(r.status);
+    } catch (err) {
+      refused.push(reasonOf(err)); // no answer: not accepted
+    }
+  };
+  // Reads are idempotent: one that meets a kept-alive connection the server closed while its event loop was blocked
+  // (ECONNRESET) is simply sent again.
+  const getJson = (path: string): Promise<any> => retryTransient(async () => (await fetch(`${server.base}${path}`)).json(), { baseMs: 100, maxMs: 1000 });
+  await Promise.all(Array.from({ length: 40 }, submit));
+  expect(accepted).toHaveLength(40);
+
+  // The executions are running (the Pause keeps them busy): lock the store under them.
+  const lock = await holdWriteLock(HOLD_MS);
+  const during = await getJson('/executions/search?namespace=lock&flowId=burst&size=100') as { results: { state: { current: string } }[] };
+  const active = during.results.filter((e) => !['SUCCESS', 'FAILED', 'WARNING', 'KILLED'].includes(e.state.current)).length;
+  expect(active, 'executions still running when the lock is taken').toBeGreaterThan(0);
+  await lock.released;
+  await Promise.all(Array.from({ length: 10 }, submit));
+
+  for (const id of accepted) {
+    const exec = await until(async () => { const e = await getJson(`/executions/${id}`); return ['SUCCESS', 'FAILED', 'WARNING', 'KILLED'].includes(e.state?.current) && e; },
+      () => `execution ${id} to end`, 120_000);
+    expect(exec.state.current, `${id}: ${JSON.stringify(exec.taskRunList?.map((r: any) => [r.taskId, r.state.current]))}`).toBe('SUCCESS');
+    expect(exec.taskRunList.map((r: { taskId: string }) => r.taskId).sort()).toEqual(TASK_RUNS);
+    const runnable = exec.taskRunList.filter((r: { taskId: string }) => ['first', 'item', 'last'].includes(r.taskId));
+    expect(runnable.map((r: { attempts: unknown[] }) => r.attempts.length)).toEqual([1, 1, 1, 1]);
+    expect(exec.taskRunList.find((r: { taskId: string }) => r.taskId === 'first').outputs.value).toBe(`first-${id}`);
+  }
+  expect(accepted.length + refused.length).toBe(50);
+}, 240_000);
