@@ -19,8 +19,10 @@ import { isTerminal } from '../core/types.js';
 import { isTransient, PermanentError, reasonOf, retryTransient } from '../faults.js';
 import { resolveInputs } from '../model/index.js';
 import type { PendingCommand, StoredExecution, Stores } from '../store/types.js';
-import { fileReadDenied } from '../tenancy/files.js';
+import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
 import { namespaceGrantsFromEnv, type NamespaceGrants } from '../tenancy/namespaces.js';
+import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
@@ -219,7 +221,9 @@ export class Controller {
   private decide(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
     const now = this.clock();
     const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput };
-    return this.reads.run(now, () => stepMany(flow, exec, events, deps));
+    // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
+    const views = { kv: scopedKv(this.stores.kv, exec.namespace, this.grants), storage: scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants) };
+    return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
   }
 
   private async write(exec: Execution, version: number, acks: number[]): Promise<StoredExecution> {

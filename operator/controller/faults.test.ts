@@ -166,7 +166,7 @@ describe('controller faults', { timeout: 120_000 }, () => {
     await setup([]);
     const s = stores!;
     await s.kv.set({ namespace: 'faults', key: 'flag', value: 'yes' });
-    const uri = await s.storage.put('faults/reads/data.txt', Buffer.from('file-content'));
+    const uri = await s.storage.put('faults/other/executions/e1/tasks/t/r/data.txt', Buffer.from('file-content')); // a file of the namespace (operator/tenancy)
     const src = `id: reads\nnamespace: faults\ntasks:
   - id: check
     type: ${P}core.flow.If

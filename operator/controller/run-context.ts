@@ -73,7 +73,11 @@ export function buildRunContext(a: {
   const secrets: SecretSink = { add: (value) => { stores.secrets?.remember(exec.id, [value]); } };
   const base = buildVariables(flow, exec, run, task, stores.secrets?.openInput);
   const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
-  const r = renderer.forSecrets(secrets);
+  // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
+  // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.
+  const storage = scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS);
+  const kv = scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS);
+  const r = renderer.forSecrets(secrets, { kv, storage });
   const wd = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
   base.workingDir = wd.path;
   let created = false;
@@ -84,10 +88,8 @@ export function buildRunContext(a: {
     renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
     variables: base,
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
-    // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
-    // its execution's secrets too (operator/secrets); never the whole store.
-    storage: scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS),
-    kv: scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS),
+    storage,
+    kv,
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

@@ -1,16 +1,28 @@
 // Rendering with the embedded services: secrets from the environment (Kestra's convention: `SECRET_<NAME>` holding the
 // base64 value; a plain value is accepted too; operator/secrets/env.ts), `kv()` from the KV store and `read()` from
 // internal storage. Every secret value read is reported to a sink (the secret layer masks it in what the reader writes).
+// `kv()` and `read()` reach only what the rendering's owner may reach (operator/tenancy): a task attempt passes its
+// execution's views; any other rendering (triggers, webhooks) is held to the namespace of the flow it renders for.
 import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
-import type { KVEntry, Stores } from '../store/types.js';
+import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
+import { fileReadDenied } from '../tenancy/files.js';
+import { namespaceDenied, namespaceGrantsFromEnv } from '../tenancy/namespaces.js';
+import { KvAccessError } from '../tenancy/scoped-kv.js';
+import { StorageAccessError } from '../tenancy/scoped-storage.js';
 
 export { secretFromEnv };
 
+/** What a rendering may read through `kv()` and `read()`: a task attempt's scoped views (run-context.ts). */
+export interface RenderViews {
+  kv: Pick<KVStore, 'getSync'>;
+  storage: Pick<InternalStorage, 'getSync'>;
+}
+
 export interface SecretRenderer extends Renderer {
-  /** A renderer that adds every secret value it reads to `sink`. */
-  forSecrets(sink: { add(value: string): unknown }): Renderer;
+  /** A renderer that adds every secret value it reads to `sink`, and reads KV and files through `views`. */
+  forSecrets(sink: { add(value: string): unknown }, views?: RenderViews): Renderer;
 }
 
 /** Where `kv()`, `read()` and `now()` read, when not from the stores' synchronous reads and the system clock. */
@@ -20,35 +32,54 @@ export interface RenderSources {
   now?(): Date;
 }
 
+/** The namespace a rendering is for, from the variables the caller built (never from the template). */
+function namespaceOf(vars: Record<string, unknown>): string | undefined {
+  const flow = vars.flow as { namespace?: unknown } | undefined;
+  return typeof flow?.namespace === 'string' ? flow.namespace : undefined;
+}
+
 /**
  * `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). `sources`
  * replaces the stores' synchronous reads and the clock (the engine's step: values prefetched, its injected clock).
  */
 export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined, sources: RenderSources = {}): SecretRenderer {
+  const grants = namespaceGrantsFromEnv(env);
   let sink: { add(value: string): unknown } | undefined;
+  let views: RenderViews | undefined;
+  let namespace: string | undefined;
+  /** Outside a task attempt: the KV and files of the rendering's namespace only (or those ALLOWED_NAMESPACES grants). */
+  const namespaceViews: RenderViews = {
+    kv: { getSync: (ns, key) => {
+      const denied = namespace === undefined ? `kv(): no namespace to read KV key '${key}' for` : namespaceDenied(namespace, ns, `KV key '${key}'`, grants);
+      if (denied) throw new KvAccessError(denied);
+      return stores.kv.getSync(ns, key);
+    } },
+    storage: { getSync: (uri) => {
+      const denied = namespace === undefined ? `read(): no namespace to read '${uri}' for` : fileReadDenied({ namespace, related: () => [] }, uri, grants);
+      if (denied) throw new StorageAccessError(denied);
+      return stores.storage.getSync(uri);
+    } },
+  };
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
-    kv: (namespace, key) => {
-      const entry = sources.kv ? sources.kv(namespace, key) : stores.kv.getSync(namespace, key);
+    kv: (ns, key) => {
+      const entry = sources.kv ? sources.kv(ns, key) : (views ?? namespaceViews).kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
     },
-    read: (uri) => (sources.read ? sources.read(uri) : stores.storage.getSync(uri)).toString('utf8'),
+    read: (uri) => (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8'),
     ...(sources.now ? { now: sources.now } : {}),
   });
-  const within = <T>(s: { add(value: string): unknown }, f: () => T): T => {
-    const prev = sink;
-    sink = s;
-    try { return f(); } finally { sink = prev; }
+  /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */
+  const within = <T>(s: typeof sink, v: RenderViews | undefined, vars: Record<string, unknown>, f: () => T): T => {
+    const prev = [sink, views, namespace] as const;
+    [sink, views, namespace] = [s, v, namespaceOf(vars)];
+    try { return f(); } finally { [sink, views, namespace] = prev; }
   };
-  return {
-    render: (t, v) => base.render(t, v),
-    renderTyped: (t, v) => base.renderTyped(t, v),
-    renderValue: (t, v) => base.renderValue(t, v),
-    forSecrets: (s) => ({
-      render: (t, v) => within(s, () => base.render(t, v)),
-      renderTyped: (t, v) => within(s, () => base.renderTyped(t, v)),
-      renderValue: (t, v) => within(s, () => base.renderValue(t, v)),
-    }),
-  };
+  const renderer = (s: typeof sink, v?: RenderViews): Renderer => ({
+    render: (t, vars) => within(s, v, vars, () => base.render(t, vars)),
+    renderTyped: (t, vars) => within(s, v, vars, () => base.renderTyped(t, vars)),
+    renderValue: (t, vars) => within(s, v, vars, () => base.renderValue(t, vars)),
+  });
+  return { ...renderer(undefined), forSecrets: (s, v) => renderer(s, v) };
 }

@@ -1,13 +1,17 @@
 // No remote I/O inside the engine's step: the renderer the engine gets answers `kv()` and `read()` from values fetched
 // beforehand (asynchronously, through the stores), and `now()` from the step's injected clock. A step that asks for a
-// value not fetched yet is run again once it is (steps are pure, so a discarded run has no effect).
+// value not fetched yet is run again once it is (steps are pure, so a discarded run has no effect). The values are
+// fetched through the stepped execution's views (operator/tenancy): what it may not read fails its template.
 import type { Renderer } from '../core/engine-types.js';
 import { isTransient, PermanentError, reasonOf } from '../faults.js';
-import type { KVEntry, Stores } from '../store/types.js';
+import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
 import { createSecretRenderer } from './secrets.js';
 
 type Kept<T> = { value: T } | { error: unknown };
 type Miss = { kind: 'kv'; namespace: string; key: string } | { kind: 'read'; uri: string };
+
+/** Where a step's `kv()` and `read()` values are fetched from: the stepped execution's views. */
+export interface StepViews { kv: Pick<KVStore, 'get'>; storage: Pick<InternalStorage, 'get'> }
 
 /** The values one batch of events has fetched, and what its last run asked for without having it. */
 export class StepReads {
@@ -37,7 +41,7 @@ export class StepReads {
   begin(): void { this.missing = new Map(); }
 
   /** Fetches what the last run missed. A transient failure is thrown (the batch is retried); others are kept and rethrown to the template. */
-  async fetch(stores: Stores): Promise<void> {
+  async fetch(stores: StepViews): Promise<void> {
     for (const miss of this.missing.values()) {
       const [map, id, get] = miss.kind === 'kv'
         ? [this.kvs as Map<string, Kept<unknown>>, JSON.stringify([miss.namespace, miss.key]), () => stores.kv.get(miss.namespace, miss.key)]
@@ -72,7 +76,7 @@ export class EngineReads {
    * fetches the missing ones between runs. Each run strictly grows what is fetched, so this ends. What the step
    * throws is permanent (PermanentError); a transient failure to fetch is thrown as is.
    */
-  async run<T>(now: Date, step: () => T): Promise<T> {
+  async run<T>(now: Date, step: () => T, views: StepViews = this.stores): Promise<T> {
     const reads = new StepReads();
     for (;;) {
       let result: T | undefined;
@@ -86,7 +90,7 @@ export class EngineReads {
         if (failed) throw error instanceof PermanentError ? error : new PermanentError(`The engine failed on this execution: ${reasonOf(error)}`, { cause: error });
         return result as T;
       }
-      await reads.fetch(this.stores);
+      await reads.fetch(views);
     }
   }
 

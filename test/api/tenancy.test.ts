@@ -119,6 +119,41 @@ describe('task properties naming files', () => {
   });
 });
 
+describe('kv() and read() in templates', () => {
+  it.each([
+    ['a task property', (expr: string) => `  - id: t\n    type: ${RETURN}\n    format: "{{ ${expr} }}"\n`, 't'],
+    ['a flowable property (If condition, rendered by the engine)', (expr: string) =>
+      `  - id: t\n    type: ai.service.plugin.core.flow.If\n    condition: "{{ ${expr} != 'x' }}"\n    then:\n      - id: n\n        type: ${RETURN}\n        format: n\n`, 't'],
+  ])('in %s, reach only what the execution may reach', async (_where, task, taskId) => {
+    const cases: [string, string, string][] = [
+      ['kvv', "kv('token', 'victim.ns')", "KV key 'token' of namespace 'victim.ns' is not accessible from namespace 'tenant.a'"],
+      ['readv', `read('${victimFile}')`, `Reading '${victimFile}' is not allowed`],
+      ['readh', "read('kestra:///etc/passwd')", "Reading 'kestra:///etc/passwd' is not allowed"],
+    ];
+    for (const [id, expr, message] of cases) {
+      const flowId = `${id}-${taskId}-${_where.length}`;
+      await e.createFlow(`id: ${flowId}\nnamespace: tenant.a\ntasks:\n${task(expr)}`);
+      const done = await run('tenant.a', flowId);
+      expect(done.state.current, expr).toBe('FAILED');
+      expect(errorOf(done, taskId), expr).toContain(message);
+      const logs = (await e.json(`/logs/${done.id}`)).body as { message: string }[];
+      const seen = JSON.stringify(done) + logs.map((l) => l.message).join('\n');
+      expect(seen).not.toContain('victim-kv');
+      expect(seen).not.toContain('victim secret data');
+    }
+    await e.createFlow(`id: kvok-${_where.length}\nnamespace: tenant.a\ntasks:\n${task("kv('region', 'shared.config')")}`);
+    expect((await run('tenant.a', `kvok-${_where.length}`)).state.current).toBe('SUCCESS');
+  });
+
+  it('in webhook inputs, reach only the namespace of the flow', async () => {
+    await e.createFlow(`id: hook\nnamespace: tenant.a\ninputs:\n  - id: v\n    type: STRING\ntriggers:\n  - id: w\n    type: ai.service.plugin.core.trigger.Webhook\n    key: k1234567890\n    inputs:\n      v: "{{ kv('token', 'victim.ns') }}"\ntasks:\n  - id: t\n    type: ${RETURN}\n    format: "{{ inputs.v }}"\n`);
+    const res = await e.json('/executions/webhook/tenant.a/hook/k1234567890', { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain("KV key 'token' of namespace 'victim.ns' is not accessible from namespace 'tenant.a'");
+    expect(JSON.stringify(res.body)).not.toContain('victim-kv');
+  });
+});
+
 describe('KV of other namespaces', () => {
   it('a KV task cannot read or overwrite another namespace: it fails naming the key and the rule', async () => {
     await e.createFlow(`id: kvthief\nnamespace: tenant.a\ntasks:
