@@ -1,6 +1,7 @@
 // Rendering with the embedded services: secrets from the environment (Kestra's convention: `SECRET_<NAME>` holding the
 // base64 value; a plain value is accepted too), `kv()` from the KV store and `read()` from internal storage. Every
 // secret value read is recorded so that logs and outputs can mask it.
+import { limitsFromEnv } from '../core/limits.js';
 import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import type { Stores } from '../store/types.js';
@@ -21,6 +22,7 @@ export function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | un
 /** `lookup` replaces the environment as the source of secrets (cluster mode: a Kubernetes Secret's cache). */
 export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined): SecretRenderer {
   let sink: Set<string> | undefined;
+  const limits = limitsFromEnv(env); // EXPRESSION_TIMEOUT_MS, EXPRESSION_MAX_BYTES: the budget of each rendering
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
@@ -29,7 +31,7 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       return entry ? { found: true, value: entry.value } : { found: false };
     },
     read: (uri) => stores.storage.getSync(uri).toString('utf8'),
-  });
+  }, { timeoutMs: limits.expressionTimeoutMs, maxBytes: limits.expressionMaxBytes });
   const within = <T>(s: Set<string>, f: () => T): T => {
     const prev = sink;
     sink = s;
