@@ -1,9 +1,10 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
-// retry limits, Subflow wait/transmitFailed, input declarations (defaults, ranges, validators).
+// retry limits, Subflow wait/transmitFailed, input declarations (defaults, ranges, validators) and templates.
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
 import { conditionIssues } from './semantic-conditions.js';
+import { templateIssues } from './semantic-templates.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
 import { locateAllTasks, type LocatedTask } from './traverse.js';
@@ -140,5 +141,6 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
   out.push(...triggerIssues(flow.triggers));
   out.push(...conditionIssues(flow.triggers));
+  out.push(...templateIssues(flow));
   return out;
 }
