@@ -85,6 +85,9 @@ export function contains(container: unknown, item: unknown): boolean {
   throw new ExpressionError(`contains: unsupported ${typeName(container)}`);
 }
 
+/** The keyword arguments of a call that has none (shared, so it is frozen). */
+const NO_KWARGS: Kwargs = Object.freeze(dict());
+
 /** Loop iterations allowed in one render, so a template cannot stall the controller. */
 export const MAX_ITERATIONS = 1_000_000;
 
@@ -265,15 +268,16 @@ export class Evaluator {
 
   private evalArgs(nodes: Node[]): { args: unknown[]; kwargs: Kwargs } {
     const args: unknown[] = [];
-    const kwargs: Kwargs = dict();
+    let named: [string, unknown][] | undefined;
     for (const n of nodes) {
       if (n.typename === 'KeywordArgs') {
-        for (const pair of n.children as Node[]) kwargs[this.dictKey(pair.key)] = this.eval(pair.value);
+        named ??= [];
+        for (const pair of n.children as Node[]) named.push([this.dictKey(pair.key), this.eval(pair.value)]);
       } else {
         args.push(this.eval(n));
       }
     }
-    return { args, kwargs: makeMap(Object.entries(kwargs)) };
+    return { args, kwargs: named ? makeMap(named) : NO_KWARGS };
   }
 
   private evalCall(node: Node, fixedName?: string, argNodes?: Node[]): unknown {

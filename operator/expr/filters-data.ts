@@ -28,9 +28,17 @@ function mapOf(input: unknown, what: string): Record<string, unknown> {
   return input;
 }
 
-/** Sort order: numbers by value, anything else by its printed text (computed once per item, not per comparison). */
+function compareValues(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [x, y] = [stringify(a), stringify(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Sort order: numbers by value, anything else by its printed text (maps and lists printed once each, not per comparison). */
 function sorted(input: unknown, what: string, direction: 1 | -1): unknown[] {
-  const items = asList(input, what).map((value) => ({ value, text: stringify(value) }));
+  const list = asList(input, what);
+  if (list.every((x) => typeof x !== 'object' || x === null)) return [...list].sort((a, b) => direction * compareValues(a, b));
+  const items = list.map((value) => ({ value, text: stringify(value) }));
   items.sort((a, b) => {
     if (typeof a.value === 'number' && typeof b.value === 'number') return direction * (a.value - b.value);
     return direction * (a.text < b.text ? -1 : a.text > b.text ? 1 : 0);

@@ -52,33 +52,28 @@ function wrapError(error: unknown, template: string, budget: Budget): Error {
   return new ExpressionError(`Error rendering \`${short}\`: ${message}`);
 }
 
-/** While a render runs, luxon's notion of "now" (dates parsed without a day) is the injected clock. */
-function withClock<T>(now: (() => Date) | undefined, run: () => T): T {
-  if (!now) return run();
-  const previous = Settings.now;
-  Settings.now = () => now().getTime();
-  try {
-    return run();
-  } finally {
-    Settings.now = previous;
-  }
-}
-
 /** `limits` defaults to DEFAULT_LIMITS (expressionTimeoutMs, expressionMaxBytes of core/limits.ts). */
 export function createRenderer(services: RenderServices = {}, limits: Partial<RenderLimits> = {}): Renderer {
   const budgetLimits: RenderLimits = { ...DEFAULT_RENDER_LIMITS, ...limits };
+  const injectedNow = services.now;
+  const nowMillis = injectedNow ? () => injectedNow().getTime() : undefined;
   /** The budget of the top-level call in progress; calls made while it runs (render(), a service) share it. */
   let active: Budget | null = null;
+  let luxonNow = Settings.now;
 
-  function top<T>(run: (budget: Budget) => T): T {
-    if (active) return run(active);
-    const budget = new Budget(budgetLimits);
-    active = budget;
-    try {
-      return withClock(services.now, () => run(budget));
-    } finally {
-      active = null;
+  /** Starts a top-level call: a new budget, and luxon's "now" (dates parsed without a day) is the injected clock. */
+  function enter(): Budget {
+    active = new Budget(budgetLimits);
+    if (nowMillis) {
+      luxonNow = Settings.now;
+      Settings.now = nowMillis;
     }
+    return active;
+  }
+
+  function leave(): void {
+    active = null;
+    if (nowMillis) Settings.now = luxonNow;
   }
 
   function evaluator(template: string, vars: Record<string, unknown>, depth: number, budget: Budget): Evaluator {
@@ -135,9 +130,32 @@ export function createRenderer(services: RenderServices = {}, limits: Partial<Re
     return value;
   }
 
+  // Each entry point shares the budget of a call in progress, else starts its own (written out: no closure per call).
   return {
-    render: (template, vars) => top((budget) => renderAt(template, vars, 0, budget)),
-    renderTyped: (value, vars) => top((budget) => renderTypedIn(value, vars, budget)),
-    renderValue: (value, vars) => top((budget) => renderValueIn(value, vars, budget)),
+    render(template, vars) {
+      if (active) return renderAt(template, vars, 0, active);
+      if (!hasTemplate(template)) return template;
+      try {
+        return renderAt(template, vars, 0, enter());
+      } finally {
+        leave();
+      }
+    },
+    renderTyped(value, vars) {
+      if (active) return renderTypedIn(value, vars, active);
+      try {
+        return renderTypedIn(value, vars, enter());
+      } finally {
+        leave();
+      }
+    },
+    renderValue(value, vars) {
+      if (active) return renderValueIn(value, vars, active);
+      try {
+        return renderValueIn(value, vars, enter());
+      } finally {
+        leave();
+      }
+    },
   };
 }
