@@ -155,15 +155,24 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
     expect((await review({ ...kind, operation: 'CREATE', name: 'fl-x-r1', object: rev('a') })).allowed).toBe(true);
   });
 
-  it('warns about expressions that do not parse and about a changed flow id, still allowing', async () => {
+  it('warns about a changed flow id, still allowing; descriptions are not rendered', async () => {
     const res = await review({
       operation: 'UPDATE', name: 'hello', oldObject: flow({}),
-      object: flow({ id: 'renamed', description: 'literal {{ not rendered', tasks: [log('a', { message: 'Hello {{ inputs.name ' })] }),
+      object: flow({ id: 'renamed', description: 'literal {{ not rendered', tasks: [log('a', { message: 'Hello {{ inputs.name }}' })] }),
     });
     expect(res.allowed).toBe(true);
-    expect(res.warnings).toHaveLength(2);
+    expect(res.warnings).toHaveLength(1);
     expect(res.warnings![0]).toMatch(/^spec\.id\/spec\.namespace changed from company\.team\.hello to company\.team\.renamed/);
-    expect(res.warnings![1]).toMatch(/^spec\.tasks\[0\]\.message: Invalid expression in `Hello \{\{ inputs\.name `/);
+  });
+
+  it('denies expressions that do not parse or name unknown filters, as the save-time check does', async () => {
+    const res = await review({
+      operation: 'UPDATE', name: 'hello', oldObject: flow({}),
+      object: flow({ tasks: [log('a', { message: 'Hello {{ inputs.name ' }), log('b', { message: '{{ x | nosuchfilter }}' })] }),
+    });
+    expect(res.allowed).toBe(false);
+    expect(res.status!.message).toContain('spec.tasks[0].message: Invalid expression in `Hello {{ inputs.name `');
+    expect(res.status!.message).toContain('spec.tasks[1].message: unknown filter `nosuchfilter`');
   });
 
   it('answers 400 to a malformed AdmissionReview and 404 elsewhere', async () => {

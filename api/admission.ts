@@ -5,7 +5,6 @@
 // Deletes, sub-resources and other kinds pass.
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import { hasTemplate, parseTemplate } from '../operator/expr/parse.js';
 import { GROUP, KINDS } from '../operator/kube/names.js';
 import { FlowValidationError, formatIssue, validateFlow, type ValidationIssue } from '../operator/model/index.js';
 import { readJson } from './body.js';
@@ -67,23 +66,6 @@ const isFlowRequest = (r: AdmissionRequest): boolean =>
 /** Field path of a flow issue inside the resource: "tasks[0].type" → "spec.tasks[0].type". */
 const specPath = (path: string): string => (path ? `spec.${path}` : 'spec');
 
-/** Strings of the spec whose expressions do not parse (they would fail when rendered); descriptions are not rendered. */
-function expressionWarnings(value: unknown, path: string, out: string[]): void {
-  if (out.length >= MAX_WARNINGS) return;
-  if (typeof value === 'string') {
-    if (!hasTemplate(value)) return;
-    try {
-      parseTemplate(value);
-    } catch (err) {
-      out.push(`${path}: ${(err as Error).message}`);
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => expressionWarnings(v, `${path}[${i}]`, out));
-  } else if (isObj(value)) {
-    for (const [k, v] of Object.entries(value)) if (k !== 'description') expressionWarnings(v, `${path}.${k}`, out);
-  }
-}
-
 function keyOf(obj: unknown): { namespace: string; id: string } | undefined {
   const spec = isObj(obj) && isObj(obj.spec) ? obj.spec : undefined;
   return typeof spec?.namespace === 'string' && typeof spec.id === 'string' ? { namespace: spec.namespace, id: spec.id } : undefined;
@@ -137,7 +119,6 @@ export function reviewFlow(request: AdmissionRequest, opts: AdmissionOptions = {
   if (before && (before.namespace !== flow.namespace || before.id !== flow.id)) {
     warnings.push(`spec.id/spec.namespace changed from ${before.namespace}.${before.id} to ${flow.namespace}.${flow.id}: this saves a new flow; ${before.namespace}.${before.id} stops being live (its revisions stay)`);
   }
-  expressionWarnings(object.spec, 'spec', warnings);
   const response: AdmissionResponse = { uid, allowed: true };
   if (warnings.length) response.warnings = warnings.slice(0, MAX_WARNINGS).map((w) => (w.length > MAX_WARNING_CHARS ? `${w.slice(0, MAX_WARNING_CHARS - 3)}...` : w));
   return response;

@@ -3,6 +3,8 @@
 // internal storage. Every secret value read is reported to a sink (the secret layer masks it in what the reader writes).
 // `kv()` and `read()` reach only what the rendering's owner may reach (operator/tenancy): a task attempt passes its
 // execution's views; any other rendering (triggers, webhooks) is held to the namespace of the flow it renders for.
+// Each rendering has the budget of EXPRESSION_TIMEOUT_MS and EXPRESSION_MAX_BYTES (operator/expr/budget.ts).
+import { limitsFromEnv } from '../core/limits.js';
 import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
@@ -44,6 +46,7 @@ function namespaceOf(vars: Record<string, unknown>): string | undefined {
  */
 export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = process.env, lookup?: (name: string) => string | undefined, sources: RenderSources = {}): SecretRenderer {
   const grants = namespaceGrantsFromEnv(env);
+  const limits = limitsFromEnv(env); // EXPRESSION_TIMEOUT_MS, EXPRESSION_MAX_BYTES: the budget of each rendering
   let sink: { add(value: string): unknown } | undefined;
   let views: RenderViews | undefined;
   let namespace: string | undefined;
@@ -69,7 +72,7 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
     },
     read: (uri) => (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8'),
     ...(sources.now ? { now: sources.now } : {}),
-  });
+  }, { timeoutMs: limits.expressionTimeoutMs, maxBytes: limits.expressionMaxBytes });
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */
   const within = <T>(s: typeof sink, v: RenderViews | undefined, vars: Record<string, unknown>, f: () => T): T => {
     const prev = [sink, views, namespace] as const;

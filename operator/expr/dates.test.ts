@@ -66,6 +66,8 @@ describe('dateAdd, timestamps and now()', () => {
     ['{{ now(timeZone="Europe/Paris") }}', '2024-01-15T11:30:45.123+01:00'],
     ['{{ now() | date("yyyy-MM-dd") }}', '2024-01-15'],
     ['{{ now() | dateAdd(-1, "DAYS") | date("yyyy-MM-dd") }}', '2024-01-14'],
+    ['{{ "08:15" | date("yyyy-MM-dd HH:mm") }}', '2024-01-15 08:15'], // a time without a day is on the injected day
+    ['{{ "08:15" | date("yyyy-MM-dd", existingFormat="HH:mm") }}', '2024-01-15'],
   ])('%s', (template, expected) => {
     expect(r.render(template, vars)).toBe(expected);
   });

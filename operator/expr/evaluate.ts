@@ -1,10 +1,13 @@
 // Tree-walking interpreter for the parsed template AST. No code generation and no host method
 // calls: only registered functions, filters and tests are callable, and lookups go through values.ts.
+import { dict } from '../core/keyed.js';
+import type { Budget } from './budget.js';
 import { ExpressionError, excerpt } from './errors.js';
 import type { Node } from './parse.js';
 import type { RenderServices } from './types.js';
 import {
-  UNDEF, equals, isEmpty, isPlainObject, makeMap, memberLookup, pathSegment, stringify, toNumber, truthy, typeName,
+  UNDEF, equalityKey, equals, isEmpty, isPlainObject, makeMap, memberLookup, pathSegment, stringify, toNumber, truthy,
+  typeName,
 } from './values.js';
 
 export type Kwargs = Record<string, unknown>;
@@ -17,6 +20,8 @@ export interface CallContext {
   /** Variable lookup honouring `{% set %}`/loop scopes; UNDEF when absent. */
   lookup(name: string): unknown;
   readonly services: RenderServices;
+  /** Time and size left to this rendering: filters that loop or build large values check it. */
+  readonly budget: Budget;
 }
 
 export type FunctionImpl = (args: unknown[], kwargs: Kwargs, ctx: CallContext) => unknown;
@@ -64,36 +69,49 @@ function compare(op: string, a: unknown, b: unknown): boolean {
   }
 }
 
-/** Pebble `contains`: map key, list element (or all elements of a list), substring. */
+/** Pebble `contains`: map key, list element (or all elements of a list), substring. Linear in both sizes. */
 export function contains(container: unknown, item: unknown): boolean {
   if (container === null || container === undefined) return false;
   if (typeof container === 'string') return container.includes(stringify(item));
   if (Array.isArray(container)) {
-    const items = Array.isArray(item) ? item : [item];
-    return items.every((x) => container.some((y) => equals(x, y)));
+    if (!Array.isArray(item)) return container.some((y) => equals(item, y));
+    const keys = new Set(container.map(equalityKey));
+    return item.every((x) => {
+      const key = equalityKey(x);
+      return key !== undefined && keys.has(key);
+    });
   }
   if (isPlainObject(container)) return Object.prototype.hasOwnProperty.call(container, stringify(item));
   throw new ExpressionError(`contains: unsupported ${typeName(container)}`);
 }
 
+/** The keyword arguments of a call that has none (shared, so it is frozen). */
+const NO_KWARGS: Kwargs = Object.freeze(dict());
+
 /** Loop iterations allowed in one render, so a template cannot stall the controller. */
 export const MAX_ITERATIONS = 1_000_000;
+
+/** Text being output, with its running length (bounded by the budget). */
+interface Out { parts: string[]; length: number }
 
 export class Evaluator {
   private readonly frames: Map<string, unknown>[] = [new Map()];
   private iterations = 0;
+  private readonly budget: Budget;
 
   constructor(
     private readonly registry: Registry,
     private readonly template: string,
     private readonly vars: Record<string, unknown>,
     private readonly ctx: CallContext,
-  ) {}
+  ) {
+    this.budget = ctx.budget;
+  }
 
   renderRoot(root: Node): string {
-    const out: string[] = [];
+    const out: Out = { parts: [], length: 0 };
     this.exec(root.children, out);
-    return out.join('');
+    return out.parts.join('');
   }
 
   lookupName(name: string): unknown {
@@ -103,16 +121,23 @@ export class Evaluator {
     return memberLookup(this.vars, name, name);
   }
 
-  private exec(nodes: Node[], out: string[]): void {
+  private exec(nodes: Node[], out: Out): void {
     for (const node of nodes) this.execOne(node, out);
   }
 
-  private execOne(node: Node, out: string[]): void {
+  private emit(out: Out, text: string): void {
+    out.length += text.length;
+    if (out.length > this.budget.maxBytes) throw this.budget.tooBig(`printed more than ${this.budget.maxBytes} bytes`);
+    out.parts.push(text);
+  }
+
+  private execOne(node: Node, out: Out): void {
+    this.budget.step();
     switch (node.typename) {
       case 'NodeList': return this.exec(node.children, out);
       case 'Output':
         for (const child of node.children as Node[]) {
-          out.push(child.typename === 'TemplateData' ? String(child.value) : stringify(this.eval(child)));
+          this.emit(out, child.typename === 'TemplateData' ? String(child.value) : stringify(this.eval(child)));
         }
         return;
       case 'If': {
@@ -122,7 +147,7 @@ export class Evaluator {
       }
       case 'For': return this.execFor(node, out);
       case 'Set': return this.execSet(node);
-      default: out.push(stringify(this.eval(node)));
+      default: this.emit(out, stringify(this.eval(node)));
     }
   }
 
@@ -145,7 +170,7 @@ export class Evaluator {
     throw new ExpressionError(`for: cannot iterate over a ${typeName(value)} in \`${excerpt(this.template)}\``);
   }
 
-  private execFor(node: Node, out: string[]): void {
+  private execFor(node: Node, out: Out): void {
     const items = this.loopItems(node, this.eval(node.arr));
     const names = (node.name.typename === 'Array' ? node.name.children : [node.name]) as Node[];
     if (items.length === 0) {
@@ -156,6 +181,7 @@ export class Evaluator {
       if (++this.iterations > MAX_ITERATIONS) {
         throw new ExpressionError(`Too many loop iterations (over ${MAX_ITERATIONS}) in \`${excerpt(this.template)}\``);
       }
+      this.budget.step();
       const frame = new Map<string, unknown>();
       names.forEach((n, i) => frame.set(n.value, item[i] ?? null));
       frame.set('loop', {
@@ -173,6 +199,7 @@ export class Evaluator {
 
   /** Evaluates an expression. In tolerant mode a missing variable yields UNDEF instead of throwing. */
   eval(node: Node, tolerant = false): unknown {
+    this.budget.step();
     switch (node.typename) {
       case 'Literal': return node.value;
       case 'Symbol': return this.missing(this.lookupName(node.value), node.value, tolerant);
@@ -180,8 +207,8 @@ export class Evaluator {
       case 'Group':
         if (node.children.length !== 1) throw new ExpressionError(`Tuples are not supported in \`${excerpt(this.template)}\``);
         return this.eval(node.children[0], tolerant);
-      case 'Array': return (node.children as Node[]).map((c) => this.eval(c));
-      case 'Dict': return makeMap((node.children as Node[]).map((p) => [this.dictKey(p.key), this.eval(p.value)]));
+      case 'Array': return this.budget.built((node.children as Node[]).map((c) => this.eval(c)));
+      case 'Dict': return this.budget.built(makeMap((node.children as Node[]).map((p) => [this.dictKey(p.key), this.eval(p.value)])));
       case 'FunCall': return this.evalCall(node);
       case 'Filter': return this.evalFilter(node, tolerant);
       case 'Is': return this.evalIs(node);
@@ -199,14 +226,15 @@ export class Evaluator {
       case 'Neg': return -num(this.eval(node.target));
       case 'Pos': return num(this.eval(node.target));
       case 'Capture': {
-        const out: string[] = [];
+        const out: Out = { parts: [], length: 0 };
         this.execOne(node.body, out);
-        return out.join('');
+        return out.parts.join('');
       }
       default: {
         const op = ARITHMETIC[node.typename];
         if (!op) throw new ExpressionError(`Unsupported expression \`${node.typename}\``);
-        return op(this.eval(node.left), this.eval(node.right));
+        const result = op(this.eval(node.left), this.eval(node.right));
+        return typeof result === 'string' ? this.budget.text(result) : result;
       }
     }
   }
@@ -240,15 +268,16 @@ export class Evaluator {
 
   private evalArgs(nodes: Node[]): { args: unknown[]; kwargs: Kwargs } {
     const args: unknown[] = [];
-    const kwargs: Kwargs = {};
+    let named: [string, unknown][] | undefined;
     for (const n of nodes) {
       if (n.typename === 'KeywordArgs') {
-        for (const pair of n.children as Node[]) kwargs[this.dictKey(pair.key)] = this.eval(pair.value);
+        named ??= [];
+        for (const pair of n.children as Node[]) named.push([this.dictKey(pair.key), this.eval(pair.value)]);
       } else {
         args.push(this.eval(n));
       }
     }
-    return { args, kwargs: makeMap(Object.entries(kwargs)) };
+    return { args, kwargs: named ? makeMap(named) : NO_KWARGS };
   }
 
   private evalCall(node: Node, fixedName?: string, argNodes?: Node[]): unknown {
@@ -256,7 +285,7 @@ export class Evaluator {
     const fn = this.registry.functions.get(name);
     if (!fn) throw new ExpressionError(`Unknown function \`${name}\` in \`${excerpt(this.template)}\``);
     const { args, kwargs } = this.evalArgs(argNodes ?? node.args.children);
-    return fn(args, kwargs, this.ctx);
+    return this.budget.built(fn(args, kwargs, this.ctx));
   }
 
   private evalFilter(node: Node, tolerant: boolean): unknown {
@@ -271,7 +300,7 @@ export class Evaluator {
     const input = this.eval(inputNode, tolerant);
     if (input === UNDEF) return UNDEF;
     const { args, kwargs } = this.evalArgs(rest);
-    return filter(input, args, kwargs, this.ctx);
+    return this.budget.built(filter(input, args, kwargs, this.ctx));
   }
 
   private evalIs(node: Node): boolean {

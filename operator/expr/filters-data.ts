@@ -3,9 +3,9 @@ import YAML from 'yaml';
 import { arg, int, str } from './args.js';
 import { addToDate, formatDate, toEpoch } from './dates.js';
 import { ExpressionError } from './errors.js';
-import type { FilterImpl } from './evaluate.js';
+import type { CallContext, FilterImpl } from './evaluate.js';
 import { runJq } from './jq.js';
-import { asList, equals, isPlainObject, makeMap, stringify, toNumber, typeName } from './values.js';
+import { asList, equalityKey, isPlainObject, makeMap, stringify, toNumber, typeName } from './values.js';
 
 function firstOrLast(pick: 'first' | 'last'): FilterImpl {
   return (input) => {
@@ -34,6 +34,18 @@ function compareValues(a: unknown, b: unknown): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/** Sort order: numbers by value, anything else by its printed text (maps and lists printed once each, not per comparison). */
+function sorted(input: unknown, what: string, direction: 1 | -1): unknown[] {
+  const list = asList(input, what);
+  if (list.every((x) => typeof x !== 'object' || x === null)) return [...list].sort((a, b) => direction * compareValues(a, b));
+  const items = list.map((value) => ({ value, text: stringify(value) }));
+  items.sort((a, b) => {
+    if (typeof a.value === 'number' && typeof b.value === 'number') return direction * (a.value - b.value);
+    return direction * (a.text < b.text ? -1 : a.text > b.text ? 1 : 0);
+  });
+  return items.map((item) => item.value);
+}
+
 function slice(input: unknown, args: unknown[], kwargs: Record<string, unknown>): unknown {
   const from = int(arg(args, kwargs, 0, 'fromIndex'), 'slice', 0);
   if (typeof input === 'string') return input.slice(from, int(arg(args, kwargs, 1, 'toIndex'), 'slice', input.length));
@@ -51,13 +63,22 @@ function chunk(input: unknown, args: unknown[], kwargs: Record<string, unknown>)
 }
 
 function distinct(input: unknown): unknown[] {
+  const seen = new Set<string>();
   const out: unknown[] = [];
-  for (const item of asList(input, 'distinct')) if (!out.some((x) => equals(x, item))) out.push(item);
+  for (const item of asList(input, 'distinct')) {
+    const key = equalityKey(item);
+    if (key !== undefined && seen.has(key)) continue;
+    if (key !== undefined) seen.add(key);
+    out.push(item);
+  }
   return out;
 }
 
-function merge(input: unknown, args: unknown[]): unknown {
+function merge(input: unknown, args: unknown[], _kwargs: Record<string, unknown>, ctx: CallContext): unknown {
   const other = args[0];
+  if (ctx.budget.sizeOf(input) + ctx.budget.sizeOf(other) > ctx.budget.maxBytes) {
+    throw ctx.budget.tooBig(`would merge values of more than ${ctx.budget.maxBytes} bytes`);
+  }
   if (Array.isArray(input)) return [...input, ...(Array.isArray(other) ? other : [other])];
   return makeMap([...Object.entries(mapOf(input, 'merge')), ...Object.entries(mapOf(other, 'merge'))]);
 }
@@ -107,8 +128,8 @@ export const DATA_FILTERS: Record<string, FilterImpl> = {
   values: (input) => Object.values(mapOf(input, 'values')),
   join: (input, args, kwargs) => asList(input, 'join').map(stringify).join(stringify(arg(args, kwargs, 0, 'separator'))),
   slice,
-  sort: (input) => [...asList(input, 'sort')].sort(compareValues),
-  rsort: (input) => [...asList(input, 'rsort')].sort((a, b) => compareValues(b, a)),
+  sort: (input) => sorted(input, 'sort', 1),
+  rsort: (input) => sorted(input, 'rsort', -1),
   reverse: (input) => (typeof input === 'string' ? [...input].reverse().join('') : [...asList(input, 'reverse')].reverse()),
   chunk,
   distinct,
@@ -131,5 +152,5 @@ export const DATA_FILTERS: Record<string, FilterImpl> = {
   timestampMilli: epoch('millis'),
   timestampMicro: epoch('micros'),
   timestampNano: epoch('nanos'),
-  jq: (input, args, kwargs) => runJq(input, str(arg(args, kwargs, 0, 'expression'), 'jq')),
+  jq: (input, args, kwargs, ctx) => runJq(input, str(arg(args, kwargs, 0, 'expression'), 'jq'), ctx.budget, ctx.services.now),
 };

@@ -2,28 +2,34 @@
 // and Kestra semantics.
 import { createHash } from 'node:crypto';
 import { arg, int, requireString, str } from './args.js';
+import type { Budget } from './budget.js';
 import { ExpressionError } from './errors.js';
-import type { FilterImpl } from './evaluate.js';
+import type { CallContext, FilterImpl } from './evaluate.js';
+import { compileRegex, replaceAll } from './regex.js';
 import { isPlainObject, stringify } from './values.js';
 
 const one = (fn: (s: string) => string, what: string): FilterImpl => (input) => fn(str(input, what));
 
-function regex(pattern: string): RegExp {
-  try {
-    return new RegExp(pattern, 'g');
-  } catch (error) {
-    throw new ExpressionError(`replace: invalid regular expression (${(error as Error).message})`);
-  }
+/** Literal replacement; the result's size is known, and refused, before it is built. */
+function replaceLiteral(text: string, from: string, to: string, budget: Budget): string {
+  let count = 0;
+  if (from === '') count = Math.max(0, text.length - 1);
+  else for (let at = text.indexOf(from); at >= 0; at = text.indexOf(from, at + from.length)) count++;
+  budget.reserve(text.length + count * (to.length - from.length));
+  return text.split(from).join(to);
 }
 
-function replaceFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>): string {
+/** `replace(target, replacement, regexp=false)` or `replace({target: replacement...}, regexp=false)`; regexps are RE2. */
+function replaceFilter(input: unknown, args: unknown[], kwargs: Record<string, unknown>, ctx: CallContext): string {
   let out = str(input, 'replace');
   const first = arg(args, kwargs, 0, 'target');
   const pairs: [string, string][] = isPlainObject(first)
     ? Object.entries(first).map(([from, to]) => [from, stringify(to)])
     : [[requireString(first, 'replace'), stringify(arg(args, kwargs, 1, 'replacement'))]];
   const regexp = (isPlainObject(first) ? arg(args, kwargs, 1, 'regexp') : arg(args, kwargs, 2, 'regexp')) === true;
-  for (const [from, to] of pairs) out = regexp ? out.replace(regex(from), to) : out.split(from).join(to);
+  for (const [from, to] of pairs) {
+    out = regexp ? replaceAll(out, compileRegex(from, 'replace'), to, ctx.budget) : replaceLiteral(out, from, to, ctx.budget);
+  }
   return out;
 }
 
@@ -73,11 +79,14 @@ function slugify(s: string): string {
 }
 
 function indent(newlineFirst: boolean): FilterImpl {
-  return (input, args, kwargs) => {
+  return (input, args, kwargs, ctx) => {
     const s = stringify(input);
-    const amount = int(arg(args, kwargs, 0, 'amount'), 'indent');
-    const prefix = stringify(arg(args, kwargs, 1, 'prefix') ?? ' ').repeat(Math.max(amount, 0));
+    const amount = Math.max(int(arg(args, kwargs, 0, 'amount'), 'indent'), 0);
+    const unit = stringify(arg(args, kwargs, 1, 'prefix') ?? ' ');
+    ctx.budget.reserve(amount * unit.length);
+    const prefix = unit.repeat(amount);
     const lines = s.split('\n');
+    ctx.budget.reserve(s.length + lines.length * prefix.length + 1);
     const body = lines.map((line, i) => (i === 0 && !newlineFirst ? line : line === '' ? line : prefix + line));
     return (newlineFirst ? '\n' : '') + body.join('\n');
   };

@@ -1,8 +1,12 @@
 // Tables for string, collection, number and encoding filters.
-import { describe, expect, it } from 'vitest';
-import { ExpressionError, createRenderer } from './index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ExpressionError, createRenderer, initExpressions } from './index.js';
 
 const r = createRenderer();
+
+beforeAll(async () => {
+  await initExpressions();
+});
 const vars = {
   s: 'hello world',
   path: 'a/b/c.txt',

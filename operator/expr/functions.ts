@@ -2,19 +2,23 @@
 // and Pebble tests (`is empty`, `is even`...). Services come from the caller's RenderServices.
 import { randomInt, randomUUID } from 'node:crypto';
 import YAML from 'yaml';
+import { parseJsonSafe } from '../core/keyed.js';
 import { arg, int, requireString, str } from './args.js';
 import { nowIso } from './dates.js';
 import { ExpressionError } from './errors.js';
 import type { CallContext, FunctionImpl, Kwargs, TestImpl } from './evaluate.js';
 import { UNDEF, isEmpty, isPlainObject, makeMap, memberLookup, stringify, toNumber } from './values.js';
+import { withinBudget } from './watchdog.js';
 
 const MAX_RANGE = 100_000;
 const MAX_RENDER_PASSES = 10;
+/** YAML texts longer than this are parsed under the render's watchdog (the parser is pure JS: ~1 ms per 10 kB). */
+const YAML_DIRECT_CHARS = 64 * 1024;
 
 function parseJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   try {
-    return JSON.parse(value);
+    return parseJsonSafe(value);
   } catch (error) {
     // V8 quotes the start of the text (`"s3cr3t-val"... is not valid JSON`): a prefix of a secret no masker can find.
     throw new ExpressionError(`json: invalid JSON (${(error as Error).message.replace(/, (?:\.\.\.)?"[^]*"(?:\.\.\.)? is not valid JSON$/, '')})`);
@@ -31,13 +35,16 @@ function toData(value: unknown): unknown {
   return value;
 }
 
-function parseYaml(value: unknown): unknown {
+function parseYaml(value: unknown, ctx: CallContext): unknown {
   if (typeof value !== 'string') return value;
-  try {
-    return toData(YAML.parse(value));
-  } catch (error) {
-    throw new ExpressionError(`yaml: invalid YAML (${(error as Error).message})`);
-  }
+  const parse = (): unknown => {
+    try {
+      return YAML.parse(value);
+    } catch (error) {
+      throw new ExpressionError(`yaml: invalid YAML (${(error as Error).message})`);
+    }
+  };
+  return toData(value.length > YAML_DIRECT_CHARS ? withinBudget(ctx.budget, parse, 'took too long parsing YAML') : parse());
 }
 
 function render(args: unknown[], kwargs: Kwargs, ctx: CallContext, recursiveDefault: boolean): unknown {
@@ -144,8 +151,8 @@ export const FUNCTIONS: Record<string, FunctionImpl> = {
   json: (args) => parseJson(args[0]),
   fromJson: (args) => parseJson(args[0]),
   toJson: (args) => JSON.stringify(args[0] ?? null),
-  yaml: (args) => parseYaml(args[0]),
-  fromYaml: (args) => parseYaml(args[0]),
+  yaml: (args, _kwargs, ctx) => parseYaml(args[0], ctx),
+  fromYaml: (args, _kwargs, ctx) => parseYaml(args[0], ctx),
   render: (args, kwargs, ctx) => render(args, kwargs, ctx, true),
   renderOnce: (args, kwargs, ctx) => render(args, kwargs, ctx, false),
   secret,

@@ -157,7 +157,8 @@ class PebbleParser extends Parser {
   }
 }
 
-function childNodes(node: Node): Node[] {
+/** The child nodes of a node, in field order. */
+export function childNodes(node: Node): Node[] {
   const out: Node[] = [];
   const fields = node.fields ?? [];
   for (const field of fields) {

@@ -1,9 +1,10 @@
 // Sandbox tables: known template-injection escapes must fail with ExpressionError and never reach
 // the host (process, Function, prototypes), and no escape may pollute Object.prototype.
-import { afterEach, describe, expect, it } from 'vitest';
-import { ExpressionError, createRenderer } from './index.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExpressionError, createRenderer, initExpressions } from './index.js';
 
-const r = createRenderer();
+// A generous time budget: these escapes must fail on the sandbox's own rules (ExpressionError), not on time.
+const r = createRenderer({}, { timeoutMs: 60_000 });
 const vars = {
   inputs: { name: 'World', list: [1, 2], map: { a: 1 } },
   vars: { selfRef: '{{ render(vars.selfRef) }}' },
@@ -84,5 +85,43 @@ describe('sandbox escapes', () => {
 
   it('host values are opaque: a Date prints as ISO but cannot be traversed', () => {
     expect(r.render('{{ hostDate }}', vars)).toBe('2024-01-01T00:00:00.000Z');
+  });
+});
+
+describe('expression results are prototype-free', () => {
+  const hostile = '{"__proto__": {"polluted": 1}, "constructor": {"prototype": {"polluted": 1}}, "prototype": 1}';
+  const keysVars = { ...vars, text: hostile, yamlText: 'a: {b: 1}', k: '__proto__', j: 'constructor' };
+
+  beforeAll(async () => {
+    await initExpressions();
+  });
+
+  const isBare = (value: unknown): boolean => value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === null;
+
+  it.each([
+    ['json()', '{{ json(text) }}'],
+    ['fromJson()', '{{ fromJson(text) }}'],
+    ['jq()', '{{ {} | jq(text) | first }}'],
+    ['a JSON string made typed', '{{ text }}'],
+  ])('%s: __proto__, constructor and prototype are own data keys of an object without a prototype', (_name, template) => {
+    const out = r.renderTyped(template, keysVars) as Record<string, unknown>;
+    expect(isBare(out)).toBe(true);
+    expect(Object.keys(out)).toEqual(['__proto__', 'constructor', 'prototype']);
+    expect(isBare(out.__proto__)).toBe(true);
+    expect(isBare(out.constructor)).toBe(true);
+  });
+
+  it('yaml(), map literals and merge build objects without a prototype (they refuse reserved keys, as before)', () => {
+    for (const template of ['{{ yaml(yamlText) }}', '{{ yaml(yamlText).a }}', "{{ {'a': 1} }}", "{{ {'a': 1} | merge({'b': 2}) }}", "{% set m = {'a': {'b': 1} } %}{{ m.a }}"]) {
+      expect(isBare(r.renderTyped(template, keysVars)), template).toBe(true);
+    }
+  });
+
+  it('renderValue: a key that renders to __proto__ or constructor is an own key, not a prototype', () => {
+    const out = r.renderValue({ '{{ k }}': { polluted: 1 }, '{{ j }}': { prototype: { polluted: 1 } }, nested: { '{{ k }}': 2 } }, keysVars);
+    expect(isBare(out)).toBe(true);
+    expect(Object.keys(out)).toEqual(['__proto__', 'constructor', 'nested']);
+    expect((out as Record<string, unknown>).polluted).toBeUndefined();
+    expect(isBare((out as { nested: unknown }).nested)).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 // Value helpers of the expression sandbox: safe member lookup (own data properties of plain
 // objects and arrays only), Pebble truthiness, equality, emptiness and output stringification.
+import { dict } from '../core/keyed.js';
 import { ExpressionError } from './errors.js';
 
 /** Marker for "no such variable/attribute", only produced in tolerant contexts (`??`, `is defined`...). */
@@ -101,6 +102,17 @@ export function equals(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/**
+ * A text equal for two values exactly when equals() holds, for Set lookups (undefined for NaN, which equals nothing);
+ * it serializes maps and lists, which are bounded: the budget has checked every value a template built.
+ */
+export function equalityKey(value: unknown): string | undefined {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'object') return `o${JSON.stringify(value)}`;
+  if (typeof value === 'number' && Number.isNaN(value)) return undefined;
+  return `${typeof value}:${String(value)}`;
+}
+
 /** Prints a value as `{{ }}` output does: null → '', maps/lists → JSON, dates → ISO. */
 export function stringify(value: unknown): string {
   if (value === null || value === undefined || value === UNDEF) return '';
@@ -110,9 +122,9 @@ export function stringify(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Creates a plain object from entries, refusing prototype-polluting keys. */
+/** Creates a prototype-free map from entries, refusing the reserved keys (`__proto__`, `constructor`...). */
 export function makeMap(entries: Iterable<[string, unknown]>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out = dict();
   for (const [key, value] of entries) {
     assertSafeKey(key);
     out[key] = value;

@@ -214,6 +214,18 @@ const TASKS: [string, string][] = [
 ];
 
 describe('valid flows', () => {
+  it('accepts valid templates everywhere, and never checks what is not rendered', () => {
+    const flow = flowOf(`
+  - id: ok
+    type: ai.service.plugin.core.log.Log
+    description: "Explains {{ this | nosuchfilter }}: descriptions are not rendered"
+    message: >-
+      {{ inputs.x | default('y') }} {{ inputs.x is defined }} {{ inputs.x is not null }} {{ now() }}
+      {{ [1, 2] | jq('.[]') | first }} {{ 'a' | replace('(a+)+$', 'b', true) }} {% raw %}{{ nosuchfn() }}{% endraw %}
+      {# {{ 1 + }} #} {{ outputs.unknown.at.save.time ?? '' }}`);
+    expect(flow.tasks[0].message).toContain("{{ inputs.x | default('y') }}");
+  });
+
   it.each(TASKS)('%s', (_name, yaml) => {
     const flow = flowOf(yaml);
     expect(flow.tasks.length).toBeGreaterThan(0);

@@ -3,6 +3,7 @@
 import { DateTime } from 'luxon';
 import { parseJsonSafe } from '../core/keyed.js';
 import type { Input, InputType } from '../core/types.js';
+import { regexIssue, regexTest } from '../expr/index.js';
 import { isDuration, parseDuration } from './duration.js';
 
 export type Coerced = { ok: true; value: unknown } | { ok: false; message: string };
@@ -24,18 +25,20 @@ function coerceString(value: unknown, def: Input): Coerced {
   if (s === undefined) return fail(`must be a string, got ${show(value)}`);
   if (def.validator) {
     const re = compileValidator(def.validator);
-    if (re && !re.test(s)) return fail(`${show(s)} does not match the validator \`${def.validator}\``);
+    if (!re) return fail(`the validator \`${def.validator}\` is not a valid regular expression: ${validatorIssue(def.validator)}`);
+    if (!re.test(s)) return fail(`${show(s)} does not match the validator \`${def.validator}\``);
   }
   return ok(s);
 }
 
-/** The validator regex, anchored on the whole string (Java `matches()` semantics); undefined if it does not compile. */
-export function compileValidator(pattern: string): RegExp | undefined {
-  try {
-    return new RegExp(`^(?:${pattern})$`, 'u');
-  } catch {
-    try { return new RegExp(`^(?:${pattern})$`); } catch { return undefined; }
-  }
+/** The validator (RE2, linear time) matching the whole string (Java `matches()` semantics); undefined if it does not compile. */
+export function compileValidator(pattern: string): { test(text: string): boolean } | undefined {
+  return regexIssue(pattern) === undefined ? regexTest(pattern) : undefined;
+}
+
+/** Why a validator cannot be used (named in the 422 at save), or undefined. */
+export function validatorIssue(pattern: string): string | undefined {
+  return regexIssue(pattern);
 }
 
 function toNumber(value: unknown, integer: boolean): number | undefined {

@@ -83,6 +83,8 @@ describe('resolveInputs errors', () => {
     ['empty INT counts as missing', { type: 'INT' }, '', 'Missing required input'],
     ['STRING from object', { type: 'STRING' }, { a: 1 }, 'must be a string'],
     ['STRING validator whole match', { type: 'STRING', validator: '[a-z]+' }, 'abc1', 'does not match the validator'],
+    ['STRING validator on RE2: no catastrophic backtracking', { type: 'STRING', validator: '(a+)+$' }, `${'a'.repeat(50_000)}!`, 'does not match the validator'],
+    ['STRING validator RE2 cannot run', { type: 'STRING', validator: '(?<=a)b' }, 'ab', 'is not a valid regular expression'],
     ['INT text', { type: 'INT' }, 'abc', 'not an integer'],
     ['INT decimal', { type: 'INT' }, '1.5', 'not an integer'],
     ['INT below min', { type: 'INT', min: 5 }, 4, 'less than the minimum `5`'],

@@ -1,9 +1,10 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
-// retry limits, Subflow wait/transmitFailed, and input declarations (defaults, ranges, validators).
+// retry limits, Subflow wait/transmitFailed, input declarations (defaults, ranges, validators) and templates.
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
-import { compileValidator, coerceInputValue, rangeKey, RANGED_TYPES } from './input-coerce.js';
+import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
 import { conditionIssues } from './semantic-conditions.js';
+import { templateIssues } from './semantic-templates.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
 import { locateAllTasks, type LocatedTask } from './traverse.js';
@@ -102,8 +103,9 @@ function checkInput(input: Input, path: string, out: ValidationIssue[]): void {
   checkInputRange(input, path, out);
   if (input.validator !== undefined) {
     if (input.type !== 'STRING') out.push({ path: `${path}.validator`, message: '`validator` is only allowed on STRING inputs' });
-    else if (typeof input.validator === 'string' && !compileValidator(input.validator)) {
-      out.push({ path: `${path}.validator`, message: `\`${input.validator}\` is not a valid regular expression` });
+    else if (typeof input.validator === 'string') {
+      const issue = validatorIssue(input.validator);
+      if (issue) out.push({ path: `${path}.validator`, message: `\`${input.validator}\` is not a valid regular expression: ${issue}` });
     }
   }
   if (input.defaults === undefined || input.defaults === null) return;
@@ -151,5 +153,6 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
   out.push(...triggerIssues(flow.triggers));
   out.push(...conditionIssues(flow.triggers));
+  out.push(...templateIssues(flow));
   return out;
 }

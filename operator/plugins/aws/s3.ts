@@ -4,6 +4,7 @@ import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
 import { Client } from 'minio';
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs';
+import { regexTest } from '../../expr/index.js';
 import type { RunContext, RunnablePlugin } from '../types.js';
 import { plugin, renderBool, renderString, requireString } from '../util.js';
 
@@ -94,7 +95,7 @@ export const s3ListPlugin: RunnablePlugin = plugin('aws.s3.List', async (ctx) =>
   const bucket = requireString(ctx, 'bucket');
   const prefix = renderString(ctx, ctx.task.prefix) ?? '';
   const regexp = renderString(ctx, ctx.task.regexp);
-  const re = regexp ? new RegExp(regexp) : undefined;
+  const re = regexp ? regexTest(regexp, 'find', 'regexp') : undefined; // RE2: linear time
   const maxKeys = Number(ctx.renderTyped(ctx.task.maxKeys ?? 1000));
   const recursive = renderString(ctx, ctx.task.delimiter) !== '/';
   const objects: ListedObject[] = [];

@@ -26,6 +26,14 @@ describe('filterMatches', () => {
     [{ field: 'LABEL', type: 'IS_NULL', value: 'team' }, true],
   ])('%j → %s', (f, expected) => { expect(filterMatches(exec, f, render)).toBe(expected); });
 
+  it('REGEX runs on RE2: a catastrophic pattern over a long value answers at once; lookaround is refused', () => {
+    const long = { ...exec, flowId: `${'a'.repeat(50_000)}!` };
+    const start = performance.now();
+    expect(filterMatches(long, { field: 'FLOW_ID', type: 'REGEX', value: '(a+)+$' }, render)).toBe(false);
+    expect(performance.now() - start).toBeLessThan(1_000);
+    expect(() => filterMatches(exec, { field: 'FLOW_ID', type: 'REGEX', value: 'etl(?=_)' }, render)).toThrow(/RE2 syntax/);
+  });
+
   it('rejects unknown fields and types', () => {
     expect(() => filterMatches(exec, { field: 'COLOR', type: 'EQUAL_TO', value: 'x' }, render)).toThrow(/not one of/);
     expect(() => filterMatches(exec, { field: 'STATE', type: 'LIKE', value: 'x' }, render)).toThrow(/not one of/);

@@ -1,6 +1,7 @@
 // Execution filters of Flow trigger `preconditions.where` (Kestra's ExecutionFilters semantics): each filter checks
 // one field (FLOW_ID, NAMESPACE, STATE, EXPRESSION rendered, LABEL as `key` or `key:value`) with an operator, and a
 // `where` entry combines its filters with AND (default) or OR.
+import { regexTest } from '../../expr/index.js';
 import type { ExecutionView } from './execution.js';
 import { ConditionError } from './dates.js';
 
@@ -45,7 +46,7 @@ const OPS: Record<FilterType, (actual: string | null, value: string, values: str
   IS_NOT_NULL: (a) => a !== null,
   STARTS_WITH: (a, v) => a !== null && a.startsWith(v),
   ENDS_WITH: (a, v) => a !== null && a.endsWith(v),
-  REGEX: (a, v) => a !== null && new RegExp(`^(?:${v})$`).test(a), // Java's String.matches: the whole value
+  REGEX: (a, v) => a !== null && regexTest(v, 'whole', 'REGEX').test(a), // Java's String.matches, on RE2 (linear time)
   CONTAINS: (a, v) => a !== null && a.includes(v),
 };
 

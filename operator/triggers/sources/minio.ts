@@ -8,6 +8,7 @@
 // the marks once the objects are gone; NONE keeps them (the objects stay).
 import { createHash } from 'node:crypto';
 import { Client } from 'minio';
+import { regexTest } from '../../expr/index.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import { isRecord } from '../../plugins/util.js';
 import type { PollingTriggerPlugin, TriggerContext } from '../types.js';
@@ -32,7 +33,7 @@ export function minioClient(ctx: TriggerContext): Client {
 export type Filter = 'FILES' | 'DIRECTORY' | 'BOTH';
 
 /** What to list: `marker` = start after this key, `delimiter` = only keys directly under `prefix` (not below the next delimiter). */
-export interface Listing { prefix: string; delimiter: string; marker: string; filter: Filter; max: number; regexp?: RegExp }
+export interface Listing { prefix: string; delimiter: string; marker: string; filter: Filter; max: number; regexp?: { test(name: string): boolean } }
 
 /**
  * Lists objects page by page (S3 ListObjectsV2 with `start-after` and `delimiter`). The groups a delimiter makes
@@ -97,7 +98,7 @@ export const minioTrigger: PollingTriggerPlugin = {
     const listed = await list(client, bucket, {
       prefix: str(ctx, t.prefix, 'prefix', false) ?? '', delimiter: str(ctx, t.delimiter, 'delimiter', false) ?? '',
       marker: str(ctx, t.marker, 'marker', false) ?? '', filter, max: int(ctx, t.maxKeys, 1000),
-      ...(pattern ? { regexp: new RegExp(`^(?:${pattern})$`) } : {}),
+      ...(pattern ? { regexp: regexTest(pattern, 'whole', 'regexp') } : {}), // RE2: linear time
     });
     const fresh: Found[] = [];
     for (const o of listed) {

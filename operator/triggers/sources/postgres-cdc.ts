@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from 'pg-logical-replication';
 import { dictFrom } from '../../core/keyed.js';
+import { regexTest } from '../../expr/index.js';
 import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-triggers.js';
 import type { RealtimeTriggerPlugin, TriggerContext, TriggerEvent } from '../types.js';
 import { createExportedSlot, dropSlot, int8Columns, plainRow, readSnapshot, waitSlotInactive, withClient } from './postgres-cdc-snapshot.js';
@@ -33,7 +34,7 @@ function list(ctx: TriggerContext, value: unknown): string[] {
 }
 
 /** Debezium include/exclude lists: anchored regular expressions. */
-const patterns = (ctx: TriggerContext, value: unknown) => list(ctx, value).map((x) => new RegExp(`^(?:${x})$`));
+const patterns = (ctx: TriggerContext, value: unknown) => list(ctx, value).map((x) => regexTest(x)); // RE2: linear time
 
 /** Creates the publication (for the listed tables, or all tables) when missing. */
 async function ensurePublication(config: pg.ClientConfig, publication: string, tables: string[]): Promise<void> {
@@ -78,7 +79,7 @@ export const postgresCdcTrigger: RealtimeTriggerPlugin = {
     if (!SNAPSHOT_MODES.has(mode)) throw new Error(`snapshotMode '${mode}' is not one of ${[...SNAPSHOT_MODES].join(', ')}`);
     const stateName = str(ctx, t.stateName, 'stateName', false) ?? 'debezium-state';
     const tables = [...list(ctx, t.tables), ...list(ctx, t.includedTables)];
-    const included = tables.map((x) => new RegExp(`^(?:${x.includes('.') ? x : `public\\.${x}`})$`));
+    const included = tables.map((x) => regexTest(x.includes('.') ? x : `public\\.${x}`));
     const excluded = patterns(ctx, t.excludedTables);
     const dbIncluded = patterns(ctx, t.includedDatabases);
     const dbExcluded = patterns(ctx, t.excludedDatabases);
