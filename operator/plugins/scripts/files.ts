@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { dict } from '../../core/keyed.js';
+import { regexTest } from '../../expr/index.js';
 import type { RunContext } from '../types.js';
 
 /** Resolves `name` under `root`, refusing absolute paths and any escape through `..`. */
@@ -35,8 +36,11 @@ export async function writeInputFiles(ctx: RunContext, root: string, files: Reco
   return written;
 }
 
-/** Converts a glob (`*`, `**`, `?`, `{a,b}`, `[abc]`) into an anchored regular expression over `/` paths. */
-export function globToRegExp(glob: string): RegExp {
+/**
+ * A glob (`*`, `**`, `?`, `{a,b}`, `[abc]`) as a test of whole `/` paths. It runs on RE2 (operator/expr/regex.ts): a
+ * glob is a flow author's text, and nested `**` compile to patterns that backtrack exponentially on the host's RegExp.
+ */
+export function globToRegExp(glob: string): { test(path: string): boolean } {
   let re = '';
   let inGroup = false;
   for (let i = 0; i < glob.length; i++) {
@@ -57,7 +61,7 @@ export function globToRegExp(glob: string): RegExp {
       else { re += '[' + glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']'; i = end; }
     } else re += c.replace(/[.+^$()|\\/]/g, '\\$&');
   }
-  return new RegExp('^' + re + '$');
+  return regexTest(re, 'whole', `outputFiles glob \`${glob}\``);
 }
 
 /** Every regular file under `root`, as `/`-separated paths relative to it. */
