@@ -7,6 +7,7 @@ import { step, stepMany } from '../core/engine.js';
 import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.js';
 import { bindToRevision, newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
+import { runById } from '../core/run-index.js';
 import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, TaskRun } from '../core/types.js';
@@ -218,7 +219,7 @@ export class Controller {
     for (const a of actions) {
       switch (a.type) {
         case 'launch': {
-          const run = exec.taskRunList.find((r) => r.id === a.taskRunId);
+          const run = runById(exec, a.taskRunId);
           if (run) this.launcher.launch(flow, exec, run, a.attempt);
           break;
         }
@@ -230,7 +231,7 @@ export class Controller {
           this.stores.logs.append([{
             executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, level: a.level, message: a.message,
             timestamp: this.clock().toISOString(),
-            ...(a.taskRunId ? { taskRunId: a.taskRunId, taskId: exec.taskRunList.find((r) => r.id === a.taskRunId)?.taskId } : {}),
+            ...(a.taskRunId ? { taskRunId: a.taskRunId, taskId: runById(exec, a.taskRunId)?.taskId } : {}),
           }]);
           break;
         case 'ended': await this.onEnded(exec); break;
@@ -248,7 +249,7 @@ export class Controller {
     }
     if (!recovering) return;
     for (const w of work.running) {
-      const run = exec.taskRunList.find((r) => r.id === w.taskRunId)!;
+      const run = runById(exec, w.taskRunId)!;
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
       else this.launcher.launch(flow, exec, run, w.attempt);
     }

@@ -1,5 +1,6 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
 import type { FlowIndex } from './flow-index.js';
+import type { RunIndex } from './run-index.js';
 import type { Execution, ExecutionState, Flow, Label, LogLevel, Metric, TaskRun } from './types.js';
 
 export interface TaskOutcome {
@@ -69,6 +70,7 @@ export interface StepContext {
   exec: Execution;
   deps: EngineDeps;
   actions: Action[];
-  byId: Map<string, TaskRun>;
+  /** The runs of `exec` by id and by parent, kept in line as runs are created (run-index.ts). */
+  runs: RunIndex;
   index: FlowIndex;
 }
