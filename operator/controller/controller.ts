@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { step, stepMany } from '../core/engine.js';
 import type { Action, EngineEvent, SubflowRequest } from '../core/engine-types.js';
-import { bindToRevision, newExecution } from '../core/execution.js';
+import { bindToRevision, childDepth, newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
+import { limitsFromEnv, type Limits } from '../core/limits.js';
 import { runById } from '../core/run-index.js';
 import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
@@ -49,11 +50,13 @@ export class Controller {
   private readonly flows = new Map<string, Flow>();
   private readonly workRoot: string;
   private readonly clock: () => Date;
+  private readonly limits: Limits;
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     this.clock = opts.clock ?? (() => new Date());
+    this.limits = limitsFromEnv(opts.env ?? process.env);
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, opts.env ?? process.env, opts.secrets);
     const onError = (key: string, err: unknown) => (opts.onError ?? ((e) => console.error(`[controller] ${key}:`, e)))(err);
@@ -151,7 +154,7 @@ export class Controller {
     const stored = await this.load(id);
     if (!stored) return;
     const flow = await this.flow(stored.execution);
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
+    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, limits: this.limits };
     const { execution: exec, actions } = stepMany(flow, stored.execution, items.map((i) => i.event as EngineEvent), deps);
     const acks = items.flatMap((i) => ('ack' in i && i.ack !== undefined ? [i.ack] : []));
     if (exec !== stored.execution || acks.length) {
@@ -208,7 +211,7 @@ export class Controller {
     }
     const flow = await this.flow(exec0);
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
-    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer };
+    const deps = { now: this.clock(), newId, random: this.opts.random ?? Math.random, renderer: this.renderer, limits: this.limits };
     const r = step(flow, exec0, { type: 'start', runningCount: running }, deps);
     if (r.execution !== exec0) await this.write(r.execution, stored.resourceVersion, []);
     await this.apply(flow, r.execution, r.actions);
@@ -281,7 +284,7 @@ export class Controller {
       if (!rec) { push({ type: 'subflow-error', taskRunId: req.taskRunId, error: `Subflow ${req.namespace}.${req.flowId}${req.revision ? ` revision ${req.revision}` : ''} not found` }); return; }
       const inputs = resolveInputs(rec.flow.inputs, req.inputs);
       const child = newExecution({
-        id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(),
+        id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(), depth: childDepth(parent),
         parent: { executionId: parent.id, taskRunId: req.taskRunId, namespace: parent.namespace, flowId: parent.flowId },
         trigger: { id: 'subflow', type: 'ai.service.plugin.core.flow.Subflow', variables: { executionId: parent.id, namespace: parent.namespace, flowId: parent.flowId, flowRevision: parent.flowRevision } },
       });

@@ -1,5 +1,6 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
 import type { FlowIndex } from './flow-index.js';
+import type { Limits } from './limits.js';
 import type { RunIndex } from './run-index.js';
 import type { Execution, ExecutionState, Flow, Label, LogLevel, Metric, TaskRun } from './types.js';
 
@@ -62,6 +63,8 @@ export interface EngineDeps {
   /** In [0, 1): random retry delays. */
   random(): number;
   renderer: Renderer;
+  /** Safety limits (task runs per execution, subflow depth); DEFAULT_LIMITS when not given. */
+  limits?: Limits;
 }
 
 /** Mutable working state of one step. */

@@ -1,6 +1,7 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
+import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, indexFlow, isFlowableType } from './flow-index.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
@@ -220,6 +221,8 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     if (childrenOf(ctx, run.id).every((c) => isTerminal(c.state.current))) { completeRun(ctx, run, 'KILLED'); return true; }
     return false;
   }
+  const refused = run.flowableState?.refused;
+  if (typeof refused === 'string') return failWhenChildrenEnd(ctx, run, refused);
   let res;
   try {
     res = RESOLVERS[task.type]!(ctx, run, task);
@@ -227,6 +230,11 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     completeRun(ctx, run, 'FAILED', { error: `${run.taskId}: ${(err as Error).message}` });
     endSubflowAttempt(ctx, run);
     return true;
+  }
+  if (res.create.length) {
+    const over = taskRunOverflow(ctx, res.create.length, () => `${kindOf(task.type)} '${run.taskId}' cannot create ${res.create.length} more task run(s)`);
+    // None of them is created; the flowable fails once the children it already has have ended.
+    if (over) { (run.flowableState ??= {}).refused = over.message; return failWhenChildrenEnd(ctx, run, over.message); }
   }
   for (const spec of res.create) createRun(ctx, spec, run);
   if (res.state) {
@@ -236,4 +244,11 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
   }
   if (res.outputs) setRunOutputs(ctx.runs, run, res.outputs);
   return res.create.length > 0;
+}
+
+function failWhenChildrenEnd(ctx: StepContext, run: TaskRun, error: string): boolean {
+  if (!childrenOf(ctx, run.id).every((c) => isTerminal(c.state.current))) return false;
+  completeRun(ctx, run, 'FAILED', { error });
+  endSubflowAttempt(ctx, run);
+  return true;
 }

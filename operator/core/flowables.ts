@@ -2,6 +2,7 @@
 // next or its final state. A compiler-checked table maps every flowable type to its resolver.
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
+import { loopOverflow } from './budget.js';
 import { enabled, FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { container, dagGroup, type DagNode, type Final, type GroupResult, parallelGroup, sequentialGroup } from './groups.js';
 import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
@@ -39,9 +40,17 @@ function loopValues(ctx: StepContext, run: TaskRun, task: Task): string[] {
   });
 }
 
-function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+/** The loop's values and body; a loop that has not started yet is refused when its values cannot fit (budget.ts). */
+function loopOf(ctx: StepContext, run: TaskRun, task: Task): { values: string[]; tasks: Task[]; refused?: Resolution } {
   const values = loopValues(ctx, run, task);
   const tasks = tasksOf(task.tasks);
+  const over = childrenOf(ctx, run.id).length === 0 ? loopOverflow(ctx, run, task, values.length, tasks) : undefined;
+  return { values, tasks, ...(over ? { refused: { create: [], state: 'FAILED', error: over.message } } : {}) };
+}
+
+function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const { values, tasks, refused } = loopOf(ctx, run, task);
+  if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     const byIteration = groupByIteration(runs);
     let state: Final = 'SUCCESS';
@@ -62,8 +71,8 @@ function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution 
 }
 
 function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolution {
-  const values = loopValues(ctx, run, task);
-  const tasks = tasksOf(task.tasks);
+  const { values, tasks, refused } = loopOf(ctx, run, task);
+  if (refused) return refused;
   const limit = Number(task.concurrent ?? 0);
   return withHandlers(ctx, run, task, (runs) => {
     const create: ChildSpec[] = [];

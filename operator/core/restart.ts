@@ -25,7 +25,7 @@ function reset(ctx: StepContext, run: TaskRun): void {
   delete run.error;
   if (!isFlowableType(task.type)) { startAttempt(ctx, run); return; }
   const fs = run.flowableState;
-  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error']) delete fs[k];
+  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error', 'refused']) delete fs[k];
   delete run.resumeDate;
   transition(run.state, 'RUNNING', ctx.deps.now);
 }
