@@ -22,6 +22,9 @@ import { Timers } from './timers.js';
 
 type QueueItem = { event: EngineEvent; ack?: number } | { event: { type: 'start-due' } };
 
+/** Actions applied between two yields to the event loop. */
+const APPLY_CHUNK = 500;
+
 /** States that hold a concurrency slot of their flow. */
 const SLOT_STATES: ExecutionState[] = ['RUNNING', 'PAUSED', 'KILLING', 'RETRYING', 'RESTARTED'];
 
@@ -219,7 +222,13 @@ export class Controller {
   }
 
   private async apply(flow: Flow, exec: Execution, actions: Action[]): Promise<void> {
+    let applied = 0;
     for (const a of actions) {
+      // A fan-out starts thousands of attempts: let other work (HTTP, other executions) in between every few hundred.
+      if (++applied % APPLY_CHUNK === 0) {
+        await new Promise((r) => setImmediate(r));
+        if (this.stopped) return;
+      }
       switch (a.type) {
         case 'launch': {
           const run = runById(exec, a.taskRunId);
