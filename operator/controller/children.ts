@@ -2,7 +2,7 @@
 // recovery finds the one created before) and reporting what they did to the parent's queue. A transient store error
 // is thrown for the caller to retry; a permanent one ends the run with the reason (a subflow-error event).
 import type { EngineEvent, SubflowRequest } from '../core/engine-types.js';
-import { newExecution } from '../core/execution.js';
+import { childDepth, newExecution } from '../core/execution.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
 import { isTransient, reasonOf } from '../faults.js';
@@ -37,7 +37,7 @@ export class Children {
       const parentCaller = fileCallerOf(parent, await this.flowOf(parent).catch(() => undefined));
       const inputs = resolveInputs(rec.flow.inputs, req.inputs, { fileUri: (uri) => fileReadDenied(parentCaller, uri, this.grants) });
       child = (await this.stores.executions.create(newExecution({
-        id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(),
+        id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(), depth: childDepth(parent),
         parent: { executionId: parent.id, taskRunId: req.taskRunId, namespace: parent.namespace, flowId: parent.flowId },
         trigger: { id: 'subflow', type: 'ai.service.plugin.core.flow.Subflow', variables: { executionId: parent.id, namespace: parent.namespace, flowId: parent.flowId, flowRevision: parent.flowRevision } },
       }))).execution;

@@ -11,7 +11,8 @@ import { stepMany, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
-import { limitsFromEnv } from '../core/limits.js';
+import { limitsFromEnv, type Limits } from '../core/limits.js';
+import { runById } from '../core/run-index.js';
 import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core/types.js';
@@ -43,6 +44,9 @@ type QueueItem =
 
 const CONTROL = new Set(['start-due', 'resync', 'fail']);
 const RESYNC: QueueItem = { event: { type: 'resync' } };
+
+/** Actions applied between two yields to the event loop. */
+const APPLY_CHUNK = 500;
 
 /** States that hold a concurrency slot of their flow. */
 const SLOT_STATES: ExecutionState[] = ['RUNNING', 'PAUSED', 'KILLING', 'RETRYING', 'RESTARTED'];
@@ -77,6 +81,8 @@ export class Controller {
   private readonly workRoot: string;
   private readonly clock: () => Date;
   private readonly resync: Resync;
+  /** Task runs per execution, subflow depth (operator/core/limits.ts), passed to the engine. */
+  private readonly limits: Limits;
   /** Namespaces flows may reach beyond their own (ALLOWED_NAMESPACES). */
   private readonly grants: NamespaceGrants;
   private readonly stopping = new AbortController();
@@ -86,6 +92,7 @@ export class Controller {
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     const env = opts.env ?? process.env;
     this.clock = opts.clock ?? (() => new Date());
+    this.limits = limitsFromEnv(env);
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
     this.reads = new EngineReads(stores, env, opts.secrets);
@@ -106,7 +113,7 @@ export class Controller {
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
-    this.resync = new Resync(stores, opts.resyncIntervalMs ?? limitsFromEnv(env).resyncIntervalMs, {
+    this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {
       busy: (id) => this.queue.has(id), resync: (id) => this.queue.push(id, RESYNC), command: (c) => this.onCommand(c),
     });
   }
@@ -220,7 +227,7 @@ export class Controller {
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
   private decide(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
     const now = this.clock();
-    const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput };
+    const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput, limits: this.limits };
     // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
     const views = { kv: scopedKv(this.stores.kv, exec.namespace, this.grants), storage: scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants) };
     return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
@@ -304,10 +311,16 @@ export class Controller {
   }
 
   private async apply(flow: Flow, exec: Execution, actions: Action[]): Promise<void> {
+    let applied = 0;
     for (const a of actions) {
+      // A fan-out starts thousands of attempts: let other work (HTTP, other executions) in between every few hundred.
+      if (++applied % APPLY_CHUNK === 0) {
+        await new Promise((r) => setImmediate(r));
+        if (this.stopped) return;
+      }
       switch (a.type) {
         case 'launch': {
-          const run = exec.taskRunList.find((r) => r.id === a.taskRunId);
+          const run = runById(exec, a.taskRunId);
           if (run) this.launcher.launch(flow, exec, run, a.attempt);
           break;
         }
@@ -343,7 +356,7 @@ export class Controller {
   private log(exec: Execution, level: LogLevel, message: string, taskRunId?: string): void {
     this.stores.logs.append([{
       executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, level, message, timestamp: this.clock().toISOString(),
-      ...(taskRunId ? { taskRunId, taskId: exec.taskRunList.find((r) => r.id === taskRunId)?.taskId } : {}),
+      ...(taskRunId ? { taskRunId, taskId: runById(exec, taskRunId)?.taskId } : {}),
     }]);
   }
 
@@ -356,7 +369,7 @@ export class Controller {
     }
     if (!recovering) return;
     for (const w of work.running) {
-      const run = exec.taskRunList.find((r) => r.id === w.taskRunId)!;
+      const run = runById(exec, w.taskRunId)!;
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
       else this.launcher.launch(flow, exec, run, w.attempt);
     }

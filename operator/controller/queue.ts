@@ -1,7 +1,10 @@
 // Keyed serial queue: work for one key (an execution, a flow) runs one batch at a time, in arrival order; events that
-// pile up while a batch runs are handed over together so the handler can apply them and write once. A batch that fails
-// with a transient error is kept and handed over again (with what arrived meanwhile) after a capped backoff that grows
-// per key and resets on success, while other keys keep flowing; other errors go to `onError` with the batch.
+// pile up while a batch runs are handed over together so the handler can apply them and write once. A key's work
+// starts on the next turn of the event loop (setImmediate) and yields one turn between batches: every event that
+// arrives meanwhile (task results of a fan-out, each from its own I/O or timer callback) joins the next batch, and
+// other work (HTTP requests, other keys) runs in between. A batch that fails with a transient error is kept and handed
+// over again (with what arrived meanwhile) after a capped backoff that grows per key and resets on success, while
+// other keys keep flowing; other errors go to `onError` with the batch.
 import { backoff, isTransient, reasonOf } from '../faults.js';
 
 export interface KeyedQueueOptions<E> {
@@ -13,11 +16,15 @@ export interface KeyedQueueOptions<E> {
   retryWith?: (key: string, events: E[]) => E[];
 }
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class KeyedQueue<E> {
   private pending = new Map<string, E[]>();
-  private running = new Set<string>();
-  /** Keys waiting out a backoff after a transient failure: failures in a row and the retry timer. */
+  /** Keys whose drain is scheduled or running. */
+  private active = new Set<string>();
+  /** Keys waiting out a backoff after a transient failure, with the retry timer. */
   private parked = new Map<string, NodeJS.Timeout>();
+  /** Failures in a row per key. */
   private failures = new Map<string, number>();
   private idle: (() => void)[] = [];
   private closed = false;
@@ -32,17 +39,22 @@ export class KeyedQueue<E> {
     if (this.closed) return;
     const list = this.pending.get(key);
     if (list) list.push(event); else this.pending.set(key, [event]);
-    if (!this.running.has(key) && !this.parked.has(key)) void this.drain(key);
+    if (!this.parked.has(key)) this.schedule(key);
   }
 
   /** Whether the key has work queued, running or waiting for a retry. */
-  has(key: string): boolean { return this.running.has(key) || this.pending.has(key) || this.parked.has(key); }
+  has(key: string): boolean { return this.active.has(key) || this.pending.has(key) || this.parked.has(key); }
 
   /** Failures in a row of a key (0 after a success). */
   failuresOf(key: string): number { return this.failures.get(key) ?? 0; }
 
+  private schedule(key: string): void {
+    if (this.active.has(key)) return;
+    this.active.add(key);
+    setImmediate(() => void this.drain(key));
+  }
+
   private async drain(key: string): Promise<void> {
-    this.running.add(key);
     try {
       for (;;) {
         const events = this.pending.get(key);
@@ -56,9 +68,10 @@ export class KeyedQueue<E> {
           this.failures.delete(key);
           try { this.onError(key, err, events); } catch (e) { console.error(`[queue] ${key}: error handler failed:`, e); }
         }
+        await nextTurn();
       }
     } finally {
-      this.running.delete(key);
+      this.active.delete(key);
       this.notifyIdle();
     }
   }
@@ -72,19 +85,20 @@ export class KeyedQueue<E> {
     if (n === 0 || n % 10 === 0) console.warn(`[queue] ${key}: transient failure ${n + 1}, retrying in ${wait} ms: ${reasonOf(err)}`);
     this.parked.set(key, setTimeout(() => {
       this.parked.delete(key);
-      if (!this.running.has(key)) void this.drain(key);
+      this.schedule(key);
     }, wait));
   }
 
+  /** Keys with work (queued, running or waiting for a retry). */
   get size(): number {
-    let n = this.running.size;
-    for (const key of this.pending.keys()) if (!this.running.has(key)) n++;
+    let n = this.active.size;
+    for (const key of this.pending.keys()) if (!this.active.has(key)) n++;
     return n;
   }
 
   /** Resolves when no key has work, retries waiting out their backoff included (tests, shutdown). */
   whenIdle(): Promise<void> {
-    return this.running.size === 0 && this.parked.size === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+    return this.active.size === 0 && this.parked.size === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
   }
 
   /** Stops taking and retrying work; resolves when the running batches are done. */
@@ -98,6 +112,6 @@ export class KeyedQueue<E> {
   }
 
   private notifyIdle(): void {
-    if (this.running.size === 0 && this.parked.size === 0) for (const f of this.idle.splice(0)) f();
+    if (this.active.size === 0 && this.parked.size === 0) for (const f of this.idle.splice(0)) f();
   }
 }

@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { buildVariables } from '../core/context.js';
 import { FLOWABLE } from '../core/flow-index.js';
+import { snapshotIndex } from '../core/run-index.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { LogLevels } from '../core/types.js';
@@ -40,7 +41,7 @@ export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attemp
  * its `inputFiles`), else a directory of its own. `create` makes it on first use only: most tasks never touch disk.
  */
 function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string, render: (v: unknown) => unknown): { path: string; create(): void } {
-  const byId = new Map(exec.taskRunList.map((r) => [r.id, r]));
+  const { byId } = snapshotIndex(exec);
   for (let p = run.parentTaskRunId ? byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? byId.get(p.parentTaskRunId) : undefined) {
     const task = taskForRun(flow, exec, p);
     if (task.type !== FLOWABLE.WorkingDirectory) continue;
@@ -71,7 +72,7 @@ export function buildRunContext(a: {
   const { flow, exec, run, task, attempt, stores, renderer } = a;
   // Values a task declares sensitive, and secrets it reads, are masked in everything this execution writes.
   const secrets: SecretSink = { add: (value) => { stores.secrets?.remember(exec.id, [value]); } };
-  const base = buildVariables(flow, exec, run, task, stores.secrets?.openInput);
+  const base = buildVariables(flow, exec, run, task, { open: stores.secrets?.openInput });
   const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
   // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
   // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.

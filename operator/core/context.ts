@@ -2,6 +2,7 @@
 // Pure: derived from the flow and the execution record only. Every object keyed by a name a flow author chose (input
 // ids, loop values, task ids, label keys) is prototype-free (keyed.ts), so no such name can pollute a prototype.
 import { dict, dictFrom } from './keyed.js';
+import { type RunIndex, snapshotIndex } from './run-index.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
 /**
@@ -54,28 +55,38 @@ export function valuePath(runsById: Map<string, TaskRun>, run: TaskRun): string[
   return values;
 }
 
-export function runsIndex(execution: Execution): Map<string, TaskRun> {
-  return new Map(execution.taskRunList.map((r) => [r.id, r]));
+/** The container a path step leads to, made (prototype-free) when missing or when a value sits there. */
+function childNode(node: Record<string, unknown>, key: string): Record<string, unknown> {
+  const cur = Object.hasOwn(node, key) ? node[key] : undefined;
+  if (cur !== null && typeof cur === 'object' && Object.getPrototypeOf(cur) === null) return cur as Record<string, unknown>;
+  return (node[key] = dict());
 }
 
-/** `outputs.<taskId>` (or `outputs.<taskId>[<loop value>]...` inside loops) for every run that has outputs. */
-export function buildOutputs(execution: Execution): Record<string, unknown> {
-  const byId = runsIndex(execution);
-  const outputs = dict();
-  const child = (node: Record<string, unknown>, key: string): Record<string, unknown> => {
-    const cur = Object.hasOwn(node, key) ? node[key] : undefined;
-    if (cur !== null && typeof cur === 'object' && Object.getPrototypeOf(cur) === null) return cur as Record<string, unknown>;
-    return (node[key] = dict());
-  };
-  for (const run of execution.taskRunList) {
-    if (!run.outputs) continue;
-    const path = valuePath(byId, run);
-    if (path.length === 0) { outputs[run.taskId] = run.outputs; continue; }
-    let node = child(outputs, run.taskId);
-    for (const v of path.slice(0, -1)) node = child(node, v);
-    node[path[path.length - 1]!] = run.outputs;
-  }
-  return outputs;
+/** Puts a run's outputs at `<taskId>` or `<taskId>[<loop value>]...` of an outputs tree. */
+function placeOutputs(tree: Record<string, unknown>, byId: Map<string, TaskRun>, run: TaskRun): void {
+  if (!run.outputs) return;
+  const path = valuePath(byId, run);
+  if (path.length === 0) { tree[run.taskId] = run.outputs; return; }
+  let node = childNode(tree, run.taskId);
+  for (const v of path.slice(0, -1)) node = childNode(node, v);
+  node[path[path.length - 1]!] = run.outputs;
+}
+
+/**
+ * `outputs.<taskId>` (or `outputs.<taskId>[<loop value>]...` inside loops) for every run that has outputs (later runs
+ * win). Built once per index: a record snapshot's tree is shared by every attempt launched from it.
+ */
+export function buildOutputs(execution: Execution, index: RunIndex = snapshotIndex(execution)): Record<string, unknown> {
+  if (index.outputs) return index.outputs;
+  const tree = dict();
+  for (const run of index.byId.values()) placeOutputs(tree, index.byId, run);
+  return (index.outputs = tree);
+}
+
+/** Sets a run's outputs and keeps the index's outputs tree (when built) in line: one path, not the whole list. */
+export function setRunOutputs(index: RunIndex, run: TaskRun, outputs: Record<string, unknown>): void {
+  run.outputs = outputs;
+  if (index.outputs) placeOutputs(index.outputs, index.byId, run);
 }
 
 function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
@@ -92,7 +103,14 @@ function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
   };
 }
 
-export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, task?: Task, open?: OpenSecret): Record<string, unknown> {
+/**
+ * The variables of a template rendered for `run` (or for the execution). `index` is the live index of an engine step;
+ * without it the record is taken as a snapshot (indexed once, see run-index.ts). `open` reads SECRET inputs in clear.
+ */
+export function buildVariables(
+  flow: Flow, execution: Execution, run?: TaskRun, task?: Task,
+  { open, index = snapshotIndex(execution) }: { open?: OpenSecret; index?: RunIndex } = {},
+): Record<string, unknown> {
   const vars: Record<string, unknown> = {
     flow: { id: flow.id, namespace: flow.namespace, revision: flow.revision ?? execution.flowRevision },
     execution: {
@@ -100,12 +118,12 @@ export function buildVariables(flow: Flow, execution: Execution, run?: TaskRun, 
     },
     labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
     inputs: nestInputs(openInputs(flow, execution, open)),
-    outputs: buildOutputs(execution),
+    outputs: buildOutputs(execution, index),
     vars: flow.variables ?? {},
     trigger: execution.trigger?.variables ?? {},
   };
   if (!run) return vars;
-  const byId = runsIndex(execution);
+  const { byId } = index;
   vars.task = { id: run.taskId, type: task?.type ?? null };
   vars.taskrun = taskrunVars(run, byId);
   const parents: Record<string, unknown>[] = [];

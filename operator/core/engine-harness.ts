@@ -5,6 +5,7 @@ import { parseFlow } from '../model/index.js';
 import { step } from './engine.js';
 import type { Action, EngineDeps, EngineEvent, TaskOutcome } from './engine-types.js';
 import { newExecution } from './execution.js';
+import type { Limits } from './limits.js';
 import type { Execution, Flow, TaskRun } from './types.js';
 
 export type Script = Record<string, TaskOutcome | TaskOutcome[] | ((run: TaskRun, attempt: number) => TaskOutcome)>;
@@ -14,6 +15,8 @@ export class EngineHarness {
   exec: Execution;
   actions: Action[] = [];
   now = new Date('2026-01-01T00:00:00.000Z');
+  /** Limits handed to the engine (none: the engine's defaults). */
+  limits?: Limits;
   private ids = 0;
   private renderer = createRenderer({ secret: (n) => (n === 'TOKEN' ? 's3cr3t' : undefined) });
 
@@ -23,7 +26,7 @@ export class EngineHarness {
   }
 
   get deps(): EngineDeps {
-    return { now: this.now, newId: () => `run${++this.ids}`, random: () => 0.5, renderer: this.renderer };
+    return { now: this.now, newId: () => `run${++this.ids}`, random: () => 0.5, renderer: this.renderer, ...(this.limits ? { limits: this.limits } : {}) };
   }
 
   send(event: EngineEvent): Action[] {

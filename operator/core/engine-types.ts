@@ -1,6 +1,8 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
 import type { OpenSecret } from './context.js';
 import type { FlowIndex } from './flow-index.js';
+import type { Limits } from './limits.js';
+import type { RunIndex } from './run-index.js';
 import type { Execution, ExecutionState, Flow, Label, LogLevel, Metric, TaskRun } from './types.js';
 
 export interface TaskOutcome {
@@ -64,6 +66,8 @@ export interface EngineDeps {
   renderer: Renderer;
   /** Opens SECRET inputs for templates (absent: they are seen as stored). */
   openSecret?: OpenSecret;
+  /** Safety limits (task runs per execution, subflow depth); DEFAULT_LIMITS when not given. */
+  limits?: Limits;
 }
 
 /** Mutable working state of one step. */
@@ -72,6 +76,7 @@ export interface StepContext {
   exec: Execution;
   deps: EngineDeps;
   actions: Action[];
-  byId: Map<string, TaskRun>;
+  /** The runs of `exec` by id and by parent, kept in line as runs are created (run-index.ts). */
+  runs: RunIndex;
   index: FlowIndex;
 }

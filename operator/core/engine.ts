@@ -1,11 +1,15 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
+import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, indexFlow, isFlowableType } from './flow-index.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, log, startAttempt, taskOf } from './runs.js';
+import { setRunOutputs } from './context.js';
+import { copyData } from './keyed.js';
+import { adoptIndex, indexRuns } from './run-index.js';
 import { endSubflowAttempt } from './subflow.js';
 import { transition } from './state.js';
 import { mergeLabels } from './execution.js';
@@ -27,14 +31,15 @@ export function step(flow: Flow, execution: Execution, event: EngineEvent, deps:
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   const live = events.filter((e) => !isTerminal(execution.state.current) || e.type === 'restart');
   if (live.length === 0) return { execution, actions: [] };
-  const exec = structuredClone(execution);
-  const ctx: StepContext = { flow, exec, deps, actions: [], byId: new Map(exec.taskRunList.map((r) => [r.id, r])), index: indexFlow(flow) };
+  const exec = copyData(execution);
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs: indexRuns(exec.taskRunList), index: indexFlow(flow) };
   for (const event of events) {
     if (isTerminal(exec.state.current) && event.type !== 'restart') continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
     if (event.type === 'restart' || event.type === 'start') advance(ctx);
   }
   advance(ctx);
+  adoptIndex(exec, ctx.runs);
   return { execution: exec, actions: ctx.actions };
 }
 
@@ -60,7 +65,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
   },
 
   'task-result'(ctx, e) {
-    const run = ctx.byId.get(e.taskRunId);
+    const run = ctx.runs.byId.get(e.taskRunId);
     if (!run || isTerminal(run.state.current)) return;
     const { outcome } = e;
     const attemptState = outcome.state === 'KILLED' || run.state.current === 'KILLING' ? 'KILLED' : outcome.state;
@@ -68,7 +73,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     const att = run.attempts[e.attempt - 1]!;
     if (outcome.metrics?.length) att.metrics = outcome.metrics;
     if (outcome.executionLabels?.length) ctx.exec.labels = mergeLabels(ctx.exec.labels, outcome.executionLabels);
-    if (outcome.outputs) run.outputs = outcome.outputs;
+    if (outcome.outputs) setRunOutputs(ctx.runs, run, outcome.outputs);
     if (attemptState === 'KILLED') { completeRun(ctx, run, 'KILLED'); return; }
     if (attemptState === 'FAILED') { failAttempt(ctx, run, outcome.error ?? 'Task failed'); return; }
     const task = taskOf(ctx, run);
@@ -79,7 +84,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
   timer(ctx, e) {
     const { exec, deps } = ctx;
     if (e.kind === 'flow-retry') { onFlowRetryTimer(ctx); return; }
-    const run = e.taskRunId ? ctx.byId.get(e.taskRunId) : undefined;
+    const run = e.taskRunId ? ctx.runs.byId.get(e.taskRunId) : undefined;
     if (!run || isTerminal(run.state.current)) return;
     if (e.kind === 'retry') {
       if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
@@ -149,17 +154,17 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
   },
 
   'subflow-created'(ctx, e) {
-    const run = ctx.byId.get(e.taskRunId);
+    const run = ctx.runs.byId.get(e.taskRunId);
     if (run && run.subflowExecutionId === e.executionId && run.flowableState) run.flowableState.created = true;
   },
 
   'subflow-error'(ctx, e) {
-    const run = ctx.byId.get(e.taskRunId);
+    const run = ctx.runs.byId.get(e.taskRunId);
     if (run && !isTerminal(run.state.current)) (run.flowableState ??= {}).error = e.error;
   },
 
   'subflow-ended'(ctx, e) {
-    const run = ctx.byId.get(e.taskRunId);
+    const run = ctx.runs.byId.get(e.taskRunId);
     if (!run || isTerminal(run.state.current) || run.subflowExecutionId !== e.child.id) return;
     const fs = (run.flowableState ??= {});
     Object.assign(fs, { ended: true, created: true, childState: e.child.state, childOutputs: e.child.outputs ?? {} });
@@ -216,6 +221,8 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     if (childrenOf(ctx, run.id).every((c) => isTerminal(c.state.current))) { completeRun(ctx, run, 'KILLED'); return true; }
     return false;
   }
+  const refused = run.flowableState?.refused;
+  if (typeof refused === 'string') return failWhenChildrenEnd(ctx, run, refused);
   let res;
   try {
     res = RESOLVERS[task.type]!(ctx, run, task);
@@ -224,13 +231,24 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     endSubflowAttempt(ctx, run);
     return true;
   }
+  if (res.create.length) {
+    const over = taskRunOverflow(ctx, res.create.length, () => `${kindOf(task.type)} '${run.taskId}' cannot create ${res.create.length} more task run(s)`);
+    // None of them is created; the flowable fails once the children it already has have ended.
+    if (over) { (run.flowableState ??= {}).refused = over.message; return failWhenChildrenEnd(ctx, run, over.message); }
+  }
   for (const spec of res.create) createRun(ctx, spec, run);
   if (res.state) {
     completeRun(ctx, run, res.state, { ...(res.outputs ? { outputs: res.outputs } : {}), ...(res.error ? { error: res.error } : {}) });
     endSubflowAttempt(ctx, run);
     return true;
   }
-  if (res.outputs) run.outputs = res.outputs;
+  if (res.outputs) setRunOutputs(ctx.runs, run, res.outputs);
   return res.create.length > 0;
 }
 
+function failWhenChildrenEnd(ctx: StepContext, run: TaskRun, error: string): boolean {
+  if (!childrenOf(ctx, run.id).every((c) => isTerminal(c.state.current))) return false;
+  completeRun(ctx, run, 'FAILED', { error });
+  endSubflowAttempt(ctx, run);
+  return true;
+}

@@ -18,9 +18,18 @@ export function mergeLabels(...lists: (Label[] | undefined)[]): Label[] {
   return [...map].map(([key, value]) => ({ key, value }));
 }
 
+/** Subflow/ForEachItem ancestors of an execution (0 for a root; a malformed value counts as 0, never below). */
+export function depthOf(exec: Pick<Execution, 'depth'>): number {
+  const d = exec.depth;
+  return typeof d === 'number' && Number.isSafeInteger(d) && d > 0 ? d : 0;
+}
+
+/** Depth of the executions a Subflow or ForEachItem of `parent` creates. */
+export const childDepth = (parent: Pick<Execution, 'depth'>): number => depthOf(parent) + 1;
+
 export function newExecution(a: {
   id: string; flow: Flow; inputs: Record<string, unknown>; labels?: Label[]; trigger?: ExecutionTrigger;
-  parent?: ParentLink; originalId?: string; attemptNumber?: number; now: Date;
+  parent?: ParentLink; originalId?: string; attemptNumber?: number; depth?: number; now: Date;
 }): Execution {
   const exec: Execution = {
     id: a.id,
@@ -36,6 +45,7 @@ export function newExecution(a: {
   if (a.trigger) exec.trigger = a.trigger;
   if (a.parent) exec.parent = a.parent;
   if (a.attemptNumber) exec.attemptNumber = a.attemptNumber;
+  if (a.depth) exec.depth = depthOf(a);
   if (a.flow.disabled) {
     transition(exec.state, 'FAILED', a.now);
     exec.error = DISABLED_MESSAGE;
@@ -81,6 +91,7 @@ export function replayExecution(a: { original: Execution; id: string; taskRunId?
     taskRunList: [],
   };
   if (original.trigger) exec.trigger = structuredClone(original.trigger);
+  if (depthOf(original)) exec.depth = depthOf(original);
   if (!a.taskRunId) return exec;
   const list = original.taskRunList;
   const target = list.findIndex((r) => r.id === a.taskRunId);

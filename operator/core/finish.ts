@@ -1,7 +1,8 @@
 // The root of an execution: its task list with `errors` and `finally`, and how the execution ends
 // (flow outputs, flow-level retry with RETRY_FAILED_TASK or CREATE_NEW_EXECUTION, warningOnRetry).
+import { taskRunOverflow } from './budget.js';
 import type { StepContext } from './engine-types.js';
-import { newExecution } from './execution.js';
+import { depthOf, newExecution } from './execution.js';
 import { enabled } from './flow-index.js';
 import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
@@ -23,6 +24,13 @@ export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final
   const runs = childrenOf(ctx, undefined);
   const main = sequentialGroup(enabled(ctx.flow.tasks), runs.filter((r) => !r.branch), { branch: 'tasks' });
   const res = container(main, runs, enabled(ctx.flow.errors), enabled(ctx.flow.finally));
+  const over = res.create.length ? taskRunOverflow(ctx, res.create.length, () => `task '${res.create[0]!.task.id}' cannot start`) : undefined;
+  if (over) {
+    // Root runs are sequential: every earlier one has ended, so the execution can end here.
+    ctx.exec.error = over.message;
+    log(ctx, 'ERROR', over.message);
+    return { created: false, state: 'FAILED' };
+  }
   for (const spec of res.create) createRun(ctx, spec, undefined);
   return { created: res.create.length > 0, ...(res.state ? { state: res.state } : {}) };
 }
@@ -61,7 +69,7 @@ function scheduleFlowRetry(ctx: StepContext): boolean {
     const next = newExecution({
       id: deps.newId(), flow, inputs: exec.inputs, labels: exec.labels, originalId: exec.originalId,
       attemptNumber: attempt + 1, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
-      ...(exec.parent ? { parent: exec.parent } : {}),
+      ...(exec.parent ? { parent: exec.parent } : {}), depth: depthOf(exec),
     });
     if (delay > 0) next.scheduleDate = at;
     log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);

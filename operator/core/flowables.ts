@@ -2,21 +2,23 @@
 // next or its final state. A compiler-checked table maps every flowable type to its resolver.
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
+import { loopOverflow } from './budget.js';
 import { parseJsonSafe } from './keyed.js';
 import { enabled, FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { container, dagGroup, type DagNode, type Final, type GroupResult, parallelGroup, sequentialGroup } from './groups.js';
 import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
 import { forEachItemResolver, subflowResolver } from './subflow.js';
+import { worseState } from './state.js';
 import type { Task, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
 export interface Resolution extends GroupResult { outputs?: Record<string, unknown>; error?: string }
 export type Resolver = (ctx: StepContext, run: TaskRun, task: Task) => Resolution;
 
-const main = (runs: TaskRun[]) => runs.filter((r) => !r.branch);
+const main = (runs: readonly TaskRun[]) => runs.filter((r) => !r.branch);
 const tasksOf = (v: unknown): Task[] => enabled(v as Task[] | undefined);
 
-function withHandlers(ctx: StepContext, run: TaskRun, task: Task, mainResult: (runs: TaskRun[]) => GroupResult, spec: Omit<ChildSpec, 'task' | 'branch'> = {}): Resolution {
+function withHandlers(ctx: StepContext, run: TaskRun, task: Task, mainResult: (runs: readonly TaskRun[]) => GroupResult, spec: Omit<ChildSpec, 'task' | 'branch'> = {}): Resolution {
   const runs = childrenOf(ctx, run.id);
   return container(mainResult(main(runs)), runs, tasksOf(task.errors), tasksOf(task.finally), spec);
 }
@@ -39,55 +41,87 @@ function loopValues(ctx: StepContext, run: TaskRun, task: Task): string[] {
   });
 }
 
-function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+/** The loop's values and body; a loop that has not started yet is refused when its values cannot fit (budget.ts). */
+function loopOf(ctx: StepContext, run: TaskRun, task: Task): { values: string[]; tasks: Task[]; refused?: Resolution } {
   const values = loopValues(ctx, run, task);
   const tasks = tasksOf(task.tasks);
+  const over = childrenOf(ctx, run.id).length === 0 ? loopOverflow(ctx, run, task, values.length, tasks) : undefined;
+  return { values, tasks, ...(over ? { refused: { create: [], state: 'FAILED', error: over.message } } : {}) };
+}
+
+function eachSequential(ctx: StepContext, run: TaskRun, task: Task): Resolution {
+  const { values, tasks, refused } = loopOf(ctx, run, task);
+  if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     const byIteration = groupByIteration(runs);
-    const states: Final[] = [];
+    let state: Final = 'SUCCESS';
     for (let i = 0; i < values.length; i++) {
-      const r = sequentialGroup(tasks, byIteration.get(i) ?? [], { branch: 'tasks', value: values[i], iteration: i });
-      if (r.state === undefined) return r;
-      states.push(r.state);
-      if (r.state === 'FAILED' || r.state === 'KILLED') break;
+      const mine = byIteration[i];
+      let s = settled(mine, tasks);
+      if (s === 'running') return { create: [] };
+      if (s === undefined) {
+        const r = sequentialGroup(tasks, mine ?? [], { branch: 'tasks', value: values[i], iteration: i });
+        if (r.state === undefined) return r;
+        s = r.state;
+      }
+      state = worseState(state, s);
+      if (s === 'FAILED' || s === 'KILLED') break;
     }
-    return { create: [], state: merge(states) };
+    return { create: [], state };
   });
 }
 
 function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolution {
-  const values = loopValues(ctx, run, task);
-  const tasks = tasksOf(task.tasks);
+  const { values, tasks, refused } = loopOf(ctx, run, task);
+  if (refused) return refused;
   const limit = Number(task.concurrent ?? 0);
   return withHandlers(ctx, run, task, (runs) => {
     const create: ChildSpec[] = [];
-    const states: Final[] = [];
+    let state: Final = 'SUCCESS';
     let pending = false;
-    let active = runs.filter((x) => !isTerminal(x.state.current)).length;
+    let active = 0;
+    for (const x of runs) if (!isTerminal(x.state.current)) active++;
     const byIteration = groupByIteration(runs);
     for (let i = 0; i < values.length; i++) {
-      const mine = byIteration.get(i) ?? [];
-      const mineActive = mine.filter((x) => !isTerminal(x.state.current)).length;
-      const r = parallelGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i }, limit, active - mineActive);
+      const mine = byIteration[i];
+      const s = settled(mine, tasks);
+      if (s === 'running') { pending = true; continue; }
+      if (s !== undefined) { state = worseState(state, s); continue; }
+      const mineActive = mine ? mine.filter((x) => !isTerminal(x.state.current)).length : 0;
+      const r = parallelGroup(tasks, mine ?? [], { branch: 'tasks', value: values[i], iteration: i }, limit, active - mineActive);
       create.push(...r.create);
       active += r.create.length;
-      if (r.state === undefined) pending = true; else states.push(r.state);
+      if (r.state === undefined) pending = true; else state = worseState(state, r.state);
     }
-    return create.length || pending ? { create } : { create: [], state: merge(states) };
+    return create.length || pending ? { create } : { create: [], state };
   });
 }
 
-function groupByIteration(runs: TaskRun[]): Map<number, TaskRun[]> {
-  const map = new Map<number, TaskRun[]>();
+/** Main-branch children by loop iteration (a sparse array: iterations not started yet are holes). */
+function groupByIteration(runs: readonly TaskRun[]): TaskRun[][] {
+  const byIteration: TaskRun[][] = [];
   for (const r of runs) {
-    const list = map.get(r.iteration ?? -1);
-    if (list) list.push(r); else map.set(r.iteration ?? -1, [r]);
+    const i = r.iteration ?? -1;
+    if (i < 0) continue;
+    const list = byIteration[i];
+    if (list) list.push(r); else byIteration[i] = [r];
   }
-  return map;
+  return byIteration;
 }
 
-const merge = (states: Final[]): Final =>
-  states.includes('KILLED') ? 'KILLED' : states.includes('FAILED') ? 'FAILED' : states.includes('WARNING') ? 'WARNING' : 'SUCCESS';
+/**
+ * An iteration that has a run for every task (the common case once a loop is under way) without the group functions:
+ * 'running' while one of them runs, else the worst of their states; undefined when some task has no run yet.
+ */
+function settled(mine: readonly TaskRun[] | undefined, tasks: Task[]): Final | 'running' | undefined {
+  if (!mine || mine.length < tasks.length) return undefined;
+  let state: Final = 'SUCCESS';
+  for (const r of mine) {
+    if (!isTerminal(r.state.current)) return 'running';
+    state = worseState(state, r.state.current);
+  }
+  return state;
+}
 
 function switchTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   const choice = memo(run, 'switch', () => {

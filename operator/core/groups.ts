@@ -12,12 +12,19 @@ export interface GroupResult { create: ChildSpec[]; state?: Final }
 type Spec = Omit<ChildSpec, 'task'>;
 
 const failed = (r: TaskRun) => r.state.current === 'FAILED' || r.state.current === 'KILLED';
-const runOf = (runs: TaskRun[], task: Task) => runs.find((r) => r.taskId === task.id);
+/** The (first) run of a task among `runs`; long lists go through a map, so a group is O(tasks + runs), not O(tasks × runs). */
+function runLookup(runs: readonly TaskRun[]): (task: Task) => TaskRun | undefined {
+  if (runs.length <= 8) return (task) => runs.find((r) => r.taskId === task.id);
+  const byTask = new Map<string, TaskRun>();
+  for (const r of runs) if (!byTask.has(r.taskId)) byTask.set(r.taskId, r);
+  return (task) => byTask.get(task.id);
+}
 
-export function sequentialGroup(tasks: Task[], runs: TaskRun[], spec: Spec): GroupResult {
+export function sequentialGroup(tasks: Task[], runs: readonly TaskRun[], spec: Spec): GroupResult {
   const states: TaskRun['state']['current'][] = [];
+  const runOf = runLookup(runs);
   for (const task of tasks) {
-    const run = runOf(runs, task);
+    const run = runOf(task);
     if (!run) return { create: [{ task, ...spec }] };
     if (!isTerminal(run.state.current)) return { create: [] };
     states.push(run.state.current);
@@ -27,8 +34,8 @@ export function sequentialGroup(tasks: Task[], runs: TaskRun[], spec: Spec): Gro
 }
 
 /** `concurrent` 0 or undefined = no limit. `active` counts other running children sharing the limit. */
-export function parallelGroup(tasks: Task[], runs: TaskRun[], spec: Spec, concurrent = 0, active = 0): GroupResult {
-  const mine = tasks.map((t) => runOf(runs, t));
+export function parallelGroup(tasks: Task[], runs: readonly TaskRun[], spec: Spec, concurrent = 0, active = 0): GroupResult {
+  const mine = tasks.map(runLookup(runs));
   let running = active + mine.filter((r) => r && !isTerminal(r.state.current)).length;
   const anyFailed = mine.some((r) => r && failed(r));
   const create: ChildSpec[] = [];
@@ -46,7 +53,7 @@ export function parallelGroup(tasks: Task[], runs: TaskRun[], spec: Spec, concur
 
 export interface DagNode { task: Task; dependsOn?: string[] }
 
-export function dagGroup(nodes: DagNode[], runs: TaskRun[], concurrent = 0): GroupResult {
+export function dagGroup(nodes: DagNode[], runs: readonly TaskRun[], concurrent = 0): GroupResult {
   const byTask = new Map(runs.map((r) => [r.taskId, r]));
   const ok = (id: string) => { const r = byTask.get(id); return !!r && isTerminal(r.state.current) && !failed(r); };
   const anyFailed = runs.some(failed);
@@ -67,7 +74,7 @@ export function dagGroup(nodes: DagNode[], runs: TaskRun[], concurrent = 0): Gro
  * A list of tasks with its `errors` and `finally` handlers: when the main list fails, `errors` run (sequentially), then
  * `finally` always runs. The container stays FAILED after errors ran; a failing `finally` fails it.
  */
-export function container(main: GroupResult, runs: TaskRun[], errors: Task[], fin: Task[], spec: Omit<Spec, 'branch'> = {}): GroupResult {
+export function container(main: GroupResult, runs: readonly TaskRun[], errors: Task[], fin: Task[], spec: Omit<Spec, 'branch'> = {}): GroupResult {
   if (main.create.length || main.state === undefined) return main;
   let state: Final = main.state;
   if (state === 'FAILED' && errors.length) {

@@ -3,10 +3,15 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Random bytes drawn 22 KiB at a time: one system call per thousand ids instead of one per id (fan-outs create 100,000). */
+let pool = Buffer.alloc(0);
+let offset = 0;
+
 export function newId(): string {
-  const bytes = randomBytes(22);
+  if (offset + 22 > pool.length) { pool = randomBytes(22 * 1024); offset = 0; }
   let out = '';
-  for (let i = 0; i < 22; i++) out += ALPHABET[bytes[i]! % 62];
+  for (let i = 0; i < 22; i++) out += ALPHABET[pool[offset + i]! % 62];
+  offset += 22;
   return out;
 }
 

@@ -47,3 +47,26 @@ function isPlainData(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
+
+/**
+ * A deep copy of JSON-like data that keeps each object's kind (plain or prototype-free) and copies an own `__proto__`
+ * key as a key. Several times faster than structuredClone on records of many small objects (an engine step copies its
+ * execution record: 100,000 task runs). Values that are not plain data (a Date...) go through structuredClone.
+ */
+export function copyData<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = copyData(value[i]);
+    return out as T;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = proto === null ? dict() : {};
+  for (const k of Object.keys(value)) {
+    const v = copyData((value as Record<string, unknown>)[k]);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out as T;
+}

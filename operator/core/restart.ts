@@ -2,6 +2,7 @@
 // new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
 import { isFlowableType } from './flow-index.js';
+import { indexRuns } from './run-index.js';
 import { startAttempt, taskOf } from './runs.js';
 import { transition } from './state.js';
 import type { TaskRun } from './types.js';
@@ -14,7 +15,7 @@ export function restartFailed(ctx: StepContext): void {
     if (run.branch === 'errors' || run.branch === 'finally' || parentDropped) drop.add(run.id);
   }
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
-  ctx.byId = new Map(exec.taskRunList.map((r) => [r.id, r]));
+  ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
   for (const run of failed) reset(ctx, run);
 }
@@ -24,7 +25,7 @@ function reset(ctx: StepContext, run: TaskRun): void {
   delete run.error;
   if (!isFlowableType(task.type)) { startAttempt(ctx, run); return; }
   const fs = run.flowableState;
-  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error']) delete fs[k];
+  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error', 'refused']) delete fs[k];
   delete run.resumeDate;
   transition(run.state, 'RUNNING', ctx.deps.now);
 }

@@ -1,17 +1,18 @@
 // Task-run primitives used by the engine: find a run's task, create/start runs, record attempts and outcomes.
-import { buildVariables } from './context.js';
+import { buildVariables, setRunOutputs } from './context.js';
 import type { StepContext } from './engine-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT, indexFlow, isFlowableType } from './flow-index.js';
 import { nextRetryDelay } from './retry.js';
 import { newState, transition } from './state.js';
-import type { Task, TaskRun, TaskRunState } from './types.js';
+import { addRun, childrenIn, snapshotIndex } from './run-index.js';
+import type { Execution, Flow, Task, TaskRun, TaskRunState } from './types.js';
 import { isTerminal } from './types.js';
 
 /** The task definition behind a run, including the synthetic children of ForEachItem. */
-export function taskOf(ctx: StepContext, run: TaskRun): Task {
+export function taskOf(ctx: Pick<StepContext, 'flow' | 'index' | 'runs'>, run: TaskRun): Task {
   const task = ctx.index.byId.get(run.taskId);
   if (task) return task;
-  const parent = run.parentTaskRunId ? ctx.byId.get(run.parentTaskRunId) : undefined;
+  const parent = run.parentTaskRunId ? ctx.runs.byId.get(run.parentTaskRunId) : undefined;
   const parentTask = parent ? ctx.index.byId.get(parent.taskId) : undefined;
   if (parentTask?.type === FLOWABLE.ForEachItem) {
     if (run.taskId === `${parentTask.id}_split`) return { ...parentTask, id: run.taskId, type: FOR_EACH_ITEM_SPLIT, retry: undefined, timeout: undefined };
@@ -22,12 +23,13 @@ export function taskOf(ctx: StepContext, run: TaskRun): Task {
 
 export const isRunnable = (task: Task): boolean => !isFlowableType(task.type);
 
-export function childrenOf(ctx: StepContext, parentId: string | undefined): TaskRun[] {
-  return ctx.exec.taskRunList.filter((r) => r.parentTaskRunId === parentId);
+/** Children of a run (root runs for undefined), in creation order, from the step's index. Do not modify. */
+export function childrenOf(ctx: StepContext, parentId: string | undefined): readonly TaskRun[] {
+  return childrenIn(ctx.runs, parentId);
 }
 
 export function variablesFor(ctx: StepContext, run: TaskRun | undefined, task?: Task): Record<string, unknown> {
-  return buildVariables(ctx.flow, ctx.exec, run, task, ctx.deps.openSecret);
+  return buildVariables(ctx.flow, ctx.exec, run, task, { open: ctx.deps.openSecret, index: ctx.runs });
 }
 
 export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message: string, run?: TaskRun): void {
@@ -60,7 +62,7 @@ export function createRun(ctx: StepContext, spec: ChildSpec, parent: TaskRun | u
   if (spec.items !== undefined) run.items = spec.items;
   if (spec.branch !== 'tasks') run.branch = spec.branch;
   ctx.exec.taskRunList.push(run);
-  ctx.byId.set(run.id, run);
+  addRun(ctx.runs, run);
   transition(run.state, 'RUNNING', now);
   if (isRunnable(spec.task)) startAttempt(ctx, run);
   return run;
@@ -79,7 +81,7 @@ export function completeRun(
   extra: { outputs?: Record<string, unknown>; error?: string } = {},
 ): void {
   if (isTerminal(run.state.current)) return;
-  if (extra.outputs !== undefined) run.outputs = extra.outputs;
+  if (extra.outputs !== undefined) setRunOutputs(ctx.runs, run, extra.outputs);
   let final: TaskRunState = state;
   if (extra.error) { run.error = extra.error; log(ctx, 'ERROR', extra.error, run); }
   if (state === 'FAILED' && taskOf(ctx, run).allowFailure === true) {
@@ -112,8 +114,7 @@ export function endAttempt(ctx: StepContext, run: TaskRun, attempt: number, stat
   return true;
 }
 
-/** The task definition behind a run, outside of a step (for launchers). */
-export function taskForRun(flow: import('./types.js').Flow, exec: import('./types.js').Execution, run: TaskRun): Task {
-  const ctx = { flow, exec, byId: new Map(exec.taskRunList.map((r) => [r.id, r])), index: indexFlow(flow) } as unknown as StepContext;
-  return taskOf(ctx, run);
+/** The task definition behind a run, outside of a step (launchers): the record is indexed once, not per call. */
+export function taskForRun(flow: Flow, exec: Execution, run: TaskRun): Task {
+  return taskOf({ flow, index: indexFlow(flow), runs: snapshotIndex(exec) }, run);
 }

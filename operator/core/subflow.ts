@@ -1,5 +1,6 @@
 // Subflow and ForEachItem: child executions requested from the controller (deterministic ids), waited for when asked,
 // and their outcome transmitted to the parent task run.
+import { depthOverflow } from './budget.js';
 import { derivedId } from './ids.js';
 import type { StepContext } from './engine-types.js';
 import { FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT } from './flow-index.js';
@@ -37,6 +38,10 @@ export function subflowResolver(ctx: StepContext, run: TaskRun, task: Task): Res
   }
   if (!fs.requested) {
     const vars = variablesFor(ctx, run, task);
+    const namespace = ctx.deps.renderer.render(String(task.namespace), vars);
+    const flowId = ctx.deps.renderer.render(String(task.flowId), vars);
+    const tooDeep = depthOverflow(ctx, run, task, `${namespace}.${flowId}`);
+    if (tooDeep) return { create: [], state: 'FAILED', error: tooDeep.message };
     const inputs = (ctx.deps.renderer.renderTyped(task.inputs ?? {}, vars) ?? {}) as Record<string, unknown>;
     const own = labelsOf(ctx.deps.renderer.renderValue(task.labels, vars));
     const labels = flag(task.inheritLabels, false) ? mergeLabels(ctx.exec.labels, own) : own;
@@ -47,8 +52,7 @@ export function subflowResolver(ctx: StepContext, run: TaskRun, task: Task): Res
     delete fs.created;
     const request = {
       taskRunId: run.id, executionId: childId,
-      namespace: ctx.deps.renderer.render(String(task.namespace), vars),
-      flowId: ctx.deps.renderer.render(String(task.flowId), vars),
+      namespace, flowId,
       ...(task.revision !== undefined ? { revision: Number(task.revision) } : {}),
       inputs, labels, wait,
     };
@@ -70,7 +74,12 @@ export function forEachItemResolver(ctx: StepContext, run: TaskRun, task: Task):
   const runs = childrenOf(ctx, run.id);
   const splitId = `${task.id}_split`;
   const split = runs.find((r) => r.taskId === splitId);
-  if (!split) return { create: [{ task: { ...task, id: splitId, type: FOR_EACH_ITEM_SPLIT }, branch: 'tasks' }] };
+  if (!split) {
+    // Refused before anything is split when no batch could start (names as written: they are rendered per batch).
+    const tooDeep = depthOverflow(ctx, run, task, `${String(task.namespace)}.${String(task.flowId)}`);
+    if (tooDeep) return { create: [], state: 'FAILED', error: tooDeep.message };
+    return { create: [{ task: { ...task, id: splitId, type: FOR_EACH_ITEM_SPLIT }, branch: 'tasks' }] };
+  }
   if (!isTerminal(split.state.current)) return { create: [] };
   if (split.state.current !== 'SUCCESS' && split.state.current !== 'WARNING') {
     return { create: [], state: 'FAILED', error: `Splitting items failed: ${split.error ?? split.state.current}` };

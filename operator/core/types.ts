@@ -178,6 +178,11 @@ export interface Execution {
   error?: string;
   /** Set when the execution must not start before this date (flow retry delay). */
   scheduleDate?: string;
+  /**
+   * Number of Subflow/ForEachItem executions above this one (absent on a root execution): set when a parent creates
+   * it, kept by flow-level retries and replays, bounded by MAX_SUBFLOW_DEPTH.
+   */
+  depth?: number;
 }
 
 export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;

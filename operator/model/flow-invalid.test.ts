@@ -104,6 +104,13 @@ const CASES: [string, string, string, string][] = [
   ['Subflow transmitFailed without wait', one('{ id: s, type: ai.service.plugin.core.flow.Subflow, namespace: n, flowId: c, transmitFailed: true }'),
     'tasks[0].transmitFailed', 'requires `wait: true`'],
   ['Subflow revision 0', one('{ id: s, type: ai.service.plugin.core.flow.Subflow, namespace: n, flowId: c, revision: 0 }'), 'tasks[0].revision', '>= 1'],
+  ['Subflow calling its own flow', one('{ id: s, type: ai.service.plugin.core.flow.Subflow, namespace: company.team, flowId: f }'),
+    'tasks[0].flowId', 'a flow cannot call itself (company.team.f)'],
+  ['Kestra Subflow calling its own flow', one('{ id: s, type: io.kestra.plugin.core.flow.Subflow, namespace: company.team, flowId: f, wait: true }'),
+    'tasks[0].flowId', 'a flow cannot call itself'],
+  ['nested ForEachItem calling its own flow', one(`{ id: seq, type: ai.service.plugin.core.flow.Sequential, tasks: [
+      { id: e, type: ai.service.plugin.core.flow.ForEachItem, items: x, namespace: company.team, flowId: f }] }`),
+    'tasks[0].tasks[0].flowId', 'a flow cannot call itself'],
   ['AllowFailure without tasks', one('{ id: a, type: ai.service.plugin.core.flow.AllowFailure }'), 'tasks[0].tasks', 'required'],
   ['Fail unknown property', one('{ id: a, type: ai.service.plugin.core.execution.Fail, message: x }'), 'tasks[0].message', 'unknown property'],
   ['WorkingDirectory outputFiles', one(`{ id: w, type: ai.service.plugin.core.flow.WorkingDirectory, outputFiles: a, tasks: [${log('x').trim().slice(2)}] }`),

@@ -86,6 +86,15 @@ const TASKS: [string, string][] = [
     labels: [{ key: a, value: b }]
     wait: true
     transmitFailed: true`],
+  ['Subflow with a templated name (bounded at run time by MAX_SUBFLOW_DEPTH), or the same id in another namespace', `
+  - id: sub
+    type: ai.service.plugin.core.flow.Subflow
+    namespace: company.team
+    flowId: "{{ flow.id }}"
+  - id: other
+    type: ai.service.plugin.core.flow.Subflow
+    namespace: company.other
+    flowId: f`],
   ['AllowFailure', `
   - id: af
     type: ai.service.plugin.core.flow.AllowFailure

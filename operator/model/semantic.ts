@@ -1,9 +1,10 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
-// retry limits, Subflow wait/transmitFailed, input declarations (defaults, ranges, validators) and templates.
+// retry limits, Subflow wait/transmitFailed and self-calls, input declarations (defaults, ranges, validators) and templates.
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
 import { conditionIssues } from './semantic-conditions.js';
+import { selfCallIssues } from './semantic-subflow.js';
 import { templateIssues } from './semantic-templates.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
@@ -147,6 +148,7 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   const tasks = locateAllTasks(flow);
   uniqueIds(tasks.map(({ task, path }) => ({ id: task.id, path })), 'task', out);
   tasks.forEach((t) => checkTask(t, out));
+  out.push(...selfCallIssues(flow, tasks));
   checkRetry(flow.retry, 'retry', out);
   checkInputs(flow.inputs, 'inputs', out);
   uniqueIds(located(flow.outputs, 'outputs'), 'output', out);
