@@ -4,16 +4,19 @@ import busboy from 'busboy';
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
 import { dict, parseJsonSafe } from '../operator/core/keyed.js';
+import { DEFAULT_LIMITS, LIMIT_SETTINGS } from '../operator/core/limits.js';
 import type { InternalStorage } from '../operator/store/types.js';
 import { HttpError, badRequest } from './errors.js';
 
-export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
-export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = DEFAULT_LIMITS.apiMaxBodyBytes;
+export const DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.apiMaxFileBytes;
+const BODY_SETTING = LIMIT_SETTINGS.apiMaxBodyBytes.env;
+const FILE_SETTING = LIMIT_SETTINGS.apiMaxFileBytes.env;
 
 function tooLarge(ctx: Context, limit: number): HttpError {
   ctx.set('Connection', 'close');
   ctx.req.resume(); // discard the rest so the client can read the answer
-  return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+  return new HttpError(413, `Request body exceeds the limit of ${limit} bytes (setting ${BODY_SETTING})`);
 }
 
 /** Reads the whole body, failing with 413 as soon as it grows past `limit`. */
@@ -106,14 +109,14 @@ export async function readMultipart(ctx: Context, opts: MultipartOptions): Promi
   const fail = (e: HttpError): void => { failure ??= e; };
 
   bb.on('field', (name, value, info) => {
-    if (info.valueTruncated) fail(new HttpError(413, `Field '${name}' exceeds the limit of ${maxField} bytes`));
+    if (info.valueTruncated) fail(new HttpError(413, `Field '${name}' exceeds the limit of ${maxField} bytes (setting ${BODY_SETTING})`));
     else addField(result.fields, name, value);
   });
   bb.on('file', (field, stream: Readable, info) => {
     const filename = safeFilename(info.filename);
     const path = failure ? undefined : opts.pathFor(field, filename);
     if (!path) { stream.resume(); return; }
-    stream.on('limit', () => fail(new HttpError(413, `File '${field}' exceeds the limit of ${maxFile} bytes`)));
+    stream.on('limit', () => fail(new HttpError(413, `File '${field}' exceeds the limit of ${maxFile} bytes (setting ${FILE_SETTING})`)));
     pending.push(opts.storage.put(path, stream).then(
       (uri) => { result.files.push({ field, filename, uri }); },
       (err) => { stream.resume(); fail(storeFailure(field, err)); },

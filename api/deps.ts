@@ -8,9 +8,9 @@ import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_FILE_BYTES } from './body.js';
 
 export interface ApiOptions {
   stores: Stores;
-  /** Limit for JSON/YAML/text bodies and multipart fields (default 10 MiB). */
+  /** Limit for JSON/YAML/text bodies and multipart fields (default: `limits.apiMaxBodyBytes`, API_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
-  /** Limit for each uploaded file (default 1 GiB). */
+  /** Limit for each uploaded file (default: `limits.apiMaxFileBytes`, API_MAX_FILE_BYTES). */
   maxFileBytes?: number;
   /** How long `?wait=true` waits for a terminal state before answering with the current one (default 5 min). */
   waitTimeoutMs?: number;
@@ -29,8 +29,8 @@ export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pi
 export function resolveDeps(o: ApiOptions): ApiDeps {
   return {
     stores: o.stores,
-    maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    maxBodyBytes: o.maxBodyBytes ?? o.limits?.apiMaxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxFileBytes: o.maxFileBytes ?? o.limits?.apiMaxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
     grants: o.grants ?? NO_GRANTS,
     limits: o.limits ?? DEFAULT_LIMITS,

@@ -37,6 +37,14 @@ export const LIMIT_SETTINGS = {
     env: 'LOGS_MAX_LINES', default: 10_000, min: 1,
     doc: 'log lines one answer of GET /logs/{executionId} holds (also the largest page size); /download streams them all',
   },
+  apiMaxBodyBytes: {
+    env: 'API_MAX_BODY_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'largest JSON, YAML or text request body, and largest multipart field, the API reads, in bytes',
+  },
+  apiMaxFileBytes: {
+    env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
+    doc: 'largest file one multipart upload part may hold, in bytes',
+  },
   resyncIntervalMs: {
     env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
     doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',

@@ -2,13 +2,15 @@
 // malformed bodies (400) and unsupported content types (415), never a 500 for bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync } from 'node:fs';
+import { limitsFromEnv } from '../../operator/core/limits.js';
 import { call, createFlow, LOG_TYPE, simpleFlow, startTestApi, yamlInit, type TestApi } from './helpers.js';
 
 let api: TestApi;
 const NS = 'limits.team';
 
 beforeAll(async () => {
-  api = await startTestApi({ maxBodyBytes: 4096, maxFileBytes: 1024 });
+  // The limits as the settings give them (API_MAX_BODY_BYTES, API_MAX_FILE_BYTES through limitsFromEnv).
+  api = await startTestApi({ limits: limitsFromEnv({ API_MAX_BODY_BYTES: '4096', API_MAX_FILE_BYTES: '1024' }) });
   await createFlow(api, `id: up\nnamespace: ${NS}\ninputs:\n  - id: doc\n    type: FILE\ntasks:\n  - id: t\n    type: ${LOG_TYPE}\n    message: x\n`);
 });
 afterAll(async () => { await api.close(); });
@@ -36,7 +38,7 @@ describe('body limits', () => {
     const big = simpleFlow(NS, 'big', `description: "${'x'.repeat(5000)}"`);
     const res = await call(`${api.url}/api/v1/flows`, yamlInit('POST', big));
     expect(res.status).toBe(413);
-    expect(res.body.message).toMatch(/limit/);
+    expect(res.body.message).toBe('Request body exceeds the limit of 4096 bytes (setting API_MAX_BODY_BYTES)');
   });
 
   it('answers 413 for an uploaded file over the limit, keeping neither file nor execution', async () => {
@@ -45,6 +47,7 @@ describe('body limits', () => {
     form.append('doc', new Blob(['y'.repeat(2048)]), 'big.bin');
     const res = await call(`${api.url}/api/v1/executions/${NS}/up`, { method: 'POST', body: form });
     expect(res.status).toBe(413);
+    expect(res.body.message).toBe("File 'doc' exceeds the limit of 1024 bytes (setting API_MAX_FILE_BYTES)");
     expect(await total()).toBe(before);
     const dir = `${api.dataDir}/storage/${NS}`;
     const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('big.bin')) : [];
