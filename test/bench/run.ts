@@ -1,5 +1,5 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|json|masking selects one group; default runs all.
+// BENCH=orchestration|inference|triggers|kube|json|masking|render selects one group; default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -25,4 +25,8 @@ if (!only || only === 'json') {
 if (!only || only === 'masking') {
   const { runMaskingBench } = await import('./masking.js');
   await runMaskingBench();
+}
+if (!only || only === 'render') {
+  const { runRenderBench } = await import('./render.js');
+  await runRenderBench();
 }
