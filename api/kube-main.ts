@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { limitsFromEnv } from '../operator/core/limits.js';
+import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
 import { openClusterEdges } from '../operator/kube/edges.js';
@@ -30,7 +31,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   await stores.ready();
   const metrics = createHttpMetrics();
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];
-  const app = createApp({ stores, limits: limitsFromEnv(env) }, { before: [metrics.middleware, ...auth] });
+  const app = createApp({ stores, limits: limitsFromEnv(env), grants: namespaceGrantsFromEnv(env) }, { before: [metrics.middleware, ...auth] });
   app.use(metrics.router.routes());
   // Batch inference: POST /v1/completions creates an InferenceJob (its own bearer-token scheme, see operator/inference).
   app.use(createInferenceRouter(new ClusterInferenceService({ kc, namespace: settings.namespace, config: loadInferenceConfig(env) })).routes());
