@@ -88,15 +88,12 @@ export function contains(container: unknown, item: unknown): boolean {
 /** The keyword arguments of a call that has none (shared, so it is frozen). */
 const NO_KWARGS: Kwargs = Object.freeze(dict());
 
-/** Loop iterations allowed in one render, so a template cannot stall the controller. */
-export const MAX_ITERATIONS = 1_000_000;
 
 /** Text being output, with its running length (bounded by the budget). */
 interface Out { parts: string[]; length: number }
 
 export class Evaluator {
   private readonly frames: Map<string, unknown>[] = [new Map()];
-  private iterations = 0;
   private readonly budget: Budget;
 
   constructor(
@@ -178,9 +175,6 @@ export class Evaluator {
       return;
     }
     items.forEach((item, index) => {
-      if (++this.iterations > MAX_ITERATIONS) {
-        throw new ExpressionError(`Too many loop iterations (over ${MAX_ITERATIONS}) in \`${excerpt(this.template)}\``);
-      }
       this.budget.step();
       const frame = new Map<string, unknown>();
       names.forEach((n, i) => frame.set(n.value, item[i] ?? null));

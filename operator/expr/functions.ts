@@ -10,7 +10,6 @@ import type { CallContext, FunctionImpl, Kwargs, TestImpl } from './evaluate.js'
 import { UNDEF, isEmpty, isPlainObject, makeMap, memberLookup, stringify, toNumber } from './values.js';
 import { withinBudget } from './watchdog.js';
 
-const MAX_RANGE = 100_000;
 const MAX_RENDER_PASSES = 10;
 /** YAML texts longer than this are parsed under the render's watchdog (the parser is pure JS: ~1 ms per 10 kB). */
 const YAML_DIRECT_CHARS = 64 * 1024;
@@ -126,12 +125,17 @@ function currentEachOutput(args: unknown[], _kwargs: Kwargs, ctx: CallContext): 
   return current;
 }
 
-function range(args: unknown[], kwargs: Kwargs): number[] {
+/** Bytes one number of a list counts in the rendering's size budget (its 8 bytes and a separator). */
+const RANGE_ITEM_BYTES = 9;
+
+function range(args: unknown[], kwargs: Kwargs, ctx: CallContext): number[] {
   const start = int(arg(args, kwargs, 0, 'start'), 'range');
   const end = int(arg(args, kwargs, 1, 'end'), 'range');
   const step = int(arg(args, kwargs, 2, 'increment'), 'range', 1);
   if (step === 0) throw new ExpressionError('range: increment must not be 0');
-  if (Math.abs((end - start) / step) > MAX_RANGE) throw new ExpressionError(`range: more than ${MAX_RANGE} items`);
+  // Refused before it is built: a range is bounded by the size budget of the rendering (EXPRESSION_MAX_BYTES).
+  const count = Math.floor(Math.abs((end - start) / step)) + 1;
+  if (count * RANGE_ITEM_BYTES > ctx.budget.maxBytes) throw ctx.budget.tooBig(`would build range(${start}, ${end}) of ${count} items`);
   const out: number[] = [];
   for (let i = start; step > 0 ? i <= end : i >= end; i += step) out.push(i);
   return out;
