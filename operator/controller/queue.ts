@@ -6,6 +6,7 @@
 // over again (with what arrived meanwhile) after a capped backoff that grows per key and resets on success, while
 // other keys keep flowing; other errors go to `onError` with the batch.
 import { backoff, isTransient, reasonOf } from '../faults.js';
+import { ConflictError } from '../store/types.js';
 
 export interface KeyedQueueOptions<E> {
   /** Which failures are retried (default: `isTransient`). */
@@ -81,8 +82,12 @@ export class KeyedQueue<E> {
     this.failures.set(key, n + 1);
     const again = this.opts.retryWith?.(key, events) ?? events;
     this.pending.set(key, [...again, ...(this.pending.get(key) ?? [])]);
-    const wait = this.opts.delay?.(n) ?? backoff(n, { baseMs: 50, maxMs: 10_000 });
-    if (n === 0 || n % 10 === 0) console.warn(`[queue] ${key}: transient failure ${n + 1}, retrying in ${wait} ms: ${reasonOf(err)}`);
+    // A first conflict is replayed at once on the fresh record (as before this queue retried anything else).
+    const wait = this.opts.delay?.(n) ?? (err instanceof ConflictError && n === 0 ? 0 : backoff(n, { baseMs: 50, maxMs: 10_000 }));
+    // A write conflict is the store's optimistic concurrency at work (replayed at once, routine in cluster mode): worth
+    // a line only when it keeps happening. Other transient failures are reported the first time and every tenth.
+    const routine = err instanceof ConflictError && n < 3;
+    if (!routine && (n === 0 || n === 3 || n % 10 === 0)) console.warn(`[queue] ${key}: transient failure ${n + 1}, retrying in ${wait} ms: ${reasonOf(err)}`);
     this.parked.set(key, setTimeout(() => {
       this.parked.delete(key);
       this.schedule(key);
