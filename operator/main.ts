@@ -53,7 +53,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const limits = limitsFromEnv(env); // a malformed limit setting is refused at start, naming it
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
-  const stores = maskedStores(openEmbeddedStores(dataDir), embeddedSecrets(env, dataDir));
+  const stores = maskedStores(openEmbeddedStores(dataDir, { busyTimeoutMs: limits.storeBusyTimeoutMs }), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,

@@ -3,8 +3,10 @@
 // starts on the next turn of the event loop (setImmediate) and yields one turn between batches: every event that
 // arrives meanwhile (task results of a fan-out, each from its own I/O or timer callback) joins the next batch, and
 // other work (HTTP requests, other keys) runs in between. A batch that fails with a transient error is kept and handed
-// over again (with what arrived meanwhile) after a capped backoff that grows per key and resets on success, while
-// other keys keep flowing; other errors go to `onError` with the batch.
+// over again (with what arrived meanwhile) after a capped backoff that grows per key and resets on success; other errors
+// go to `onError` with the batch. A transient failure other than a write conflict (a locked or unreachable store) holds
+// every key until its backoff ends: the store is as unavailable to them, and each synchronous SQLite write that meets
+// another process's lock blocks the event loop for its busy timeout, so only one write a backoff tries it.
 import { backoff, isTransient, reasonOf } from '../faults.js';
 import { ConflictError } from '../store/types.js';
 
@@ -27,6 +29,8 @@ export class KeyedQueue<E> {
   private parked = new Map<string, NodeJS.Timeout>();
   /** Failures in a row per key. */
   private failures = new Map<string, number>();
+  /** Until when (epoch ms) every key waits after a store-wide transient failure. */
+  private holdUntil = 0;
   private idle: (() => void)[] = [];
   private closed = false;
 
@@ -60,6 +64,8 @@ export class KeyedQueue<E> {
       for (;;) {
         const events = this.pending.get(key);
         if (!events?.length || this.closed) break;
+        const held = this.holdUntil - Date.now();
+        if (held > 0) { this.park(key, held); break; }
         this.pending.delete(key);
         try {
           await this.handler(key, events);
@@ -88,10 +94,17 @@ export class KeyedQueue<E> {
     // a line only when it keeps happening. Other transient failures are reported the first time and every tenth.
     const routine = err instanceof ConflictError && n < 3;
     if (!routine && (n === 0 || n === 3 || n % 10 === 0)) console.warn(`[queue] ${key}: transient failure ${n + 1}, retrying in ${wait} ms: ${reasonOf(err)}`);
+    if (!(err instanceof ConflictError)) this.holdUntil = Math.max(this.holdUntil, Date.now() + wait);
+    this.park(key, wait);
+  }
+
+  /** The key waits `ms`, then drains again. */
+  private park(key: string, ms: number): void {
+    if (this.parked.has(key)) return;
     this.parked.set(key, setTimeout(() => {
       this.parked.delete(key);
       this.schedule(key);
-    }, wait));
+    }, ms));
   }
 
   /** Keys with work (queued, running or waiting for a retry). */

@@ -45,6 +45,10 @@ export const LIMIT_SETTINGS = {
     env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
     doc: 'largest file one multipart upload part may hold, in bytes',
   },
+  storeBusyTimeoutMs: {
+    env: 'STORE_BUSY_TIMEOUT_MS', default: 250, min: 0,
+    doc: 'time a write of the embedded SQLite store waits for another process\'s lock before it fails as transient and is retried later with backoff (the wait blocks the server, so it stays short), in milliseconds',
+  },
   resyncIntervalMs: {
     env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
     doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',

@@ -1,6 +1,7 @@
 // Fault injection (the issue's "done when"): while a burst of executions runs through the API of the real server
 // process, a second process opens the same SQLite database and holds its write lock (BEGIN IMMEDIATE) past the store's
-// busy timeout. After it releases, every accepted execution ends SUCCESS with each task run recorded once.
+// busy timeout. Meanwhile the server keeps answering (/healthz); after the release every accepted execution ends SUCCESS
+// with each task run recorded once.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,8 +16,11 @@ import { until } from '../support/wait.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(join(tmpdir(), 'store-lock-'));
 // better-sqlite3 waits synchronously: each write that meets the lock blocks the server's event loop for the busy
-// timeout, then fails. Holding the lock for 2.5 timeouts makes (at least) two of the controller's writes fail.
-const HOLD_MS = Math.round(BUSY_TIMEOUT_MS * 2.5);
+// timeout (STORE_BUSY_TIMEOUT_MS, short for that reason), then fails as transient and is retried later. Holding the
+// lock for many timeouts makes many of the controller's writes fail.
+const HOLD_MS = Math.max(Math.round(BUSY_TIMEOUT_MS * 2.5), 3000);
+/** Worst /healthz answer time allowed while the lock is held: a few busy waits, far from the lock's duration. */
+const HEALTH_BOUND_MS = Math.max(BUSY_TIMEOUT_MS * 6, 1500);
 const procs: ChildProcess[] = [];
 
 afterAll(() => { for (const p of procs) p.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
@@ -86,10 +90,25 @@ it('holding the write lock past the busy timeout loses no accepted execution and
 
   // The executions are running (the Pause keeps them busy): lock the store under them.
   const lock = await holdWriteLock(HOLD_MS);
+  let locked = true;
+  const healthTimes: number[] = [];
+  const health = (async () => {
+    while (locked) {
+      const t0 = performance.now();
+      await retryTransient(async () => (await fetch(`${server.base.replace(/\/api\/v1$/, "")}/healthz`)).text(), { baseMs: 20, maxMs: 100 });
+      healthTimes.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
   const during = await getJson('/executions/search?namespace=lock&flowId=burst&size=100') as { results: { state: { current: string } }[] };
   const active = during.results.filter((e) => !['SUCCESS', 'FAILED', 'WARNING', 'KILLED'].includes(e.state.current)).length;
   expect(active, 'executions still running when the lock is taken').toBeGreaterThan(0);
   await lock.released;
+  locked = false;
+  await health;
+  // The server kept serving while its store was locked (before: each write blocked it 5 s, one after another).
+  expect(healthTimes.length).toBeGreaterThan(3);
+  expect(Math.max(...healthTimes), `worst /healthz while locked: ${Math.round(Math.max(...healthTimes))} ms`).toBeLessThan(HEALTH_BOUND_MS);
   await Promise.all(Array.from({ length: 10 }, submit));
 
   for (const id of accepted) {

@@ -1,12 +1,17 @@
 // Opens the embedded SQLite database (WAL, NORMAL sync, busy timeout, foreign keys) and applies schema migrations.
 // Also holds small SQL helpers shared by the stores (statement cache, namespace-prefix clause).
 import Database from 'better-sqlite3';
+import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
 
-/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY (a transient error). */
-export const BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long a statement waits for another process's write lock before failing with SQLITE_BUSY (a transient error,
+ * retried later with backoff). better-sqlite3 waits synchronously, blocking the event loop, so the wait is short
+ * (STORE_BUSY_TIMEOUT_MS).
+ */
+export const BUSY_TIMEOUT_MS = DEFAULT_LIMITS.storeBusyTimeoutMs;
 
 /** Opens (creating if needed) the database file and brings its schema up to date. */
 export function openDatabase(file: string, opts: { busyTimeoutMs?: number } = {}): Db {
