@@ -1,8 +1,7 @@
 // Log store on a real SQLite file: buffered appends visible to reads, levels, paged reads (LIMIT/OFFSET and keyset), FTS5 search and its fallback, deletion.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EmbeddedStores, openEmbeddedStores } from './index.js';
-import type { LogLine } from '../../core/types.js';
-import { logLine, PAGED_MESSAGES, pagingLogLines, tempDir } from './test-fixtures.js';
+import { logLine, logStorePagingCases, tempDir } from './test-fixtures.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let stores: EmbeddedStores;
@@ -51,37 +50,7 @@ describe('SqliteLogStore', () => {
     expect((await stores.logs.search({ q: 'col:value' })).total).toBe(0);
   });
 
-  it('reads one execution a page at a time (limit, offset) with its count, filtered by task, task run, attempt and level', async () => {
-    const logs = stores.logs;
-    logs.append(pagingLogLines());
-    const messages = (lines: LogLine[]) => lines.map((l) => l.message);
-    expect(await logs.countForExecution('paged')).toBe(26);
-    expect(messages(await logs.forExecution('paged', { limit: 10 }))).toEqual(PAGED_MESSAGES.slice(0, 10));
-    expect(messages(await logs.forExecution('paged', { limit: 10, offset: 20 }))).toEqual(PAGED_MESSAGES.slice(20));
-    expect(await logs.forExecution('paged', { limit: 10, offset: 26 })).toEqual([]);
-    const t1 = { taskId: 't1' };
-    expect(messages(await logs.forExecution('paged', t1))).toEqual(['line 01', 'line 04', 'line 07', 'line 10', 'line 13', 'line 16', 'line 19', 'line 22']);
-    expect(await logs.countForExecution('paged', t1)).toBe(8);
-    expect(messages(await logs.forExecution('paged', { ...t1, attempt: 0, limit: 2, offset: 1 }))).toEqual(['line 10', 'line 16']);
-    expect(await logs.countForExecution('paged', { taskRunId: 'tr2', attempt: 1 })).toBe(4);
-    expect(messages(await logs.forExecution('paged', { minLevel: 'WARN' }))).toEqual(['line 00', 'line 05', 'line 10', 'line 15', 'line 20']);
-    expect(await logs.countForExecution('unknown')).toBe(0);
-    expect(await logs.forExecution('unknown', { limit: 10 })).toEqual([]);
-  });
-
-  it('reads every line of one execution in keyset pages, in time order, ties and filters included', async () => {
-    const logs = stores.logs;
-    logs.append(pagingLogLines());
-    const pages: LogLine[][] = [];
-    for await (const page of logs.pagesForExecution('paged', {}, 7)) pages.push(page);
-    expect(pages.map((p) => p.length)).toEqual([7, 7, 7, 5]);
-    expect(pages.flat()).toEqual(await logs.forExecution('paged'));
-    expect(pages.flat().map((l) => l.message)).toEqual(PAGED_MESSAGES);
-    const warn: LogLine[] = [];
-    for await (const page of logs.pagesForExecution('paged', { minLevel: 'WARN', taskId: 't2' }, 1)) warn.push(...page);
-    expect(warn.map((l) => l.message)).toEqual(['line 05', 'line 20']);
-    for await (const page of logs.pagesForExecution('unknown')) expect.unreachable(`no page for an unknown execution: ${page.length}`);
-  });
+  logStorePagingCases(() => stores.logs);
 
   it('deletes the lines of an execution and its full-text entries', async () => {
     stores.logs.append([logLine('e1', 'unique marker alpha', 'INFO', at(1)), logLine('e2', 'unique marker beta', 'INFO', at(2))]);

@@ -1,8 +1,11 @@
-// Test fixtures for the SQLite store tests: temporary data directories and sample executions, flows and log lines.
+// Test fixtures for the store tests: temporary data directories, sample executions, flows and log lines, and the paged
+// reads every LogStore must answer alike (SQLite and PostgreSQL run the same cases).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { expect, it } from 'vitest';
 import type { Execution, ExecutionState, Flow, Label, LogLevel, LogLine } from '../../core/types.js';
+import type { LogStore } from '../types.js';
 
 /** A fresh directory under the OS temp dir, and its removal. */
 export function tempDir(prefix = 'store-test-'): { dir: string; remove(): void } {
@@ -55,3 +58,38 @@ export function pagingLogLines(): LogLine[] {
 
 /** Messages of the `paged` lines in time order. */
 export const PAGED_MESSAGES = ['earliest', ...Array.from({ length: 25 }, (_, i) => `line ${String(i).padStart(2, '0')}`)];
+
+/** The paged reads of the LogStore contract (limit/offset with counts and filters, keyset pages), for any store. */
+export function logStorePagingCases(store: () => LogStore): void {
+    it('reads one execution a page at a time (limit, offset) with its count, filtered by task, task run, attempt and level', async () => {
+      const logs = store();
+      logs.append(pagingLogLines());
+      const messages = (lines: LogLine[]) => lines.map((l) => l.message);
+      expect(await logs.countForExecution('paged')).toBe(26);
+      expect(messages(await logs.forExecution('paged', { limit: 10 }))).toEqual(PAGED_MESSAGES.slice(0, 10));
+      expect(messages(await logs.forExecution('paged', { limit: 10, offset: 20 }))).toEqual(PAGED_MESSAGES.slice(20));
+      expect(await logs.forExecution('paged', { limit: 10, offset: 26 })).toEqual([]);
+      const t1 = { taskId: 't1' };
+      expect(messages(await logs.forExecution('paged', t1))).toEqual(['line 01', 'line 04', 'line 07', 'line 10', 'line 13', 'line 16', 'line 19', 'line 22']);
+      expect(await logs.countForExecution('paged', t1)).toBe(8);
+      expect(messages(await logs.forExecution('paged', { ...t1, attempt: 0, limit: 2, offset: 1 }))).toEqual(['line 10', 'line 16']);
+      expect(await logs.countForExecution('paged', { taskRunId: 'tr2', attempt: 1 })).toBe(4);
+      expect(messages(await logs.forExecution('paged', { minLevel: 'WARN' }))).toEqual(['line 00', 'line 05', 'line 10', 'line 15', 'line 20']);
+      expect(await logs.countForExecution('unknown')).toBe(0);
+      expect(await logs.forExecution('unknown', { limit: 10 })).toEqual([]);
+    });
+
+    it('reads every line of one execution in keyset pages, in time order, ties and filters included', async () => {
+      const logs = store();
+      logs.append(pagingLogLines());
+      const pages: LogLine[][] = [];
+      for await (const page of logs.pagesForExecution('paged', {}, 7)) pages.push(page);
+      expect(pages.map((p) => p.length)).toEqual([7, 7, 7, 5]);
+      expect(pages.flat()).toEqual(await logs.forExecution('paged'));
+      expect(pages.flat().map((l) => l.message)).toEqual(PAGED_MESSAGES);
+      const warn: LogLine[] = [];
+      for await (const page of logs.pagesForExecution('paged', { minLevel: 'WARN', taskId: 't2' }, 1)) warn.push(...page);
+      expect(warn.map((l) => l.message)).toEqual(['line 05', 'line 20']);
+      for await (const page of logs.pagesForExecution('unknown')) expect.unreachable(`no page for an unknown execution: ${page.length}`);
+    });
+}
