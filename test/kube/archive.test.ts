@@ -3,7 +3,7 @@
 // across live + archived), restarts and replays them; a leader stopped between archive and delete only delays it, and
 // the archive holds one row per execution; a child read by a running parent stays until the parent ends.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,7 +132,6 @@ tasks:
     await gone(e.id);
     const [before] = await rows(e.id);
     expect(before).toBeDefined();
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(marker, '');
     const restarted = await call(`/executions/${e.id}/restart`, { method: 'POST' });
     expect(restarted.id).toBe(e.id);
