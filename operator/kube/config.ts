@@ -15,6 +15,19 @@ export interface ClusterSettings {
   logStoreUrl: string;
   secretsSecretName: string;
   launcher: LauncherSettings;
+  /** Finished executions: archived to the log store's database, their resources deleted this long after their end. */
+  executionTtlSeconds: number;
+  /** Period of the leader's archive-and-delete pass over finished executions. */
+  executionSweepIntervalMs: number;
+}
+
+/** A whole number ≥ `min` from `env[name]` (default when unset); anything else is refused naming the variable. */
+function intSetting(env: NodeJS.ProcessEnv, name: string, def: number, min: number, what: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min} (${what}), got '${raw}'`);
+  return n;
 }
 
 function json<T>(env: NodeJS.ProcessEnv, name: string): T | undefined {
@@ -92,5 +105,9 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     logStoreUrl: required(env, 'LOG_STORE_URL'),
     secretsSecretName: env.SECRETS_SECRET_NAME || 'flowpilot-secrets',
     launcher,
+    executionTtlSeconds: intSetting(env, 'EXECUTION_TTL_SECONDS', 3600, 0,
+      'seconds a finished Execution resource is kept after its end once archived; 0 deletes it as soon as archived'),
+    executionSweepIntervalMs: intSetting(env, 'EXECUTION_SWEEP_INTERVAL_MS', 30_000, 100,
+      'interval of the pass that archives finished executions and deletes expired resources, in milliseconds'),
   };
 }

@@ -143,7 +143,8 @@ export class KubeLauncher implements Launcher {
   /** Outcomes stay until evicted (forgetOld), so that a repeated question is answered without a request. */
   recorded(): void {}
 
-  forgetExecution(): void {}
+  /** The execution ended: its resource may be deleted (archive TTL) and re-created by a restart, with a new uid. */
+  forgetExecution(executionId: string): void { this.owners.delete(executionId); }
 
   kill(taskRunId: string, attempt: number): void {
     this.stopAttempt(taskRunId, attempt).catch((err) => this.onError(`could not kill task run ${taskRunId} attempt ${attempt}`, err));

@@ -21,11 +21,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
-  const { storage, logs } = edges;
+  const { storage, logs, archive } = edges;
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
     leaderElection: settings.leaderElection, secretsSecretName: settings.secretsSecretName, env, metrics,
+    archive: { archive, ttlSeconds: settings.executionTtlSeconds, sweepIntervalMs: settings.executionSweepIntervalMs },
     leaderTasks: [{
       name: 'inference',
       start: () => startInferenceReconciler({

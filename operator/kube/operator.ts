@@ -16,6 +16,8 @@ import { startLeaderElection, type LeaderElection } from './leader.js';
 import { POD_SECRET_PREFIX } from './names.js';
 import { startKubeSecrets } from './secrets.js';
 import { openKubeStores, type KubeStores } from './store/index.js';
+import { ExecutionSweeper } from './archive/sweeper.js';
+import type { ExecutionArchive } from './archive/types.js';
 
 export interface OperatorOptions {
   kc: KubeConfig;
@@ -38,6 +40,8 @@ export interface OperatorOptions {
   /** Extra work of the leader (e.g. the inference reconciler): started when leading, stopped when not. */
   leaderTasks?: { name: string; start(): Promise<{ stop(): Promise<void> }> }[];
   onError?: (err: unknown, where: string) => void;
+  /** Execution history: reads fall back to it; the leader archives finished executions and deletes their resources after `ttlSeconds`. */
+  archive?: { archive: ExecutionArchive; ttlSeconds: number; sweepIntervalMs: number };
 }
 
 export interface RunningOperator {
@@ -55,7 +59,7 @@ export interface RunningOperator {
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const env = o.env ?? process.env;
   const onError = o.onError ?? ((err, where) => console.error(`[operator] ${where}:`, err));
-  const kubeStores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch') });
+  const kubeStores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch'), ...(o.archive ? { archive: o.archive.archive } : {}) });
   await kubeStores.ready();
   const secrets = o.secretsSecretName === null ? undefined
     : await startKubeSecrets({ kc: o.kc, namespace: o.namespace, secretName: o.secretsSecretName ?? 'flowpilot-secrets', onError: (e) => onError(e, 'secrets') });
@@ -117,6 +121,15 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       defaultTriggerComponents(),
     );
     const extra = [];
+    // Finished executions move to the history database; their resources go after the TTL (operator/kube/archive).
+    if (o.archive) {
+      const sweeper = new ExecutionSweeper({
+        store: kubeStores.executions, archive: o.archive.archive, ttlSeconds: o.archive.ttlSeconds, intervalMs: o.archive.sweepIntervalMs,
+        ...(o.clock ? { clock: o.clock } : {}), onError,
+      });
+      sweeper.start();
+      extra.push(sweeper);
+    }
     for (const t of o.leaderTasks ?? []) extra.push(await t.start());
     leading = { controller, launcher, ...(triggers ? { triggers } : {}), stopFlows, extra };
     notifyLeading();

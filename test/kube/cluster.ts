@@ -15,6 +15,7 @@ import { envSecrets, maskedStores, type MaskedStores } from '../../operator/secr
 import { startOperator, type RunningOperator } from '../../operator/kube/operator.js';
 import { S3Storage } from '../../operator/storage/s3.js';
 import { PgLogStore } from '../../operator/store/postgres/logs.js';
+import { PgExecutionArchive } from '../../operator/kube/archive/pg-archive.js';
 import { startPostgres, startS3rver, type Service } from '../support/services.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
@@ -32,7 +33,11 @@ export interface ClusterOptions {
   /** Keys of the flow-secrets Secret (plain values). */
   secrets?: Record<string, string>;
   leaseDurationSec?: number;
+  /** Execution history in the PostgreSQL database (operators and the API read it; the leader archives and deletes). */
+  archive?: ArchiveSettings;
 }
+
+export interface ArchiveSettings { ttlSeconds: number; sweepIntervalMs?: number }
 
 export interface TestCluster {
   server: KubeTestServer;
@@ -47,8 +52,12 @@ export interface TestCluster {
   apiStores: MaskedStores<KubeStores>;
   logs: PgLogStore;
   storage: S3Storage;
-  /** Starts one more operator replica (e.g. after stopping one). */
-  addOperator(identity?: string): Promise<RunningOperator>;
+  /** The execution history table, when `archive` was set. */
+  archive?: PgExecutionArchive;
+  /** A pool on the cluster's PostgreSQL (tests reading the tables). */
+  pg: pg.Pool;
+  /** Starts one more operator replica (e.g. after stopping one), with its own archive settings if given. */
+  addOperator(identity?: string, archive?: ArchiveSettings): Promise<RunningOperator>;
   leader(): RunningOperator | undefined;
   close(): Promise<void>;
 }
@@ -93,8 +102,16 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   ];
   const operators: RunningOperator[] = [];
   let n = 0;
-  const addOperator = async (identity = `operator-${n++}`) => {
+  const openArchive = async () => {
+    const pool = new pg.Pool({ connectionString: pgSvc.url, max: 4 });
+    pools.push(pool);
+    const archive = new PgExecutionArchive(pool);
+    await archive.init();
+    return archive;
+  };
+  const addOperator = async (identity = `operator-${n++}`, archived = opts.archive) => {
     const op = await startOperator({
+      ...(archived ? { archive: { archive: await openArchive(), ttlSeconds: archived.ttlSeconds, sweepIntervalMs: archived.sweepIntervalMs ?? 200 } } : {}),
       kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
@@ -106,11 +123,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
   for (let i = 0; i < (opts.replicas ?? 1); i++) await addOperator();
   const logs = await openLogs();
-  const apiStores = maskedStores(await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage }), envSecrets({ ENCRYPTION_KEY: encryptionKey }));
+  const archive = opts.archive ? await openArchive() : undefined;
+  const apiStores = maskedStores(await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage, ...(archive ? { archive } : {}) }), envSecrets({ ENCRYPTION_KEY: encryptionKey }));
   await apiStores.ready();
   const api = await startServer(createApp({ stores: apiStores }), 0, '127.0.0.1');
   return {
     server, kc, denied, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
+    ...(archive ? { archive } : {}), pg: pools[pools.length - 1]!,
     leader: () => operators.find((o) => o.isLeader()),
     async close() {
       await api.close();

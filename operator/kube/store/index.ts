@@ -2,6 +2,7 @@
 // namespace (informer caches + conditional writes), composed with a LogStore and an InternalStorage given by the caller.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InternalStorage, LogStore, Stores } from '../../store/types.js';
+import type { ExecutionArchive } from '../archive/types.js';
 import type { CacheOptions } from './cache.js';
 import { apiMessage, statusCode } from './kube-api.js';
 import { KubeExecutionStore } from './executions.js';
@@ -39,6 +40,8 @@ export interface KubeStoresOptions {
   resyncMs?: number;
   /** List/watch failures (default: a console warning per failure streak; the watch restarts with backoff). */
   onWatchError?: (err: unknown) => void;
+  /** Execution history (finished executions whose resources may be deleted): reads fall back to it. */
+  archive?: ExecutionArchive;
   /** Run by close() after the informers stopped, e.g. to close the log store. */
   onClose?: () => Promise<void> | void;
 }
@@ -47,7 +50,7 @@ export interface KubeStoresOptions {
 export async function openKubeStores(opts: KubeStoresOptions): Promise<KubeStores> {
   const cacheOpts: CacheOptions = { resyncMs: opts.resyncMs, onError: opts.onWatchError };
   const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts);
-  const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts);
+  const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts, opts.archive);
   const kv = new KubeKVStore(opts.kc, opts.namespace, cacheOpts);
   const triggers = new KubeTriggerStateStore(opts.kc, opts.namespace, cacheOpts);
   const caches = [flows.res.flows, flows.res.revisions, executions.cache, kv.cache, triggers.cache];

@@ -139,14 +139,16 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
   }
 
   /**
-   * Deletes; with `resourceVersion` only that version (409 otherwise). Returns the deleted object as the server
-   * answered it (custom resources answer the object), or undefined when it did not exist.
+   * Deletes; with `resourceVersion` (and/or `uid`) only that version (409 otherwise). Returns the deleted object as the
+   * server answered it (custom resources answer the object), or undefined when it did not exist.
    */
-  async delete(name: string, resourceVersion?: string): Promise<O | { status: 'gone' } | undefined> {
+  async delete(name: string, precondition?: string | { uid?: string; resourceVersion?: string }): Promise<O | { status: 'gone' } | undefined> {
+    const pre = typeof precondition === 'string' ? { resourceVersion: precondition } : precondition;
+    const preconditions = pre && Object.fromEntries(Object.entries(pre).filter(([, v]) => v));
     try {
       const res = (await this.api.deleteNamespacedCustomObject({
         ...this.base(), name,
-        body: resourceVersion ? { preconditions: { resourceVersion } } : {},
+        body: preconditions && Object.keys(preconditions).length ? { preconditions } : {},
       })) as O | { kind?: string };
       return res && (res as O).metadata?.name ? (res as O) : { status: 'gone' };
     } catch (err) {
