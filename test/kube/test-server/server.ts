@@ -4,7 +4,8 @@
 // Known simplifications versus a real kube-apiserver (keep tests honest about them):
 // - One process, in memory; no etcd. resourceVersion is a global counter; lists always read the latest state
 //   (resourceVersion / resourceVersionMatch on lists are ignored) and `continue` pages show the current state, not a
-//   snapshot; continue tokens never expire.
+//   snapshot (each reports the first page's resourceVersion); a continue token expires (410 Expired) once its
+//   resourceVersion falls out of the type's `historyLimit` window, as a real one does after etcd compaction.
 // - No controllers: no Job controller, no kubelet, no scheduler, no service-account token controller. The garbage
 //   collector, finalizer handling (orphan / foregroundDeletion) and namespace termination do run (asynchronously).
 // - Pods are deleted at once unless `gracefulPodDeletion` is set (then Pods with spec.nodeName get a deletionTimestamp
