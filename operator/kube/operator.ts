@@ -83,7 +83,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     const exec = e.execution;
     if (!leading || !isTerminal(exec.state.current) || observed.has(exec.id)) return;
     observed.add(exec.id);
-    if (observed.size > 10_000) observed.clear();
+    // Bounded, oldest first (clearing it all would observe recent executions twice on their next event).
+    if (observed.size > 10_000) observed.delete(observed.values().next().value!);
     for (const run of exec.taskRunList) {
       const end = run.state.endDate, start = run.state.startDate;
       if (!end || !start) continue;
