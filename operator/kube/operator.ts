@@ -46,6 +46,8 @@ export interface RunningOperator {
   isLeader(): boolean;
   /** The controller while this replica leads. */
   controller(): Controller | undefined;
+  /** The task launcher while this replica leads (its caches' sizes: tests, the memory bench). */
+  launcher(): KubeLauncher | undefined;
   /** Resolves when the leader's parts are started (tests). */
   whenLeading(): Promise<void>;
   stop(): Promise<void>;
@@ -152,6 +154,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     stores,
     isLeader: () => leading !== undefined,
     controller: () => leading?.controller,
+    launcher: () => leading?.launcher,
     whenLeading: () => leadingStarted,
     async stop() {
       await election?.stop();

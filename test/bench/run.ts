@@ -1,5 +1,6 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|json|masking|render selects one group; default runs all.
+// BENCH=orchestration|inference|triggers|kube|kube-memory|json|masking|render selects one group (kube includes
+// kube-memory); default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -17,6 +18,10 @@ if (!only || only === 'triggers') {
 if (!only || only === 'kube') {
   const { runKubeBench } = await import('./kube.js');
   await runKubeBench();
+}
+if (!only || only === 'kube' || only === 'kube-memory') {
+  const { runKubeMemoryBench } = await import('./kube-memory.js');
+  await runKubeMemoryBench();
 }
 if (!only || only === 'json') {
   const { runJsonParseBench } = await import('./json-parse.js');
