@@ -43,6 +43,17 @@ export function makeLeanInformer<T extends KubernetesObject>(kc: KubeConfig, pat
   return new ListWatch<T>(path, new TransformingWatch<T>(kc, transform), list as never, false, o.labelSelector, o.fieldSelector);
 }
 
+/**
+ * The object without `metadata.managedFields` (a real server lists there every field path each writer set: for an
+ * Execution with its record in status, about as many keys as the record). Safe for objects written back: a PUT or
+ * patch without managedFields leaves the server's unchanged.
+ */
+export function withoutManagedFields<T extends { metadata?: { managedFields?: unknown } }>(obj: T): T {
+  if (!obj.metadata || !('managedFields' in obj.metadata)) return obj;
+  const { managedFields: _managed, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
 /** Metadata without managedFields and kubectl's last-applied copy (both can outweigh the object itself). */
 function leanMeta<M extends { managedFields?: unknown; annotations?: Record<string, string> }>(m: M | undefined): M | undefined {
   if (!m) return m;

@@ -170,6 +170,11 @@ export class Api {
         if (om[k] === undefined) delete next.metadata[k];
         else next.metadata[k] = om[k];
       }
+      // A write without managedFields (or with an empty list) leaves the stored ones unchanged, as on a real server.
+      if (!Array.isArray(gm.managedFields) || gm.managedFields.length === 0) {
+        if (om.managedFields === undefined) delete next.metadata.managedFields;
+        else next.metadata.managedFields = clone(om.managedFields);
+      }
       if (t.status) {
         if (old.status === undefined) delete next.status;
         else next.status = clone(old.status);

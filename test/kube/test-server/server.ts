@@ -13,7 +13,7 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
+//   fields computed (those a client sends are stored, and kept by an update that omits them), no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
 //   fieldValidation applies to custom resources only (Strict: 400 on unknown fields; default Warn: pruned, Warning
 //   header); unknown fields of built-in kinds are kept.
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
