@@ -48,9 +48,10 @@ export function makeLeanInformer<T extends KubernetesObject>(kc: KubeConfig, pat
  * Execution with its record in status, about as many keys as the record). Safe for objects written back: a PUT or
  * patch without managedFields leaves the server's unchanged.
  */
-export function withoutManagedFields<T extends { metadata?: { managedFields?: unknown } }>(obj: T): T {
-  if (!obj.metadata || !('managedFields' in obj.metadata)) return obj;
-  const { managedFields: _managed, ...metadata } = obj.metadata;
+export function withoutManagedFields<T extends { metadata?: object }>(obj: T): T {
+  const meta = obj.metadata as { managedFields?: unknown } | undefined;
+  if (!meta || !('managedFields' in meta)) return obj;
+  const { managedFields: _managed, ...metadata } = meta;
   return { ...obj, metadata };
 }
 
