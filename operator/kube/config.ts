@@ -85,6 +85,15 @@ export function runnerEnv(env: NodeJS.ProcessEnv, namespace: string): V1EnvVar[]
   return out;
 }
 
+/** RUNNER_TTL_SECONDS_AFTER_FINISHED: a whole number of seconds (0: deleted as soon as finished). */
+function jobTtl(raw: string): number {
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) {
+    throw new Error(`RUNNER_TTL_SECONDS_AFTER_FINISHED must be an integer >= 0 (seconds a finished task Job is kept), got '${raw}'`);
+  }
+  return n;
+}
+
 export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
   const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
   const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
@@ -93,7 +102,7 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     ...(pull ? { imagePullPolicy: pull } : {}),
     ...(env.RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: env.RUNNER_SERVICE_ACCOUNT } : {}),
     ...(json(env, 'RUNNER_RESOURCES') ? { resources: json(env, 'RUNNER_RESOURCES') } : {}),
-    ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: Number(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
+    ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: jobTtl(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
     env: runnerEnv(env, namespace),
   };
   return {

@@ -16,6 +16,14 @@ import { jobName, LABELS, MANAGER } from './names.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
+/**
+ * Seconds a finished task Job (and its Pod) stays before Kubernetes deletes it (RUNNER_TTL_SECONDS_AFTER_FINISHED).
+ * The operator settles an attempt as soon as its Job ends, and reads the result file again if asked after the Job
+ * is gone, so the Job only serves `kubectl` inspection meanwhile; the cluster and the operator's Job/Pod caches hold
+ * about (tasks finished per second) x this many of them.
+ */
+export const DEFAULT_JOB_TTL_SECONDS = 600;
+
 export interface LauncherSettings {
   /** Image holding the app at /app (with node_modules) and `node` on the PATH. */
   runnerImage: string;
@@ -26,7 +34,7 @@ export interface LauncherSettings {
   /** Extra env sources for task pods (e.g. a Secret of `SECRET_<NAME>` values). */
   envFrom?: V1EnvFromSource[];
   resources?: V1ResourceRequirements;
-  /** Finished Jobs are garbage-collected after this long (default 3600). */
+  /** Finished Jobs are garbage-collected after this long (default DEFAULT_JOB_TTL_SECONDS). */
   ttlSecondsAfterFinished?: number;
   /** Pod grace period between SIGTERM and SIGKILL (default 30). */
   terminationGracePeriodSeconds?: number;
@@ -177,7 +185,7 @@ export function buildJob(i: JobSpecInput): V1Job {
     },
     spec: {
       backoffLimit: 0,
-      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished ?? 3600,
+      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
       ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
       template: {
         metadata: { labels },

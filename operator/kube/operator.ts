@@ -50,6 +50,8 @@ export interface RunningOperator {
   isLeader(): boolean;
   /** The controller while this replica leads. */
   controller(): Controller | undefined;
+  /** The task launcher while this replica leads (its caches' sizes: tests, the memory bench). */
+  launcher(): KubeLauncher | undefined;
   /** Resolves when the leader's parts are started (tests). */
   whenLeading(): Promise<void>;
   stop(): Promise<void>;
@@ -87,7 +89,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     const exec = e.execution;
     if (!leading || !isTerminal(exec.state.current) || observed.has(exec.id)) return;
     observed.add(exec.id);
-    if (observed.size > 10_000) observed.clear();
+    // Bounded, oldest first (clearing it all would observe recent executions twice on their next event).
+    if (observed.size > 10_000) observed.delete(observed.values().next().value!);
     for (const run of exec.taskRunList) {
       const end = run.state.endDate, start = run.state.startDate;
       if (!end || !start) continue;
@@ -164,6 +167,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     stores,
     isLeader: () => leading !== undefined,
     controller: () => leading?.controller,
+    launcher: () => leading?.launcher,
     whenLeading: () => leadingStarted,
     async stop() {
       await election?.stop();

@@ -1,5 +1,6 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|archive|json|masking|render selects one group; default runs all.
+// BENCH=orchestration|inference|triggers|kube|archive|kube-memory|json|masking|render selects one group (kube
+// includes archive and kube-memory); default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -21,6 +22,10 @@ if (!only || only === 'kube') {
 if (!only || only === 'kube' || only === 'archive') {
   const { runArchiveBench } = await import('./archive.js');
   await runArchiveBench();
+}
+if (!only || only === 'kube' || only === 'kube-memory') {
+  const { runKubeMemoryBench } = await import('./kube-memory.js');
+  await runKubeMemoryBench();
 }
 if (!only || only === 'json') {
   const { runJsonParseBench } = await import('./json-parse.js');

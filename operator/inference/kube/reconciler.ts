@@ -5,6 +5,7 @@
 import {
   BatchV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod,
 } from '@kubernetes/client-node';
+import { leanJob, makeLeanInformer } from '../../kube/informer.js';
 import { GROUP, KINDS, LABELS, VERSION } from '../../kube/names.js';
 import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/kube-api.js';
 import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
@@ -37,8 +38,8 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   const api = new KindApi<InferenceJobResource>(o.kc, KINDS.InferenceJob, ns);
   const selector = `${LABELS.managedBy}=${INFERENCE_MANAGER}`;
   const ijs = makeInformer(o.kc, api.path, () => api.list() as never) as unknown as Cache<InferenceJobResource & KubernetesObject>;
-  const jobs: Cache<V1Job> = makeInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
-    () => batch.listNamespacedJob({ namespace: ns, labelSelector: selector }), selector);
+  const jobs: Cache<V1Job> = makeLeanInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
+    (page) => batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector, transform: leanJob });
   let stopped = false;
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();

@@ -4,6 +4,7 @@
 import { type KubeConfig, type KubernetesObject, type KubernetesListObject, makeInformer } from '@kubernetes/client-node';
 import { type AnyKubeObject, apiMessage, type KindApi, rvNumber, statusCode } from './kube-api.js';
 import { backoff } from '../../faults.js';
+import { withoutManagedFields } from '../informer.js';
 
 export interface CacheEvent<O> {
   type: 'added' | 'modified' | 'deleted';
@@ -99,7 +100,8 @@ export class KubeCache<O extends AnyKubeObject> {
   list(): O[] { return [...this.objects.values()]; }
 
   /** Merges an object the server returned (write response, GET): kept when newer than what we hold. */
-  observe(obj: O): void {
+  observe(served: O): void {
+    const obj = withoutManagedFields(served); // kept out of the cache: see informer.ts
     const name = obj.metadata?.name;
     if (!name) return;
     const rv = rvNumber(obj);

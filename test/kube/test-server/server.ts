@@ -4,7 +4,8 @@
 // Known simplifications versus a real kube-apiserver (keep tests honest about them):
 // - One process, in memory; no etcd. resourceVersion is a global counter; lists always read the latest state
 //   (resourceVersion / resourceVersionMatch on lists are ignored) and `continue` pages show the current state, not a
-//   snapshot; continue tokens never expire.
+//   snapshot (each reports the first page's resourceVersion); a continue token expires (410 Expired) once its
+//   resourceVersion falls out of the type's `historyLimit` window, as a real one does after etcd compaction.
 // - No controllers: no Job controller, no kubelet, no scheduler, no service-account token controller. The garbage
 //   collector, finalizer handling (orphan / foregroundDeletion) and namespace termination do run (asynchronously).
 // - Pods are deleted at once unless `gracefulPodDeletion` is set (then Pods with spec.nodeName get a deletionTimestamp
@@ -12,7 +13,7 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
+//   fields computed (those a client sends are stored, and kept by an update that omits them), no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
 //   fieldValidation applies to custom resources only (Strict: 400 on unknown fields; default Warn: pruned, Warning
 //   header); unknown fields of built-in kinds are kept.
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
