@@ -63,6 +63,13 @@ export interface KubeTestServerOptions {
   bookmarkIntervalMs?: number;
   /** Server-side cap of a watch (default 1800 s). */
   watchTimeoutSeconds?: number;
+  /** Deliver watch events this many ms late, as a loaded real server does (default 0). Writes and reads are not delayed. */
+  watchDelayMs?: number;
+  /**
+   * End a watch that reached its timeout by dropping the connection instead of ending the chunked response cleanly:
+   * client-node (node-fetch) then reports "Premature close", as seen against real clusters. Default false.
+   */
+  watchAbruptEnd?: boolean;
   maxObjectBytes?: number;
   /** Refuse namespaced writes in namespaces that do not exist (default false: any namespace works). */
   requireNamespaces?: boolean;
@@ -202,7 +209,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
             namespace: ns, version, resourceVersion: q.get('resourceVersion') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined,
             fieldSelector: q.get('fieldSelector') ?? undefined, allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
             timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined, sendInitialEvents: q.get('sendInitialEvents') === 'true',
-          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000 }, () => watchEnds.delete(end));
+          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000, delayMs: opts.watchDelayMs, abruptEnd: opts.watchAbruptEnd }, () => watchEnds.delete(end));
           watchEnds.add(end);
         };
         if (suspended) suspended.push(start);
