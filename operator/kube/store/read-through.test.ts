@@ -162,6 +162,17 @@ describe('MissReads', () => {
     expect(await m.read('gone', async () => 'here')).toBe('here');
   });
 
+  it('keeps long (caller-chosen) keys as their hash', async () => {
+    const m = new MissReads(60_000);
+    const long = 'x'.repeat(10_000);
+    expect(await m.read(long, async () => undefined)).toBeUndefined();
+    expect(m.knownMissing(long)).toBe(true);
+    expect(m.knownMissing(`${long}y`)).toBe(false);
+    expect(JSON.stringify([...(m as unknown as { misses: Map<string, number> }).misses.keys()]).length).toBeLessThan(200);
+    m.forget(long);
+    expect(m.knownMissing(long)).toBe(false);
+  });
+
   it('remembers nothing with a TTL of 0', async () => {
     const m = new MissReads(0);
     expect(await m.read('k', async () => undefined)).toBeUndefined();

@@ -5,6 +5,8 @@
 // the running one, so it sees every write that finished before they asked), and a confirmed miss is answered from
 // memory for KUBE_READ_MISS_TTL_MS. Reads that cover many keys (a full list) are also spaced apart.
 
+import { createHash } from 'node:crypto';
+
 export const READ_MISS_TTL_ENV = 'KUBE_READ_MISS_TTL_MS';
 export const DEFAULT_READ_MISS_TTL_MS = 1000;
 /** Confirmed misses remembered at most (oldest forgotten first). */
@@ -21,6 +23,9 @@ export function readMissTtlMs(env: NodeJS.ProcessEnv = process.env): number {
   return n;
 }
 
+/** Keys come from callers (URL paths): long ones are kept as their hash, so 10,000 remembered misses stay small. */
+const keyOf = (key: string): string => (key.length <= 128 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`);
+
 interface Flight { promise: Promise<unknown>; startedAt: number }
 
 export class MissReads {
@@ -36,6 +41,7 @@ export class MissReads {
 
   /** Was `key` confirmed missing by a read that started less than the TTL ago? */
   knownMissing(key: string): boolean {
+    key = keyOf(key);
     const at = this.misses.get(key);
     if (at === undefined) return false;
     if (this.now() - at < this.ttlMs) return true;
@@ -46,19 +52,21 @@ export class MissReads {
   /** Remembers that a read started at `startedAt` did not find `key`. */
   remember(key: string, startedAt: number): void {
     if (this.ttlMs <= 0) return;
+    key = keyOf(key);
     this.misses.delete(key);
     this.misses.set(key, startedAt);
     if (this.misses.size > MAX_MISSES) this.misses.delete(this.misses.keys().next().value!);
   }
 
   /** The cache saw the object: a remembered miss no longer holds. */
-  forget(key: string): void { this.misses.delete(key); }
+  forget(key: string): void { this.misses.delete(keyOf(key)); }
 
   /**
    * Runs `read` under `flight` (one running, one waiting; `minGapMs` between two starts) and resolves with its value
    * and the time it started. A caller never shares a read that started before it asked.
    */
   async coalesce<T>(flight: string, read: () => Promise<T>, minGapMs = 0): Promise<{ value: T; startedAt: number }> {
+    flight = keyOf(flight);
     const wait = this.waiting.get(flight);
     if (wait) return wait as Promise<{ value: T; startedAt: number }>;
     const current = this.running.get(flight);
