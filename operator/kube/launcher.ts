@@ -21,6 +21,7 @@ import { attemptInputUri, readAttemptResult, writeAttemptInput } from './attempt
 import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
 import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, MANAGER, VERSION } from './names.js';
+import { restartOnWatchError } from './watch-restart.js';
 
 export interface KubeLauncherOptions {
   kc: KubeConfig;
@@ -98,11 +99,8 @@ export class KubeLauncher implements Launcher {
     this.pods.on('add', (p) => this.onPod(p));
     this.pods.on('update', (p) => this.onPod(p));
     for (const inf of [this.jobs, this.pods] as Informer<V1Job | V1Pod>[]) {
-      inf.on('error', (err) => {
-        if (this.stopped) return;
-        this.onError('watch failed, restarting', err);
-        setTimeout(() => { if (!this.stopped) inf.start().catch((e) => this.onError('watch restart failed', e)); }, 1000);
-      });
+      // Routine watch ends restart quietly at once; failures back off and are reported once per streak.
+      restartOnWatchError(inf as never, { report: (err) => this.onError('watch failed, restarting', err), stopped: () => this.stopped });
     }
     this.syncing = true;
     try { await Promise.all([this.jobs.start(), this.pods.start()]); } finally { this.syncing = false; }

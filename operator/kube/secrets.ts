@@ -5,6 +5,7 @@ import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-no
 import { type Cache, leanSecret, makeLeanInformer } from './informer.js';
 import { GROUP } from './names.js';
 import type { PageReader } from './store/kube-api.js';
+import { restartOnWatchError } from './watch-restart.js';
 
 export const DEFAULT_SECRET_NAME = 'flowpilot-secrets';
 export const SECRET_LABEL = `${GROUP}/secret`;
@@ -69,11 +70,11 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
     lists.push(() => read({ limit: 1 }));
     const informer = makeLeanInformer<V1Secret>(kc, path, read, { ...selectors, transform: leanSecret });
     informer.on('change', rebuild);
-    informer.on('error', (err: unknown) => {
-      if (stopped) return;
-      onError(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)));
-      setTimeout(() => { if (!stopped) void informer.start(); }, retryMs).unref();
-    });
+    // Routine watch ends restart quietly at once; failures back off (from retryMs) and are reported once per streak.
+    restartOnWatchError(informer as never, {
+      report: (err) => onError(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err))),
+      stopped: () => stopped,
+    }, retryMs);
     informers.push(informer);
   };
 

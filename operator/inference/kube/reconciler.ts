@@ -11,6 +11,7 @@ import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/ku
 import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
 import { isFinal, runnerJobName, taskIdOf, type InferenceJobResource } from './resource.js';
 import { patchInferenceJobStatus } from './store.js';
+import { restartOnWatchError } from '../../kube/watch-restart.js';
 
 export interface InferenceReconcilerOptions {
   kc: KubeConfig;
@@ -123,12 +124,8 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   jobs.on('update', onJob);
   jobs.on('delete', onJob);
   for (const inf of [ijs, jobs] as Cache<KubernetesObject>[]) {
-    inf.on('error', (err) => {
-      if (stopped) return;
-      onError(err, 'watch failed, restarting');
-      const t = setTimeout(() => { timers.delete(t); if (!stopped) inf.start().catch((e) => onError(e, 'watch restart')); }, 1000);
-      timers.add(t);
-    });
+    // Routine watch ends restart quietly at once; failures back off and are reported once per streak.
+    restartOnWatchError(inf as never, { report: (err) => onError(err, 'watch failed, restarting'), stopped: () => stopped, timers });
   }
   await Promise.all([jobs.start(), ijs.start()]);
   const resync = setInterval(() => { for (const r of ijs.list(ns)) onIj(r); }, (o.resyncSeconds ?? 10) * 1000);

@@ -5,6 +5,7 @@ import { type KubeConfig, type KubernetesObject, type KubernetesListObject, make
 import { type AnyKubeObject, apiMessage, type KindApi, rvNumber, statusCode } from './kube-api.js';
 import { backoff } from '../../faults.js';
 import { withoutManagedFields } from '../informer.js';
+import { WatchRestarts, isWatchEnd } from '../watch-restart.js';
 
 export interface CacheEvent<O> {
   type: 'added' | 'modified' | 'deleted';
@@ -18,7 +19,7 @@ export interface CacheEvent<O> {
 export interface CacheOptions {
   /** Full re-list period that heals anything a watch missed (0 disables); default 30 minutes. */
   resyncMs?: number;
-  /** Called on watch/list failures (default: one console.warn per failure streak). */
+  /** Called on the first watch/list failure of a streak (default: console.warn); routine watch ends are not failures. */
   onError?: (err: unknown) => void;
 }
 
@@ -37,6 +38,8 @@ export class KubeCache<O extends AnyKubeObject> {
   private failures = 0;
   private lastFailure: unknown;
   private restartTimer?: NodeJS.Timeout;
+  /** Tells routine watch ends (the server's timeout: "Premature close") from failures. */
+  private readonly ends = new WatchRestarts();
   private resyncTimer?: NodeJS.Timeout;
   private informer?: ReturnType<typeof makeInformer<KubernetesObject>>;
 
@@ -74,7 +77,7 @@ export class KubeCache<O extends AnyKubeObject> {
     informer.start().catch((err: unknown) => this.failed(err));
     const every = this.opts.resyncMs ?? 1_800_000;
     if (every > 0) {
-      this.resyncTimer = setInterval(() => { this.resync().catch((err: unknown) => this.report(err)); }, every);
+      this.resyncTimer = setInterval(() => { this.resync().catch((err: unknown) => this.report(err, true)); }, every);
       this.resyncTimer.unref();
     }
   }
@@ -187,15 +190,21 @@ export class KubeCache<O extends AnyKubeObject> {
     }
   }
 
-  private report(err: unknown): void {
-    if (this.closed) return;
+  /** Reports the first failure of a streak (or any one, when `always`: a failed periodic re-list). */
+  private report(err: unknown, always = false): void {
+    if (this.closed || (!always && this.failures !== 1)) return;
     if (this.opts.onError) this.opts.onError(err);
-    else if (this.failures === 1) console.warn(`[kube-store] ${this.api.kind.plural} list/watch failed (${statusCode(err) ?? 'network'}): ${apiMessage(err)}; retrying`);
+    else console.warn(`[kube-store] ${this.api.kind.plural} list/watch failed (${statusCode(err) ?? 'network'}): ${apiMessage(err)}; retrying`);
   }
 
   /** The informer stops on any error other than 410: restart it with a capped backoff (it resumes from its last resourceVersion). */
   private failed(err: unknown): void {
     if (this.closed || this.restartTimer) return;
+    if (isWatchEnd(err) && this.ends.next(err).routine) {
+      this.failures = 0; // the watch was running: a failure streak, if any, is over
+      this.informer?.start().catch((e: unknown) => this.failed(e)); // resumes from its last resourceVersion, at once
+      return;
+    }
     this.failures++;
     this.lastFailure = err;
     this.report(err);

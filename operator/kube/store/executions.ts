@@ -20,11 +20,14 @@ import {
 } from './execution-codec.js';
 import { ANNOTATIONS } from './labels.js';
 import { type JsonPatchOp, KindApi, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
+import { MissReads } from './read-through.js';
 
 /** Flow namespace `ns` or one of its children (dotted segments). */
 export const inNamespace = (value: string, ns: string): boolean => value === ns || value.startsWith(`${ns}.`);
 
 const dateMs = (s: string | undefined): number => (s ? Date.parse(s) : NaN);
+/** A Kubernetes object name (DNS subdomain): what the id of an Execution made with kubectl is. */
+const RESOURCE_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class KubeExecutionStore implements ExecutionStore {
   readonly cache: KubeCache<ExecutionObject>;
@@ -38,7 +41,11 @@ export class KubeExecutionStore implements ExecutionStore {
   /** Names whose record has been announced (ADDED) to watchers. */
   private readonly visible = new Set<string>();
 
-  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, readonly archive?: ExecutionArchive) {
+  /** Direct reads behind cache misses (an id created by another process, not yet watched), bounded. */
+  readonly misses: MissReads;
+
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, readonly archive?: ExecutionArchive, misses = new MissReads()) {
+    this.misses = misses;
     this.api = new KindApi<ExecutionObject>(kc, KINDS.Execution, namespace);
     this.cache = new KubeCache(kc, this.api, opts);
     this.cache.addIndex('id', (o) => [executionIdOf(o)]);
@@ -88,10 +95,27 @@ export class KubeExecutionStore implements ExecutionStore {
 
   async get(id: string): Promise<StoredExecution | undefined> {
     await this.cache.ready();
-    const obj = this.find(id) ?? (await this.cache.refresh(executionName(id)));
-    if (obj && executionIdOf(obj) === id) return this.stored(obj);
-    const archived = await this.archive?.get(id);
-    return archived && { execution: archived, resourceVersion: 0 };
+    const cached = this.find(id);
+    if (cached) return this.stored(cached);
+    // Not in the cache: on the server (created by another process, not yet watched), else in the archive; bounded.
+    const found = await this.misses.read<{ obj: ExecutionObject } | { archived: Execution }>(id, async () => {
+      const obj = await this.readById(id);
+      if (obj) return { obj };
+      const archived = await this.archive?.get(id);
+      return archived && { archived };
+    });
+    if (!found) return undefined;
+    if ('obj' in found) return executionIdOf(found.obj) === id ? this.stored(found.obj) : undefined;
+    return { execution: structuredClone(found.archived), resourceVersion: 0 };
+  }
+
+  /** An execution not in the cache, from the server: its deterministic name, else (made with kubectl) the id as name. */
+  private async readById(id: string): Promise<ExecutionObject | undefined> {
+    const byName = await this.cache.refresh(executionName(id));
+    if (byName && executionIdOf(byName) === id) return byName;
+    if (!RESOURCE_NAME.test(id) || id === executionName(id)) return undefined;
+    const handMade = await this.cache.refresh(id);
+    return handMade && executionIdOf(handMade) === id ? handMade : undefined;
   }
 
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
@@ -330,6 +354,7 @@ export class KubeExecutionStore implements ExecutionStore {
   /** Watch events and command notifications from the cache (informer or our own writes); not for the initial list. */
   private onCacheEvent(event: CacheEvent<ExecutionObject>): void {
     const name = event.obj.metadata.name;
+    if (event.type !== 'deleted') this.misses.forget(executionIdOf(event.obj));
     if (event.type === 'deleted') {
       this.decoded.delete(name);
       this.announced.delete(name);

@@ -26,7 +26,9 @@
 //   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
 // - Writes are counted (stats) per request, refused ones included.
 // - Auth: bearer tokens from `tokens` (401 otherwise) and, only with `authorizeRequests`, `authorize` for every
-//   request (403); no RBAC objects. No admission webhooks, no quotas, no audit, no protobuf, no table output.
+//   request (403); no RBAC objects. No quotas, no audit, no protobuf, no table output.
+// - Validating admission webhooks only as `validatingWebhooks` (admission.ts): http(s) URL, CREATE/UPDATE of the main
+//   resource, called with the object as sent (before pruning and defaulting), failurePolicy Fail; no mutating webhooks.
 // - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents=true (watch-list) sends the
 //   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a
 //   resourceVersion older than the last `historyLimit` events of its resource type gets ERROR 410 (reason Expired),
@@ -47,6 +49,7 @@ import { builtinTypes, typeKey, type ResourceType } from './resources.js';
 import { compileCrd, loadCrdFiles } from './schema.js';
 import { Store } from './store.js';
 import { serveWatch } from './watch.js';
+import { admit, type ValidatingWebhook } from './admission.js';
 
 export interface KubeTestServerOptions {
   /** Directory of CRD YAML files (default: the repository's `crds/` when it exists). */
@@ -63,6 +66,13 @@ export interface KubeTestServerOptions {
   bookmarkIntervalMs?: number;
   /** Server-side cap of a watch (default 1800 s). */
   watchTimeoutSeconds?: number;
+  /** Deliver watch events this many ms late, as a loaded real server does (default 0). Writes and reads are not delayed. */
+  watchDelayMs?: number;
+  /**
+   * End a watch that reached its timeout by dropping the connection instead of ending the chunked response cleanly:
+   * client-node (node-fetch) then reports "Premature close", as seen against real clusters. Default false.
+   */
+  watchAbruptEnd?: boolean;
   maxObjectBytes?: number;
   /** Refuse namespaced writes in namespaces that do not exist (default false: any namespace works). */
   requireNamespaces?: boolean;
@@ -72,6 +82,8 @@ export interface KubeTestServerOptions {
    * grace period ends. Default false: Pods go at once.
    */
   gracefulPodDeletion?: boolean;
+  /** Validating admission webhooks called on create and update of matching resources (admission.ts). */
+  validatingWebhooks?: ValidatingWebhook[];
   /** Namespaces created at start (default default, kube-system, kube-public). */
   namespaces?: string[];
 }
@@ -202,7 +214,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
             namespace: ns, version, resourceVersion: q.get('resourceVersion') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined,
             fieldSelector: q.get('fieldSelector') ?? undefined, allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
             timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined, sendInitialEvents: q.get('sendInitialEvents') === 'true',
-          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000 }, () => watchEnds.delete(end));
+          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000, delayMs: opts.watchDelayMs, abruptEnd: opts.watchAbruptEnd }, () => watchEnds.delete(end));
           watchEnds.add(end);
         };
         if (suspended) suspended.push(start);
@@ -225,6 +237,18 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     if (dry.some((d) => d !== 'All')) throw new ApiError(400, 'BadRequest', `Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
     const fv = url.searchParams.get('fieldValidation') ?? '';
     if (fv && !['Strict', 'Warn', 'Ignore'].includes(fv)) throw new ApiError(400, 'BadRequest', `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+    if (opts.validatingWebhooks && !sub && (verb === 'create' || verb === 'update') && raw.trim()) {
+      let object: { metadata?: { name?: string } } | undefined;
+      try { object = JSON.parse(raw); } catch { object = undefined; } // write() answers the decoding error
+      if (object) {
+        let oldObject: unknown;
+        if (verb === 'update') { try { oldObject = api.get(t, ns, name!); } catch { oldObject = undefined; } }
+        await admit(opts.validatingWebhooks, {
+          kind: t.kind, group: t.group, version, plural: t.plural, namespace: ns, name: name ?? object.metadata?.name,
+          operation: verb === 'create' ? 'CREATE' : 'UPDATE', object, oldObject, dryRun: dry.length > 0,
+        });
+      }
+    }
     api.dryRun = dry.length > 0;
     api.fieldValidation = fv;
     api.pruned = [];
