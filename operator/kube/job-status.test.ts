@@ -58,7 +58,7 @@ describe('podFailure and podStuck', () => {
 describe('outcomeOfJob', () => {
   const result = { state: 'SUCCESS' as const, outputs: { a: 1 } };
   const mainTerm = (exitCode: number, message?: string) => ({ name: 'task', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode, reason: 'Error', ...(message ? { message } : {}) } } });
-  const runnerPod = pod({ containerStatuses: [mainTerm(RUNNER_FAILURE_EXIT_CODE, 'could not list KV pairs within RUNNER_START_TIMEOUT_MS: 503\n')] });
+  const runnerPod = pod({ containerStatuses: [mainTerm(RUNNER_FAILURE_EXIT_CODE, 'The runner failed: listing KV pairs: still failing after 2000 ms (RUNNER_START_TIMEOUT_MS = 2000): 503\n')] });
   const infraResult = { state: 'FAILED' as const, infrastructure: true, error: 'The runner failed: x' };
   const failedPod = pod({ containerStatuses: [{ name: 'task', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] });
   it.each([
@@ -67,7 +67,7 @@ describe('outcomeOfJob', () => {
     ['complete without result: infrastructure', { kind: 'complete' as const }, undefined, [], { state: 'FAILED', infrastructure: true, error: "The runner of task 't1' exited without writing a result" }],
     ['the runner reported its own failure in its result', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, infraResult, [runnerPod], infraResult],
     ['failed with the runner\'s exit code, no result: infrastructure with its termination message', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [runnerPod],
-      { state: 'FAILED', infrastructure: true, error: "The runner of task 't1' failed: could not list KV pairs within RUNNER_START_TIMEOUT_MS: 503" }],
+      { state: 'FAILED', infrastructure: true, error: "Task 't1': The runner failed: listing KV pairs: still failing after 2000 ms (RUNNER_START_TIMEOUT_MS = 2000): 503" }],
     ['the runner\'s exit code without a message', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [pod({ containerStatuses: [mainTerm(RUNNER_FAILURE_EXIT_CODE)] })],
       { state: 'FAILED', infrastructure: true, error: expect.stringMatching(/failed \(exit code 75\) without a message/) }],
     ['exit code 75 of an init container is not the runner\'s report', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [pod({ initContainerStatuses: [{ ...mainTerm(RUNNER_FAILURE_EXIT_CODE, 'x'), name: 'install-runner' }] })],

@@ -82,7 +82,7 @@ export function outcomeOfJob(job: V1Job, finish: NonNullable<JobFinish>, result:
   if (result) return result;
   if (finish.kind === 'complete') return { state: 'FAILED', infrastructure: true, error: `The runner of task '${taskId}' exited without writing a result` };
   const runner = pods.map(runnerFailure).find((m) => m !== undefined);
-  if (runner) return { state: 'FAILED', infrastructure: true, error: `The runner of task '${taskId}' failed: ${runner}` };
+  if (runner) return { state: 'FAILED', infrastructure: true, error: `Task '${taskId}': ${runner}` };
   const why = pods.map(podFailure).find((m) => m !== undefined);
   if (why) return { state: 'FAILED', error: `Task '${taskId}' failed: ${why}` };
   return { state: 'FAILED', error: `Task '${taskId}' failed: Job ${job.metadata?.name ?? '?'} failed${finish.reason ? ` (${finish.reason}${finish.message ? `: ${finish.message}` : ''})` : ''}` };
