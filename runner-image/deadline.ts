@@ -90,7 +90,7 @@ export class Deadline {
   }
 
   private ended(what: string, last: unknown): Error {
-    if (this.kill?.aborted) return new RunnerKilled(`Task killed (${reasonOf(this.kill.reason)}) while ${what}`);
+    if (this.kill?.aborted) return new RunnerKilled(`${reasonOf(this.kill.reason)} while ${what}`);
     const why = last === undefined ? 'no answer' : reasonOf(last);
     return new RunnerFailure(`${what}: still failing after ${Date.now() - this.started} ms (${SETTING} = ${this.ms}): ${why}`, { cause: last });
   }

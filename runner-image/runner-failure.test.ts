@@ -1,6 +1,6 @@
 // The runner program (compiled, in a child process, as a task Pod runs it) when it cannot do its own part: the KV list
 // answered 503 past RUNNER_START_TIMEOUT_MS, a permanent refusal (403), an unreachable bucket, an attempt input that
-// does not hold its task run. Each time: exit code RUNNER_FAILURE_EXIT_CODE, the reason in the termination message
+// does not hold its task run; and SIGTERM during the wait (KILLED). Each failure: exit code RUNNER_FAILURE_EXIT_CODE, the reason in the termination message
 // file, and an infrastructure-failure result when the bucket answers. Real parts: the Kubernetes API test server
 // (with an outage), an S3-protocol server (s3rver); the log store URL points at a closed port (never reached).
 import { spawn } from 'node:child_process';
@@ -15,6 +15,7 @@ import { tempDir } from '../operator/store/sqlite/test-fixtures.js';
 import { oneTask } from '../test/kube/attempt-fixtures.js';
 import { startKubeTestServer, type KubeTestServer } from '../test/kube/test-server/index.js';
 import { freePort, startS3rver, type Service } from '../test/support/services.js';
+import { until } from '../test/support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUCKET = 'runner-failure';
@@ -36,7 +37,7 @@ function runProgram(env: NodeJS.ProcessEnv) {
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { out += d; });
   cleanups.push(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-  return { output: () => out, exit: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
+  return { child, output: () => out, exit: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };
 }
 
 /** A cluster-mode task Pod's environment: the test server (KUBECONFIG), the bucket, a termination message file. */
@@ -77,6 +78,18 @@ describe('runner program failures', { timeout: 120_000 }, () => {
     const reason = pod.termination();
     expect(reason).toMatch(/^The runner failed: listing KV pairs: still failing after \d+ ms \(RUNNER_START_TIMEOUT_MS = 1500\): 503: /);
     expect(await readAttemptResult(storage, pod.inputUri)).toEqual({ state: 'FAILED', infrastructure: true, error: reason });
+  });
+
+  it('SIGTERM while it waits for the KV list: a KILLED result, exit 0', async () => {
+    const server = await testServer();
+    server.startOutage({ resources: ['kvpairs'] });
+    const pod = await podEnv(server, storage, s3.url, { RUNNER_START_TIMEOUT_MS: '600000' });
+    const p = runProgram(pod.env);
+    await until(() => /listing KV pairs failed \(503/.test(p.output()), () => `the runner to meet the outage (output: ${p.output()})`);
+    p.child.kill('SIGTERM');
+    expect(await p.exit, p.output()).toBe(0);
+    expect(await readAttemptResult(storage, pod.inputUri)).toEqual({ state: 'KILLED', error: 'Task killed (SIGTERM) while listing KV pairs' });
+    expect(pod.termination()).toBe('');
   });
 
   it('a permanent refusal (403 on KV pairs) fails at once, without waiting for the deadline', async () => {
