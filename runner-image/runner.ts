@@ -95,8 +95,8 @@ function attemptStores(s: RunnerDeps['stores']): Stores {
 export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promise<TaskOutcome> {
   const e = readRunnerEnv(env);
   await initExpressions();
-  const { flow, execution } = await guarded(deps.io?.start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
-  deps.io?.start.done();
+  const start = deps.io?.start;
+  const { flow, execution } = await guarded(start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);
   const run = execution.taskRunList.find((r) => r.id === e.taskRunId);
   if (!run) throw new Error(`Task run ${e.taskRunId} is not in execution ${execution.id}`);
@@ -107,27 +107,27 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   const signal = deps.signal ?? new AbortController().signal;
   let outcome: TaskOutcome;
   const shared = sharedDirOf(flow, execution, run, e.workDir);
-  let finish: Deadline | undefined;
   try {
-    if (shared) await restoreSharedDir(deps.stores.storage, shared);
+    if (shared) await guarded(start, 'restoring the shared working directory', () => restoreSharedDir(deps.stores.storage, shared));
+    start?.done();
     outcome = await runAttempt({ stores, renderer, workRoot: e.workDir, grants: namespaceGrantsFromEnv(env) }, flow, execution, run, e.attempt, signal);
-    if (shared) await saveSharedDir(deps.stores.storage, shared);
+    if (shared) await finishing(deps.io, 'saving the shared working directory', () => saveSharedDir(deps.stores.storage, shared));
   } finally {
-    finish = deps.io?.finish();
-    try {
-      await guarded(finish, 'flushing the logs', () => deps.stores.logs.flush());
-    } finally {
-      finish?.done();
-    }
+    await finishing(deps.io, 'flushing the logs', () => deps.stores.logs.flush());
   }
   outcome = maskOutcome(outcome, secrets.masker(execution.id));
-  const write = deps.io?.finish();
-  try {
-    await guarded(write, 'writing the result', () => writeAttemptResult(deps.stores.storage, e.inputUri, outcome));
-  } finally {
-    write?.done();
-  }
+  await finishing(deps.io, 'writing the result', () => writeAttemptResult(deps.stores.storage, e.inputUri, outcome));
   return outcome;
+}
+
+/** After the task: `fn` under a fresh deadline (the task may have run for hours), not cut short by SIGTERM. */
+async function finishing(io: RunnerIo | undefined, what: string, fn: () => Promise<unknown>): Promise<void> {
+  const deadline = io?.finish();
+  try {
+    await guarded(deadline, what, fn);
+  } finally {
+    deadline?.done();
+  }
 }
 
 /** Docker task runner layout: `<dest>/node/bin/node` and `<dest>/app` (this app, node_modules included). */
