@@ -48,6 +48,8 @@ const RUNNER_ENV = [
   'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'WATCH_NAMESPACE',
   // What a task may reach beyond its own namespace (operator/tenancy), and the limits of rendering (core/limits.ts).
   'ALLOWED_NAMESPACES', 'EXPRESSION_TIMEOUT_MS', 'EXPRESSION_MAX_BYTES',
+  // How long the runner retries its start and its result write (core/limits.ts).
+  'RUNNER_START_TIMEOUT_MS',
   // Out-of-cluster runs (a laptop, the tests' simulated node): task Pods reach the API server the way the operator does.
   'KUBECONFIG',
 ];

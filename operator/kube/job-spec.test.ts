@@ -46,6 +46,10 @@ describe('buildJob', () => {
     expect(c.command).toEqual(['node', '/app/dist/runner-image/runner.js']);
     expect(c.workingDir).toBe('/app');
     expect(envOf(c)).toMatchObject({ EXECUTION_ID: 'Ex1abc', TASK_RUN_ID: 'Tr9xyz', ATTEMPT: '2', INPUT_URI: 'kestra:///x/input.json', WORK_DIR: '/work', STORAGE_DIR: '/data' });
+    // The runner's own failure reason goes to the container's termination message.
+    expect(envOf(c).TERMINATION_MESSAGE_PATH).toBe('/dev/termination-log');
+    expect(c.terminationMessagePath).toBe('/dev/termination-log');
+    expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
     expect(j.spec?.ttlSecondsAfterFinished).toBe(60);
     expect(j.spec?.template.spec?.initContainers).toBeUndefined();
   });

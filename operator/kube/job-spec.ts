@@ -12,6 +12,7 @@ import type { V1Container, V1EnvFromSource, V1EnvVar, V1Job, V1ResourceRequireme
 import type { Execution, Task, TaskRun } from '../core/types.js';
 import { parseDuration } from '../model/duration.js';
 import { normalizeType, PREFIX } from '../model/index.js';
+import { TERMINATION_MESSAGE_ENV } from './attempt-io.js';
 import { jobName, LABELS, MANAGER } from './names.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
@@ -61,6 +62,8 @@ export const RUNNER_LAYOUT = {
 } as const;
 
 export const MAIN_CONTAINER = 'task';
+/** Kubernetes' default terminationMessagePath, set explicitly: the runner is told it (TERMINATION_MESSAGE_PATH). */
+export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 export const INIT_CONTAINER = 'install-runner';
 
 const DOCKER_RUNNER = `${PREFIX}scripts.runner.docker.Docker`;
@@ -131,6 +134,8 @@ export function buildJob(i: JobSpecInput): V1Job {
     { name: 'INPUT_URI', value: i.inputUri },
     { name: 'WORK_DIR', value: RUNNER_LAYOUT.workDir },
     { name: 'HOME', value: RUNNER_LAYOUT.workDir },
+    // Where the runner writes the reason of its own failure (attempt-io.ts): the container's termination message.
+    { name: TERMINATION_MESSAGE_ENV, value: TERMINATION_MESSAGE_PATH },
     ...extraEnv(settings.env),
   ];
   const workMount: V1VolumeMount = { name: 'work', mountPath: RUNNER_LAYOUT.workDir };
@@ -145,7 +150,9 @@ export function buildJob(i: JobSpecInput): V1Job {
     env,
     volumeMounts: [workMount],
     securityContext,
-    // On a non-zero exit the tail of the output becomes the termination message (the runner's own error).
+    // The runner's own failure is written to the termination message; without one, on a non-zero exit, the tail of
+    // the output becomes the message.
+    terminationMessagePath: TERMINATION_MESSAGE_PATH,
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
   const pullPolicy = docker ? docker.pullPolicy : settings.imagePullPolicy;

@@ -35,6 +35,9 @@ export interface ClusterOptions {
   leaseDurationSec?: number;
   /** Execution history in the PostgreSQL database (operators and the API read it; the leader archives and deletes). */
   archive?: ArchiveSettings;
+  /** More env of task Pods (e.g. RUNNER_START_TIMEOUT_MS) and of the operators (e.g. TASK_INFRA_RETRIES). */
+  podEnv?: Record<string, string>;
+  operatorEnv?: Record<string, string>;
 }
 
 export interface ArchiveSettings { ttlSeconds: number; sweepIntervalMs?: number }
@@ -96,7 +99,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   const podEnv = [
     ...Object.entries({
       STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: BUCKET, STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
-      LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '',
+      LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '', ...opts.podEnv,
     }).map(([name, value]) => ({ name, value })),
     { name: 'ENCRYPTION_KEY', valueFrom: { secretKeyRef: { ...ENCRYPTION_SECRET } } },
   ];
@@ -115,7 +118,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
       kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
-      env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey },
+      env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey, ...opts.operatorEnv },
       onError: (err, where) => console.error(`[${identity}] ${where}:`, (err as Error)?.message ?? err),
     });
     operators.push(op);

@@ -41,6 +41,7 @@ export class KubeCache<O extends AnyKubeObject> {
   /** Tells routine watch ends (the server's timeout: "Premature close") from failures. */
   private readonly ends = new WatchRestarts();
   private resyncTimer?: NodeJS.Timeout;
+  private keepAlive?: NodeJS.Timeout;
   private informer?: ReturnType<typeof makeInformer<KubernetesObject>>;
 
   constructor(private readonly kc: KubeConfig, readonly api: KindApi<O>, private readonly opts: CacheOptions = {}) {
@@ -82,7 +83,15 @@ export class KubeCache<O extends AnyKubeObject> {
     }
   }
 
-  ready(): Promise<void> { return this.syncedPromise; }
+  /**
+   * Resolves once the first list is in. Until then a waiter keeps the process alive (a ref'd handle): the retry and
+   * resync timers are unref'd so a stopped or idle cache never does, and a process whose only work is this wait (a
+   * task runner at start) would otherwise exit while the API server answers errors. stop() releases the handle.
+   */
+  ready(): Promise<void> {
+    if (!this.synced && !this.closed) this.keepAlive ??= setInterval(() => {}, 1 << 30);
+    return this.syncedPromise;
+  }
   /** The last list/watch failure (cleared by a successful list), for start-up diagnostics. */
   get lastError(): unknown { return this.failures > 0 ? this.lastFailure : undefined; }
   get isSynced(): boolean { return this.synced; }
@@ -91,6 +100,7 @@ export class KubeCache<O extends AnyKubeObject> {
     this.closed = true;
     clearTimeout(this.restartTimer);
     clearInterval(this.resyncTimer);
+    clearInterval(this.keepAlive);
     await this.informer?.stop();
   }
 
@@ -162,6 +172,7 @@ export class KubeCache<O extends AnyKubeObject> {
     if (this.synced) return;
     this.synced = true;
     this.failures = 0;
+    clearInterval(this.keepAlive);
     this.resolveSynced();
   }
 

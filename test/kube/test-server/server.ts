@@ -29,6 +29,9 @@
 //   request (403); no RBAC objects. No quotas, no audit, no protobuf, no table output.
 // - Validating admission webhooks only as `validatingWebhooks` (admission.ts): http(s) URL, CREATE/UPDATE of the main
 //   resource, called with the object as sent (before pruning and defaulting), failurePolicy Fail; no mutating webhooks.
+// - Outages (`startOutage`): requests get 503 ServiceUnavailable with Retry-After, the way a kube-apiserver that is
+//   restarting answers through its load balancer (or while its storage is not ready); open watches end when one starts.
+//   Real outages also refuse connections or time out: use test/kube/fault-proxy.ts for those.
 // - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents=true (watch-list) sends the
 //   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a
 //   resourceVersion older than the last `historyLimit` events of its resource type gets ERROR 410 (reason Expired),
@@ -108,6 +111,14 @@ export interface KubeTestServer {
   /** Hold new watch requests (and end open ones) until resumeWatches(): lets tests make a watch fall out of the history. */
   suspendWatches(): void;
   resumeWatches(): void;
+  /**
+   * Like a restarting API server: answer 503 (Retry-After: 1) to every request, or only to those of the given resource
+   * plurals (`['kvpairs']`), until endOutage(); open watches end now (clients re-watch and meet the outage).
+   */
+  startOutage(o?: { resources?: string[] }): void;
+  endOutage(): void;
+  /** Requests answered 503 by outages so far. */
+  readonly outageRefused: number;
   /** Resolves when the garbage collector has no pending work. */
   gcIdle(): Promise<void>;
   /** Serve one more CRD (throws when it is not structural). */
@@ -162,6 +173,8 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
   const stats: KubeTestServerStats = { writes: {}, reads: {}, totalWrites: 0 };
   const watchEnds = new Set<() => void>();
   let suspended: (() => void)[] | undefined;
+  let outage: { resources?: string[] } | undefined;
+  let outageRefused = 0;
   let address = '';
 
   const count = (bucket: Record<string, number>, key: string): void => { bucket[key] = (bucket[key] ?? 0) + 1; };
@@ -180,10 +193,29 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     return undefined;
   };
 
+  /** Whether a request meets the outage: all of them, or those of the outage's resources. */
+  function inOutage(path: string, method: string, q: URLSearchParams): boolean {
+    if (!outage?.resources) return true;
+    try {
+      return outage.resources.includes(routeRequest(path, method, q, types).t.plural);
+    } catch {
+      return false; // not a resource path (discovery, /version): served
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (/^\/(healthz|livez|readyz)(\/.*)?$/.test(path)) { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('ok'); return; }
+    if (outage && inOutage(path, (req.method ?? 'GET').toUpperCase(), url.searchParams)) {
+      outageRefused++;
+      req.resume();
+      const status = new ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request', { retryAfterSeconds: 1 }).toStatus();
+      const text = JSON.stringify(status);
+      res.writeHead(503, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Retry-After': '1' });
+      res.end(text);
+      return;
+    }
     const user = tokens.fromHeader(req.headers.authorization);
     if (tokens.enabled && !user && path !== '/version') throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const method = (req.method ?? 'GET').toUpperCase();
@@ -334,6 +366,9 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     closeWatches,
     suspendWatches() { suspended ??= []; closeWatches(); },
     resumeWatches() { const held = suspended ?? []; suspended = undefined; for (const s of held) s(); },
+    startOutage(o = {}) { outage = { ...(o.resources ? { resources: [...o.resources] } : {}) }; closeWatches(); },
+    endOutage() { outage = undefined; },
+    get outageRefused() { return outageRefused; },
     gcIdle: () => api.gc.idle(),
     addCrd,
     get resourceVersion() { return String(store.resourceVersion); },
