@@ -23,7 +23,7 @@ const BUILTIN: Record<string, string[]> = {
   'coordination.k8s.io': ['leases'],
   'authentication.k8s.io': ['tokenreviews'],
   'authorization.k8s.io': ['subjectaccessreviews'],
-  'flowpilot.io': [...CRD_RESOURCES, ...WITH_STATUS.map((r) => `${r}/status`)],
+  'flowpilot.io': [...CRD_RESOURCES, ...WITH_STATUS.map((r) => `${r}/status`), 'executions/finalizers', 'inferencejobs/finalizers'],
 };
 const VERBS = new Set(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']);
 
