@@ -140,4 +140,28 @@ describe('ExecutionSweeper', () => {
     expect(cached('done-4'), 'live again: the operator sees its command').toBe(true);
     expect((await stores.executions.pendingCommands('done-4')).map((c) => c.command.type)).toEqual(['restart']);
   });
+  it('a command sent from a lagging cache that still holds the resource unlabelled does not leave it labelled', async () => {
+    const peerLocal = openEmbeddedStores(tempDir('sweeper-peer-').dir);
+    const peer = await openKubeStores({ kc: srv.kubeConfig(), namespace: NS, logs: peerLocal.logs, storage: peerLocal.storage, resyncMs: 0, archive });
+    try {
+      await peer.ready();
+      await stores.executions.create(exec('done-5', 'FAILED'));
+      for (let i = 0; peer.executions.cache.get(executionName('done-5')) === undefined; i++) {
+        if (i > 500) throw new Error('the peer never saw done-5');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      srv.suspendWatches(); // the peer (an API replica) misses the label
+      const s = sweeper(archive, 3600);
+      expect(await s.sweep()).toMatchObject({ labelled: 1 });
+      await s.stop();
+      expect(peer.executions.cache.get(executionName('done-5'))?.metadata.labels?.[LABELS.archived], 'the peer copy is stale').toBeUndefined();
+      await peer.executions.addCommand('done-5', { type: 'restart' });
+      const now = await raw('done-5');
+      expect(now?.metadata.labels?.[LABELS.archived], 'the command made it live').toBeUndefined();
+    } finally {
+      srv.resumeWatches();
+      await peer.close();
+      await peerLocal.close();
+    }
+  });
 });

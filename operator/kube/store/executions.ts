@@ -323,8 +323,13 @@ export class KubeExecutionStore implements ExecutionStore {
       const seq = Math.max(ackedOf(obj), 0, ...(list ?? []).map((c) => c.seq)) + 1;
       const cmd = commandSpec(seq, command, created);
       const archived = isArchivedResource(obj);
+      // With an archive, the labels must be those read: a copy from before the sweeper labelled it (a lagging cache)
+      // fails the test instead of leaving a command on a resource no cache holds.
+      const labelsAsRead: JsonPatchOp[] = !this.archive ? []
+        : obj.metadata.labels ? [{ op: 'test', path: '/metadata/labels', value: obj.metadata.labels }]
+          : [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }];
       const ops: JsonPatchOp[] = Array.isArray(list) && !archived
-        ? [{ op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
+        ? [...labelsAsRead, { op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
         : [
           { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
           ...(archived ? [{ op: 'remove' as const, path: ARCHIVED_LABEL_PATH }] : []),
