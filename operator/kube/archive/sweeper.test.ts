@@ -164,4 +164,20 @@ describe('ExecutionSweeper', () => {
       await peerLocal.close();
     }
   });
+  it('a command for a labelled Execution made with kubectl (its id is its name) makes that resource live, no copy', async () => {
+    const co = srv.kubeConfig().makeApiClient(CustomObjectsApi);
+    const at = { group: GROUP, version: VERSION, namespace: NS, plural: 'executions' };
+    await co.createNamespacedCustomObject({ ...at, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Execution', metadata: { name: 'hand-1' }, spec: { namespace: 'company.team', flowId: 'hello' } } });
+    const got = (await stores.executions.get('hand-1'))!;
+    await stores.executions.update({ ...exec('hand-1', 'SUCCESS'), ...{ id: got.execution.id } }, got.resourceVersion);
+    const s = sweeper(archive, 3600);
+    expect(await s.sweep()).toMatchObject({ archived: 1, labelled: 1 });
+    await s.stop();
+    const named = (name: string) => co.getNamespacedCustomObject({ ...at, name }).then((o) => o as { metadata: { labels?: Record<string, string> } }, () => undefined);
+    expect((await named('hand-1'))?.metadata.labels?.[LABELS.archived]).toBe('true');
+    await stores.executions.addCommand('hand-1', { type: 'restart' });
+    expect((await named('hand-1'))?.metadata.labels?.[LABELS.archived]).toBeUndefined();
+    expect(await named(executionName('hand-1')), 'not re-created under the generated name').toBeUndefined();
+    expect((await stores.executions.pendingCommands('hand-1')).map((c) => c.command.type)).toEqual(['restart']);
+  });
 });

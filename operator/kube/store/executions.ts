@@ -28,7 +28,6 @@ import { MissReads } from './read-through.js';
 export const inNamespace = (value: string, ns: string): boolean => value === ns || value.startsWith(`${ns}.`);
 
 const dateMs = (s: string | undefined): number => (s ? Date.parse(s) : NaN);
-/** A Kubernetes object name (DNS subdomain): what the id of an Execution made with kubectl is. */
 /** Executions whose record is in the archive (the sweeper's scan for expired ones) and the rest (the informer's). */
 export const ARCHIVED_SELECTOR = `${LABELS.archived}=true`;
 export const LIVE_SELECTOR = `!${LABELS.archived}`;
@@ -38,6 +37,7 @@ export const isArchivedResource = (o: { metadata: { labels?: Record<string, stri
 /** JSON pointer of the archived label (RFC 6901: '/' is written '~1'). */
 const ARCHIVED_LABEL_PATH = `/metadata/labels/${LABELS.archived.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 
+/** A Kubernetes object name (DNS subdomain): what the id of an Execution made with kubectl is. */
 const RESOURCE_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class KubeExecutionStore implements ExecutionStore {
@@ -313,6 +313,10 @@ export class KubeExecutionStore implements ExecutionStore {
       let obj = attempt === 0 ? this.find(executionId) : undefined;
       const name = obj?.metadata.name ?? this.find(executionId)?.metadata.name ?? executionName(executionId);
       if (!obj) obj = await this.cache.read(name);
+      if (!obj && name !== executionId && RESOURCE_NAME.test(executionId)) { // made with kubectl, out of the cache (archived)
+        const handMade = await this.cache.read(executionId);
+        if (handMade && executionIdOf(handMade) === executionId) obj = handMade;
+      }
       if (!obj && this.archive) {
         const revived = await this.revive(executionId, command, created);
         if (revived) return revived;
