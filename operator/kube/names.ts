@@ -28,6 +28,8 @@ export const LABELS = {
   attempt: `${GROUP}/attempt`,
   flowId: `${GROUP}/flow-id`,
   flowNamespaceHash: `${GROUP}/flow-namespace-hash`,
+  /** Execution: its record is in the history database (set by the sweeper; the executions informer leaves it out). */
+  archived: `${GROUP}/archived`,
 } as const;
 export const MANAGER = 'flowpilot-operator';
 /** Prefix of the env variables the flow-secrets Secret becomes in task Pods (envFrom; values verbatim). */

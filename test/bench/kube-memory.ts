@@ -3,7 +3,10 @@
 // have run, and after the finished task Jobs went (their TTL), with the bytes per execution. The API test server, a
 // stand-in node (finishes each Job at once: no task process) and the load generator run in a child process
 // (kube-memory-node.ts), so this process holds the operator alone: stores, caches, controller, launcher, triggers.
+// BENCH_KUBE_MEMORY_ARCHIVE=1 runs it with the execution history on (a real PostgreSQL, TTL 3600 s): archived
+// executions are labelled out of the executions cache, which then holds live work only.
 import { fork, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -15,10 +18,13 @@ import { createOperatorMetrics } from '../../operator/metrics.js';
 import { LocalStorage } from '../../operator/storage/local.js';
 import { openDatabase, SqliteLogStore } from '../../operator/store/sqlite/index.js';
 import { tempDir } from '../../operator/store/sqlite/test-fixtures.js';
+import { PgExecutionArchive } from '../../operator/kube/archive/pg-archive.js';
+import { startPostgres } from '../support/services.js';
 import { BENCH_FLOW, BENCH_NS, type FromNode, type ToNode } from './kube-memory-node.js';
 
 const COUNT = Number(process.env.BENCH_KUBE_MEMORY_EXECUTIONS ?? 10_000);
 const IN_FLIGHT = Number(process.env.BENCH_KUBE_MEMORY_IN_FLIGHT ?? 200);
+const ARCHIVE = process.env.BENCH_KUBE_MEMORY_ARCHIVE === '1';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -67,8 +73,13 @@ export async function runKubeMemoryBench(): Promise<void> {
   const db = openDatabase(join(tmp.dir, 'logs.db'));
   const logs = new SqliteLogStore(db);
   let op: RunningOperator | undefined;
+  const pgSvc = ARCHIVE ? await startPostgres() : undefined;
+  const pool = pgSvc && new pg.Pool({ connectionString: pgSvc.url, max: 4 });
   try {
+    const archive = pool && new PgExecutionArchive(pool);
+    await archive?.init();
     op = await startOperator({
+      ...(archive ? { archive: { archive, ttlSeconds: 3600, sweepIntervalMs: 500 } } : {}),
       kc, namespace: BENCH_NS, identity: 'bench', storage: new LocalStorage(storageDir), logs,
       launcher: { runnerImage: 'flowpilot-runner:bench' }, env: { PATH: process.env.PATH }, metrics: createOperatorMetrics(),
       onError: (err, where) => console.error(`[bench operator] ${where}:`, (err as Error)?.message ?? err),
@@ -81,8 +92,11 @@ export async function runKubeMemoryBench(): Promise<void> {
     const t0 = performance.now();
     node.send({ type: 'run', count: COUNT, inFlight: IN_FLIGHT });
     const ran = await node.next('ran');
-    const idle = () => (operator.controller()?.queueDepth ?? 0) === 0 && operator.stores.executions.cache.list().filter((o) => o.status?.endDate).length >= COUNT;
+    const cache = operator.stores.executions.cache;
+    // With the history on, every execution ended is archived and labelled: the cache settles at no Execution.
+    const idle = () => (operator.controller()?.queueDepth ?? 0) === 0 && (ARCHIVE ? cache.list().length === 0 : cache.list().filter((o) => o.status?.endDate).length >= COUNT);
     await until(idle, 'the operator to settle');
+    const archivedRows = pool && Number((await pool.query(`SELECT count(*)::int AS n FROM ${archive!.table}`)).rows[0].n);
     const wall = performance.now() - t0;
     const launcher = operator.launcher()!;
     const during = launcher.tracked;
@@ -98,11 +112,13 @@ export async function runKubeMemoryBench(): Promise<void> {
     console.log(`\n== Operator memory, cluster mode (API test server + stand-in node in a child process; ${COUNT} one-task executions, ${IN_FLIGHT} in flight) ==`);
     console.log(`ran in ${(wall / 1000).toFixed(1)} s (${(COUNT / (wall / 1000)).toFixed(0)} executions/s); states ${JSON.stringify(ran.states)}`);
     console.log(`baseline (flow applied, no execution): heap ${MB(base.heap)}, RSS ${MB(base.rss)}`);
-    console.log(`after ${COUNT} executions (their Execution resources live, Jobs/Pods within TTL): heap ${MB(after.heap)}, RSS ${MB(after.rss)}  -> per execution: ${per(after)}`);
+    console.log(ARCHIVE
+      ? `after ${COUNT} executions (archived: ${archivedRows} history rows, their Execution resources labelled and kept for the TTL, Jobs/Pods within TTL): heap ${MB(after.heap)}, RSS ${MB(after.rss)}  -> per execution: ${per(after)}`
+      : `after ${COUNT} executions (their Execution resources live, Jobs/Pods within TTL): heap ${MB(after.heap)}, RSS ${MB(after.rss)}  -> per execution: ${per(after)}`);
     console.log(`  operator caches: ${cachedExecutions} Executions, ${during.jobs} Jobs, ${during.pods} Pods; launcher maps: ${during.attempts} attempts, ${during.owners} owner UIDs (bounded: ended executions are forgotten)`);
     const bytes = (o: unknown) => (o ? `${Buffer.byteLength(JSON.stringify(o))} B` : '?');
     console.log(`  JSON size of a task Job as served ${bytes(ran.sampleJob)}, as cached ${bytes(ran.sampleJob && leanJob(ran.sampleJob))}; of its Pod ${bytes(ran.samplePod)}, as cached ${bytes(ran.samplePod && leanPod(ran.samplePod))}`);
-    console.log(`after the Jobs' TTL (${expired.jobs} Jobs, ${expired.pods} Pods left in the cluster): heap ${MB(gone.heap)}, RSS ${MB(gone.rss)}  -> per execution: ${per(gone)} (the Execution resources remain until archived)`);
+    console.log(`after the Jobs' TTL (${expired.jobs} Jobs, ${expired.pods} Pods left in the cluster): heap ${MB(gone.heap)}, RSS ${MB(gone.rss)}  -> per execution: ${per(gone)} ${ARCHIVE ? '(archived Executions out of the cache)' : '(the Execution resources remain until archived)'}`);
   } finally {
     await op?.stop().catch(() => undefined);
     node.send({ type: 'stop' });
@@ -110,6 +126,8 @@ export async function runKubeMemoryBench(): Promise<void> {
     logs.close();
     db.close();
     tmp.remove();
+    await pool?.end();
+    await pgSvc?.stop();
   }
 }
 

@@ -1,13 +1,15 @@
 // Execution history off etcd, end to end on the test API server with real PostgreSQL: finished executions are archived
 // and their resources deleted after the TTL; the API still reads them (GET, search with label/state filters, paging
 // across live + archived), restarts and replays them; a leader stopped between archive and delete only delays it, and
-// the archive holds one row per execution; a child read by a running parent stays until the parent ends.
+// the archive holds one row per execution; a child read by a running parent stays until the parent ends; archived
+// executions leave the executions caches of the operator and of the API (labelled) while their resources wait for the
+// TTL, GET/search still answer them, a restart makes the same resource live again, and the TTL delete still happens.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executionName, GROUP, VERSION } from '../../operator/kube/names.js';
+import { executionName, GROUP, LABELS, VERSION } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
 import { until } from '../support/wait.js';
 
@@ -39,7 +41,7 @@ const ended = (id: string, state?: string) => until(async () => {
 
 const custom = () => c.kc.makeApiClient(CustomObjectsApi);
 const resource = async (id: string) => custom().getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: CLUSTER_NS, plural: 'executions', name: executionName(id) })
-  .then((o) => o as { metadata: { uid: string } }, (err: { code?: number }) => { if (err.code === 404) return undefined; throw err; });
+  .then((o) => o as { metadata: { uid: string; labels?: Record<string, string> } }, (err: { code?: number }) => { if (err.code === 404) return undefined; throw err; });
 const rows = async (id: string) => (await c.pg.query('SELECT archived_at, resource_version FROM flowpilot_executions WHERE id = $1', [id])).rows;
 const gone = (id: string) => until(async () => (await resource(id)) === undefined, `the resource of ${id} to be deleted`, 60_000);
 
@@ -184,5 +186,66 @@ tasks:
     await gone(childId);
     await gone(parent.id);
     expect((await call(`/executions/${childId}`)).state.current).toBe('SUCCESS');
+  }, 180_000);
+  it('archived executions leave the operator and API caches; GET, search and restart still work; the TTL delete still happens', async () => {
+    // A leader that keeps archived resources an hour.
+    for (const op of c.operators.splice(0)) await op.stop().catch(() => undefined);
+    const op = await c.addOperator('fourth', { ttlSeconds: 3600, sweepIntervalMs: 150 });
+    await until(() => c.leader(), 'the fourth operator to lead');
+    const marker = join(tmp, 'fixed-cache');
+    await saveFlow(`id: flaky2
+namespace: company.arch
+tasks:
+  - id: first
+    type: ai.service.plugin.core.debug.Return
+    format: first
+  - id: check
+    type: ai.service.plugin.scripts.shell.Commands
+    commands: ["test -f ${marker}"]
+`);
+    const done = [];
+    for (let i = 0; i < 3; i++) done.push((await start('ok', '?labels=batch:cache')).id);
+    const e = await start('flaky2', '?labels=batch:cache');
+    for (const id of done) await ended(id, 'SUCCESS');
+    await ended(e.id, 'FAILED');
+    const ids = [...done, e.id];
+    const labelled = async (id: string) => (await resource(id))?.metadata.labels?.[LABELS.archived] === 'true';
+    for (const id of ids) await until(() => labelled(id), `${id} to be labelled archived`);
+    const caches = { operator: op.stores.executions.cache, api: c.apiStores.executions.cache };
+    for (const [who, cache] of Object.entries(caches)) {
+      await until(() => ids.every((id) => !cache.get(executionName(id))), `the ${who} cache to drop the archived executions`);
+    }
+    // Each cache holds exactly the resources not labelled archived (still on the server, but not in memory).
+    const all = (await custom().listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: CLUSTER_NS, plural: 'executions' }) as { items: { metadata: { name: string; labels?: Record<string, string> } }[] }).items;
+    const unlabelled = all.filter((o) => !o.metadata.labels?.[LABELS.archived]).map((o) => o.metadata.name).sort();
+    expect(all.length - unlabelled.length).toBeGreaterThanOrEqual(4);
+    for (const cache of Object.values(caches)) {
+      await until(() => cache.list().length === unlabelled.length, 'the cache to hold only the unlabelled resources');
+      expect(cache.list().map((o) => o.metadata.name).sort()).toEqual(unlabelled);
+    }
+    // The API answers them from the archive.
+    expect((await call(`/executions/${e.id}`)).state.current).toBe('FAILED');
+    const found = await call('/executions/search?labels=batch:cache&size=10');
+    expect(found.total).toBe(4);
+    expect(found.results.map((x: any) => x.id).sort()).toEqual([...ids].sort());
+    expect(ids.some((id) => caches.api.get(executionName(id))), 'reads do not put them back in the cache').toBe(false);
+
+    // Restart of the archived, not yet deleted execution: the same resource goes live again and the execution proceeds.
+    const { uid } = (await resource(e.id))!.metadata;
+    const [before] = await rows(e.id);
+    writeFileSync(marker, '');
+    expect((await call(`/executions/${e.id}/restart`, { method: 'POST' })).id).toBe(e.id);
+    await ended(e.id, 'SUCCESS');
+    expect((await resource(e.id))!.metadata.uid, 'made live in place, not re-created').toBe(uid);
+    await until(async () => Number((await rows(e.id))[0]?.resource_version) > Number(before.resource_version), 'the new version archived');
+    await until(() => labelled(e.id), 'labelled again');
+    await until(() => !caches.operator.get(executionName(e.id)) && !caches.api.get(executionName(e.id)), 'out of the caches again');
+
+    // The TTL delete still finds labelled resources (by the label scan, not the cache).
+    for (const o of c.operators.splice(0)) await o.stop().catch(() => undefined);
+    await c.addOperator('fifth', { ttlSeconds: 0, sweepIntervalMs: 150 });
+    await until(() => c.leader(), 'the fifth operator to lead');
+    for (const id of ids) await gone(id);
+    expect((await call(`/executions/${e.id}`)).state.current).toBe('SUCCESS');
   }, 180_000);
 });

@@ -1,7 +1,9 @@
 // The leader's sweeper and the store's read-through on the Kubernetes API test server with a real PostgreSQL: finished
-// executions archived then deleted (TTL 0) while live ones stay; an unreachable database only delays (the resource
-// stays, the next pass completes); create of an archived id returns the archived record instead of running it again;
-// a resource changed after it was archived is not deleted at the stale version.
+// executions archived, labelled out of the cache until their TTL, then deleted (found by the label scan) while live ones
+// stay; an unreachable database only delays (the resource stays, the next pass completes); create of an archived id
+// returns the archived record instead of running it again; a resource changed after it was archived is not deleted at
+// the stale version, and a command for a labelled one makes it live again (one write), as does the scan for a
+// labelled one a writer gave a command without removing the label.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ import type { Execution, ExecutionState } from '../../core/types.js';
 import { isTransient } from '../../faults.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../../store/sqlite/index.js';
 import { tempDir } from '../../store/sqlite/test-fixtures.js';
-import { executionName, GROUP, VERSION } from '../names.js';
+import { executionName, GROUP, LABELS, VERSION } from '../names.js';
 import { openKubeStores, type KubeStores } from '../store/index.js';
 import { PgExecutionArchive } from './pg-archive.js';
 import { ExecutionSweeper } from './sweeper.js';
@@ -47,9 +49,11 @@ const exec = (id: string, state: ExecutionState): Execution => ({
   id, namespace: 'company.team', flowId: 'hello', flowRevision: 1, originalId: id, labels: [], inputs: {}, taskRunList: [],
   state: { current: state, histories: [{ state, date: '2026-01-01T00:00:00.000Z' }], startDate: '2026-01-01T00:00:00.000Z', ...(state === 'RUNNING' ? {} : { endDate: '2026-01-01T00:00:01.000Z' }) },
 });
-const resource = (id: string) => srv.kubeConfig().makeApiClient(CustomObjectsApi)
+const raw = (id: string) => srv.kubeConfig().makeApiClient(CustomObjectsApi)
   .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: 'executions', name: executionName(id) })
-  .then(() => true, (err: { code?: number }) => { if (err.code === 404) return false; throw err; });
+  .then((o) => o as { metadata: { labels?: Record<string, string>; resourceVersion: string } }, (err: { code?: number }) => { if (err.code === 404) return undefined; throw err; });
+const resource = async (id: string) => (await raw(id)) !== undefined;
+const cached = (id: string) => stores.executions.cache.get(executionName(id)) !== undefined;
 const sweeper = (a = archive, ttlSeconds = 0) => new ExecutionSweeper({ store: stores.executions, archive: a, ttlSeconds, intervalMs: 60_000, clock: () => new Date('2026-01-01T00:10:00Z') });
 
 describe('ExecutionSweeper', () => {
@@ -57,12 +61,18 @@ describe('ExecutionSweeper', () => {
     await stores.executions.create(exec('done-1', 'SUCCESS'));
     await stores.executions.create(exec('live-1', 'RUNNING'));
     const keep = sweeper(archive, 3600);
-    expect(await keep.sweep()).toEqual({ archived: 1, deleted: 0 });
-    expect(await keep.sweep(), 'archived at this version already').toEqual({ archived: 0, deleted: 0 });
+    expect(await keep.sweep()).toEqual({ archived: 1, labelled: 1, deleted: 0 });
+    expect(await keep.sweep(), 'archived and labelled already').toEqual({ archived: 0, labelled: 0, deleted: 0 });
     await keep.stop();
-    expect(await resource('done-1')).toBe(true);
+    // Kept for its TTL, but labelled: out of the cache (only the live one is held), read from the archive.
+    expect((await raw('done-1'))?.metadata.labels?.[LABELS.archived]).toBe('true');
+    expect(cached('done-1')).toBe(false);
+    expect(stores.executions.cache.list().map((o) => o.metadata.name)).toEqual([executionName('live-1')]);
+    expect((await stores.executions.get('done-1'))?.execution.state.current).toBe('SUCCESS');
+    expect((await stores.executions.search({ namespace: 'company.team' })).results.map((e) => e.id).sort()).toEqual(['done-1', 'live-1']);
+    expect(cached('done-1'), 'reads do not bring it back into the cache').toBe(false);
     const s = sweeper();
-    expect(await s.sweep(), 'a new leader reads what is archived: deletes without archiving again').toEqual({ archived: 0, deleted: 1 });
+    expect(await s.sweep(), 'a new leader finds labelled ones by their label: deletes without archiving again').toEqual({ archived: 0, labelled: 0, deleted: 1 });
     await s.stop();
     expect(await resource('done-1')).toBe(false);
     expect(await resource('live-1')).toBe(true);
@@ -92,17 +102,82 @@ describe('ExecutionSweeper', () => {
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${archive.table} WHERE id = 'done-2'`)).rows[0].n).toBe(1);
   });
 
-  it('a resource given a command after it was archived is kept, and its delete at the stale version is refused', async () => {
+  it('a command for a labelled resource makes it live again in one write; its delete at the stale version is refused', async () => {
     await stores.executions.create(exec('done-3', 'FAILED'));
     const s = sweeper(archive, 3600);
-    await s.sweep();
+    expect(await s.sweep()).toMatchObject({ archived: 1, labelled: 1 });
     await s.stop();
-    const stale = stores.executions.cache.get(executionName('done-3'))!;
-    await stores.executions.addCommand('done-3', { type: 'restart' });
+    expect(cached('done-3')).toBe(false);
+    const stale = (await stores.executions.cache.read(executionName('done-3')))!;
+    expect(stale.metadata.labels?.[LABELS.archived]).toBe('true');
+    const cmd = await stores.executions.addCommand('done-3', { type: 'restart' });
+    expect(cmd.seq).toBe(1);
+    const live = await raw('done-3');
+    expect(live?.metadata.labels?.[LABELS.archived], 'the label went with the command').toBeUndefined();
+    expect(Number(live!.metadata.resourceVersion), 'one write').toBe(Number(stale.metadata.resourceVersion) + 1);
+    expect(cached('done-3'), 'back in the cache').toBe(true);
+    expect((await stores.executions.pendingCommands('done-3')).map((c) => c.command.type)).toEqual(['restart']);
     expect(await stores.executions.deleteVersion(stale)).toBe('moved');
     const now = sweeper();
-    expect(await now.sweep(), 'a pending restart keeps it').toEqual({ archived: 0, deleted: 0 });
+    expect(await now.sweep(), 'a pending restart keeps it').toEqual({ archived: 0, labelled: 0, deleted: 0 });
     await now.stop();
     expect(await resource('done-3')).toBe(true);
+  });
+
+  it('the label scan takes the label off a labelled resource given a command by a writer that kept the label', async () => {
+    await stores.executions.create(exec('done-4', 'SUCCESS'));
+    const s = sweeper(archive, 3600);
+    expect(await s.sweep()).toMatchObject({ archived: 1, labelled: 1 });
+    await s.stop();
+    const co = srv.kubeConfig().makeApiClient(CustomObjectsApi);
+    await co.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: 'executions', name: executionName('done-4'),
+      body: [{ op: 'add', path: '/spec/commands', value: [{ seq: 1, type: 'restart', created: '2026-01-01T00:05:00.000Z' }] }] });
+    expect(cached('done-4')).toBe(false);
+    const again = sweeper(archive, 3600);
+    await again.sweep();
+    await again.stop();
+    expect((await raw('done-4'))?.metadata.labels?.[LABELS.archived]).toBeUndefined();
+    expect(cached('done-4'), 'live again: the operator sees its command').toBe(true);
+    expect((await stores.executions.pendingCommands('done-4')).map((c) => c.command.type)).toEqual(['restart']);
+  });
+  it('a command sent from a lagging cache that still holds the resource unlabelled does not leave it labelled', async () => {
+    const peerLocal = openEmbeddedStores(tempDir('sweeper-peer-').dir);
+    const peer = await openKubeStores({ kc: srv.kubeConfig(), namespace: NS, logs: peerLocal.logs, storage: peerLocal.storage, resyncMs: 0, archive });
+    try {
+      await peer.ready();
+      await stores.executions.create(exec('done-5', 'FAILED'));
+      for (let i = 0; peer.executions.cache.get(executionName('done-5')) === undefined; i++) {
+        if (i > 500) throw new Error('the peer never saw done-5');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      srv.suspendWatches(); // the peer (an API replica) misses the label
+      const s = sweeper(archive, 3600);
+      expect(await s.sweep()).toMatchObject({ labelled: 1 });
+      await s.stop();
+      expect(peer.executions.cache.get(executionName('done-5'))?.metadata.labels?.[LABELS.archived], 'the peer copy is stale').toBeUndefined();
+      await peer.executions.addCommand('done-5', { type: 'restart' });
+      const now = await raw('done-5');
+      expect(now?.metadata.labels?.[LABELS.archived], 'the command made it live').toBeUndefined();
+    } finally {
+      srv.resumeWatches();
+      await peer.close();
+      await peerLocal.close();
+    }
+  });
+  it('a command for a labelled Execution made with kubectl (its id is its name) makes that resource live, no copy', async () => {
+    const co = srv.kubeConfig().makeApiClient(CustomObjectsApi);
+    const at = { group: GROUP, version: VERSION, namespace: NS, plural: 'executions' };
+    await co.createNamespacedCustomObject({ ...at, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Execution', metadata: { name: 'hand-1' }, spec: { namespace: 'company.team', flowId: 'hello' } } });
+    const got = (await stores.executions.get('hand-1'))!;
+    await stores.executions.update({ ...exec('hand-1', 'SUCCESS'), ...{ id: got.execution.id } }, got.resourceVersion);
+    const s = sweeper(archive, 3600);
+    expect(await s.sweep()).toMatchObject({ archived: 1, labelled: 1 });
+    await s.stop();
+    const named = (name: string) => co.getNamespacedCustomObject({ ...at, name }).then((o) => o as { metadata: { labels?: Record<string, string> } }, () => undefined);
+    expect((await named('hand-1'))?.metadata.labels?.[LABELS.archived]).toBe('true');
+    await stores.executions.addCommand('hand-1', { type: 'restart' });
+    expect((await named('hand-1'))?.metadata.labels?.[LABELS.archived]).toBeUndefined();
+    expect(await named(executionName('hand-1')), 'not re-created under the generated name').toBeUndefined();
+    expect((await stores.executions.pendingCommands('hand-1')).map((c) => c.command.type)).toEqual(['restart']);
   });
 });

@@ -1,11 +1,14 @@
 // The leader's execution sweeper: every EXECUTION_SWEEP_INTERVAL_MS it archives the record of each finished Execution
-// resource to the history database and deletes the resource once archived and EXECUTION_TTL_SECONDS past its end,
-// conditionally on the uid and resourceVersion it archived (an execution restarted meanwhile is kept). Deleting it
+// resource to the history database, then labels it archived (LABELS.archived, a patch conditional on the archived
+// resourceVersion) so every executions cache drops it, and deletes it EXECUTION_TTL_SECONDS past its end,
+// conditionally on its uid and resourceVersion (an execution restarted meanwhile is kept). Labelled resources are not
+// in the cache: a paged scan by label finds the expired ones (at most every ARCHIVED_SCAN_MIN_MS). Deleting a resource
 // garbage-collects its Jobs. A crash or a failed call only delays: the next pass decides again from the resources.
 import { backoff, isTransient, reasonOf } from '../../faults.js';
 import type { KubeExecutionStore } from '../store/executions.js';
 import type { ExecutionObject } from '../store/execution-codec.js';
-import { executionIdOf, pendingOf } from '../store/execution-codec.js';
+import { decodeExecution, executionIdOf, pendingOf } from '../store/execution-codec.js';
+import type { ExecutionState } from '../../core/types.js';
 import { rvNumber } from '../store/kube-api.js';
 import { decideSweep } from './decide.js';
 import type { ExecutionArchive } from './types.js';
@@ -20,7 +23,10 @@ export interface SweeperOptions {
   onError?: (err: unknown, where: string) => void;
 }
 
-export interface SweepCounts { archived: number; deleted: number }
+export interface SweepCounts { archived: number; labelled: number; deleted: number }
+
+/** The scan of labelled (archived, uncached) resources for expired ones runs on a leader's first pass, then at most this often. */
+export const ARCHIVED_SCAN_MIN_MS = 60_000;
 
 export class ExecutionSweeper {
   /** Resource name → the resourceVersion whose record the archive holds (loaded from the archive on the first pass). */
@@ -32,6 +38,7 @@ export class ExecutionSweeper {
   private running: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private failures = 0;
+  private lastScan = -Infinity;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly o: SweeperOptions) {
@@ -49,7 +56,10 @@ export class ExecutionSweeper {
     await this.running.catch(() => undefined);
   }
 
-  /** One pass over every cached Execution (also what the timer runs); transient failures end the pass early. */
+  /**
+   * One pass over every cached Execution, then (when due) over the labelled ones (also what the timer runs);
+   * transient failures end the pass early.
+   */
   sweep(): Promise<SweepCounts> {
     const run = this.running.catch(() => undefined).then(() => this.pass());
     this.running = run;
@@ -68,7 +78,7 @@ export class ExecutionSweeper {
   }
 
   private async pass(): Promise<SweepCounts> {
-    const counts = { archived: 0, deleted: 0 };
+    const counts = { archived: 0, labelled: 0, deleted: 0 };
     const { store, archive } = this.o;
     await store.cache.ready();
     const objs = store.cache.list();
@@ -103,9 +113,40 @@ export class ExecutionSweeper {
         counts.archived++;
         decision = decideSweep({ ...facts, archivedVersion: rv }, this.now(), ttlMs);
       }
+      if (decision === 'label' && (await store.markArchived(obj)) === 'marked') counts.labelled++;
       if (decision === 'delete' && (await store.deleteVersion(obj)) === 'deleted') counts.deleted++;
     }
+    if (!this.stopped && this.now() - this.lastScan >= Math.max(this.o.intervalMs, ARCHIVED_SCAN_MIN_MS)) {
+      this.lastScan = this.now();
+      await this.scanLabelled(counts, ttlMs);
+    }
     return counts;
+  }
+
+  /**
+   * The labelled resources, page by page: deletes the expired ones and takes the label off any that moves on again.
+   * Decided from status summary fields (no record decoding); parents are live ones from the cache.
+   */
+  private async scanLabelled(counts: SweepCounts, ttlMs: number): Promise<void> {
+    const { store } = this.o;
+    await store.scanArchived(async (objs) => {
+      for (const obj of objs) {
+        if (this.stopped) return false;
+        // Status summary fields when the operator wrote status; else the initial record (annotation) of one it never ran.
+        const initial = obj.status?.state ? undefined : decodeExecution(obj)?.state;
+        const state = (obj.status?.state ?? initial?.current) as ExecutionState | undefined;
+        if (!state) continue;
+        const parentId = (obj.spec.parent as { executionId?: unknown } | undefined)?.executionId;
+        const parent = typeof parentId === 'string' ? store.liveRecord(parentId) : undefined;
+        const decision = decideSweep({
+          state, endDate: obj.status?.state ? obj.status.endDate : initial?.endDate, created: obj.metadata.creationTimestamp, pendingCommands: pendingOf(obj).length,
+          resourceVersion: rvNumber(obj), labelled: true, parentRunning: !!parent && !isTerminal(parent.state.current),
+          deleting: !!obj.metadata.deletionTimestamp,
+        }, this.now(), ttlMs);
+        if (decision === 'delete' && (await store.deleteVersion(obj)) === 'deleted') counts.deleted++;
+        if (decision === 'unlabel') await store.markArchived(obj, false);
+      }
+    });
   }
 
   /** First pass of this leader: which finished resources the archive already holds, at which version (one query). */

@@ -1,11 +1,12 @@
 // Informer cache resilience against the Kubernetes API test server: watches the server ends are resumed from the last
 // resourceVersion, and a watch that fell out of the server's history (410 Expired) re-lists, dropping deleted objects;
-// lists are read in pages.
+// lists are read in pages; a label-selected cache drops objects that stop matching and never admits them otherwise.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
 import { tempDir } from '../../store/sqlite/test-fixtures.js';
 import type { WatchEvent } from '../../store/types.js';
-import { KINDS } from '../names.js';
+import { KINDS, LABELS, MANAGER } from '../names.js';
+import { KubeCache } from './cache.js';
 import { KindApi, type KubeObject } from './kube-api.js';
 import { K8S_NAMESPACE, type StoreHarness, startStoreHarness, until } from './test-support.js';
 
@@ -110,4 +111,35 @@ it('keeps managedFields out of the cache; a write from the cached copy leaves th
   expect((after.spec as { value?: unknown }).value).toBe(2);
   expect(after.metadata.managedFields).toEqual(managedFields);
   expect(h.stores.kv.cache.get(name)!.metadata.managedFields).toBeUndefined();
+});
+
+it('a label-selected cache (labelSelector + admit) drops an object that stops matching and admits it again when it matches', async () => {
+  const kc = h.srv.kubeConfig();
+  const api = new KindApi<KubeObject>(kc, KINDS.KVPair, K8S_NAMESPACE);
+  const spec = (key: string) => ({ namespace: 'sel', key, type: 'STRING', value: key, updated: new Date().toISOString() });
+  const HIDE = 'test.flowpilot.io/hidden';
+  await api.create(api.body({ metadata: { name: 'sel-a', labels: { [LABELS.managedBy]: MANAGER } }, spec: spec('a') }));
+  await api.create(api.body({ metadata: { name: 'sel-b', labels: { [HIDE]: 'true' } }, spec: spec('b') }));
+  const cache = new KubeCache<KubeObject>(kc, api, { resyncMs: 0, labelSelector: `!${HIDE}`, admit: (o) => !o.metadata.labels?.[HIDE] });
+  cache.start();
+  try {
+    await cache.ready();
+    expect(cache.list().map((o) => o.metadata.name)).toEqual(['sel-a']);
+    // Another writer hides a: the watch reports it DELETED (it no longer matches) and the cache drops it.
+    const hidden = await api.mergePatch('sel-a', { metadata: { labels: { [HIDE]: 'true' } } });
+    await until(() => cache.get('sel-a') === undefined, 'a to leave the cache');
+    // Other paths (a write response, a GET) do not bring it back...
+    cache.observe(hidden);
+    expect(cache.get('sel-a')).toBeUndefined();
+    expect(await cache.refresh('sel-b')).toBeUndefined();
+    expect((await cache.read('sel-b'))?.metadata.name, 'read() answers the server copy, admitted or not').toBe('sel-b');
+    expect(cache.list()).toHaveLength(0);
+    // Shown again (the label removed): ADDED to the watch, back in the cache.
+    await api.mergePatch('sel-a', { metadata: { labels: { [HIDE]: null } } });
+    await until(() => cache.get('sel-a'), 'a to come back');
+    await cache.resync();
+    expect(cache.list().map((o) => o.metadata.name)).toEqual(['sel-a']);
+  } finally {
+    await cache.stop();
+  }
 });

@@ -21,6 +21,13 @@ export interface CacheOptions {
   resyncMs?: number;
   /** Called on the first watch/list failure of a streak (default: console.warn); routine watch ends are not failures. */
   onError?: (err: unknown) => void;
+  /** Lists and watches only the objects this label selector matches (a watch reports those that stop matching as deleted). */
+  labelSelector?: string;
+  /**
+   * The same condition as `labelSelector`, for objects from other paths (write responses, GETs): one it refuses is
+   * dropped from the cache as if deleted at its resourceVersion, never admitted.
+   */
+  admit?: (o: AnyKubeObject) => boolean;
 }
 
 const MAX_TOMBSTONES = 10_000;
@@ -61,7 +68,7 @@ export class KubeCache<O extends AnyKubeObject> {
   /** Starts the list+watch; `ready()` resolves once the first list is in the cache. */
   start(): void {
     const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const list = await this.api.list();
+      const list = await this.api.list(this.opts.labelSelector);
       this.failures = 0;
       // Applied here rather than through the informer's callbacks: those report a vanished object with its old
       // resourceVersion, which cannot beat a newer copy our own writes put in the cache.
@@ -69,7 +76,7 @@ export class KubeCache<O extends AnyKubeObject> {
       setImmediate(() => this.markSynced());
       return list as unknown as KubernetesListObject<KubernetesObject>;
     };
-    const informer = makeInformer<KubernetesObject>(this.kc, this.api.path, listFn);
+    const informer = makeInformer<KubernetesObject>(this.kc, this.api.path, listFn, this.opts.labelSelector);
     informer.on('add', (o) => { this.failures = 0; this.observe(o as unknown as O); });
     informer.on('update', (o) => { this.failures = 0; this.observe(o as unknown as O); });
     informer.on('delete', (o) => { this.failures = 0; this.observeDeleted(o as unknown as O); });
@@ -118,6 +125,7 @@ export class KubeCache<O extends AnyKubeObject> {
     const name = obj.metadata?.name;
     if (!name) return;
     const rv = rvNumber(obj);
+    if (this.opts.admit && !this.opts.admit(obj)) { this.observeDeleted(obj, rv); return; } // left the selection
     const tomb = this.tombstones.get(name);
     if (tomb !== undefined && rv <= tomb) return;
     const previous = this.objects.get(name);
@@ -142,20 +150,26 @@ export class KubeCache<O extends AnyKubeObject> {
     this.emit({ type: 'deleted', obj: current, previous: current, initial: !this.synced });
   }
 
-  /** Reads one object from the server and merges it; returns the freshest copy we hold (undefined when gone). */
+  /** Reads one object from the server and merges it; returns the freshest copy we hold (undefined when gone or not admitted). */
   async refresh(name: string): Promise<O | undefined> {
+    await this.read(name);
+    return this.objects.get(name);
+  }
+
+  /** Reads one object from the server and merges it; returns it as the server has it, admitted or not (undefined when gone). */
+  async read(name: string): Promise<O | undefined> {
     const fresh = await this.api.get(name);
     if (fresh) this.observe(fresh);
     else {
       const cur = this.objects.get(name);
       if (cur) this.observeDeleted(cur);
     }
-    return this.objects.get(name);
+    return fresh && withoutManagedFields(fresh);
   }
 
   /** Full re-list: merges every object and drops those the server no longer has. */
   async resync(): Promise<void> {
-    this.applyList(await this.api.list());
+    this.applyList(await this.api.list(this.opts.labelSelector));
   }
 
   /** A list is a snapshot at its resourceVersion: objects absent from it and not newer than it are gone. */

@@ -2,7 +2,9 @@
 // operator writes status (one conditional PUT on /status per update). Reads come from the informer cache.
 // resourceVersion is the Kubernetes resourceVersion as a number (an etcd revision, a decimal string on real servers).
 // With an archive (finished executions moved to PostgreSQL, their resources deleted after a TTL), reads fall back to
-// it: get, search (live and archived merged), restart of an archived execution (re-created from its record).
+// it: get, search (live and archived merged), restart of an archived execution (re-created from its record, or its
+// resource made live again when it still exists). With an archive the informer holds only live resources: the sweeper
+// labels archived ones (LABELS.archived) and the cache lists/watches without them and never admits them otherwise.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
 import { Emitter } from '../../store/sqlite/emitter.js';
@@ -12,20 +14,29 @@ import {
 } from '../../store/types.js';
 import { archiveWindow, mergePage, newestFirst } from '../archive/order.js';
 import type { ExecutionArchive } from '../archive/types.js';
-import { KINDS, executionName } from '../names.js';
+import { KINDS, LABELS, executionName } from '../names.js';
 import { type CacheEvent, type CacheOptions, KubeCache } from './cache.js';
 import {
   type ExecutionObject, ackedOf, commandSpec, decodeExecution, executionIdOf, executionResource, executionStatus,
   pendingOf, toPending,
 } from './execution-codec.js';
 import { ANNOTATIONS } from './labels.js';
-import { type JsonPatchOp, KindApi, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
+import { type JsonPatchOp, KindApi, LIST_PAGE, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
 import { MissReads } from './read-through.js';
 
 /** Flow namespace `ns` or one of its children (dotted segments). */
 export const inNamespace = (value: string, ns: string): boolean => value === ns || value.startsWith(`${ns}.`);
 
 const dateMs = (s: string | undefined): number => (s ? Date.parse(s) : NaN);
+/** Executions whose record is in the archive (the sweeper's scan for expired ones) and the rest (the informer's). */
+export const ARCHIVED_SELECTOR = `${LABELS.archived}=true`;
+export const LIVE_SELECTOR = `!${LABELS.archived}`;
+/** Labelled archived: out of the executions cache (the same condition as LIVE_SELECTOR). */
+export const isArchivedResource = (o: { metadata: { labels?: Record<string, string> } }): boolean =>
+  o.metadata.labels?.[LABELS.archived] !== undefined;
+/** JSON pointer of the archived label (RFC 6901: '/' is written '~1'). */
+const ARCHIVED_LABEL_PATH = `/metadata/labels/${LABELS.archived.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
 /** A Kubernetes object name (DNS subdomain): what the id of an Execution made with kubectl is. */
 const RESOURCE_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -47,7 +58,8 @@ export class KubeExecutionStore implements ExecutionStore {
   constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, readonly archive?: ExecutionArchive, misses = new MissReads()) {
     this.misses = misses;
     this.api = new KindApi<ExecutionObject>(kc, KINDS.Execution, namespace);
-    this.cache = new KubeCache(kc, this.api, opts);
+    // Only with an archive: without one an archived resource could not be read at all.
+    this.cache = new KubeCache(kc, this.api, archive ? { ...opts, labelSelector: LIVE_SELECTOR, admit: (o) => !isArchivedResource(o) } : opts);
     this.cache.addIndex('id', (o) => [executionIdOf(o)]);
     this.cache.on((e) => this.onCacheEvent(e));
   }
@@ -177,6 +189,43 @@ export class KubeExecutionStore implements ExecutionStore {
     return res ? 'deleted' : 'gone';
   }
 
+  /**
+   * Labels a resource archived, exactly at the version the archive holds (a merge patch carrying its resourceVersion):
+   * the caches drop it. 'moved' when it changed meanwhile (archived again by a later pass), 'gone' when deleted.
+   * With `archived` false the label is removed instead (the resource is live again: the caches take it back).
+   */
+  async markArchived(obj: ExecutionObject, archived = true): Promise<'marked' | 'moved' | 'gone'> {
+    let res: ExecutionObject;
+    try {
+      res = await this.api.mergePatch(obj.metadata.name, { metadata: { resourceVersion: obj.metadata.resourceVersion, labels: { [LABELS.archived]: archived ? 'true' : null } } });
+    } catch (err) {
+      if (isConflict(err)) { await this.cache.refresh(obj.metadata.name).catch(() => undefined); return 'moved'; }
+      if (statusCode(err) === 404) { this.cache.observeDeleted(obj); return 'gone'; }
+      throw err;
+    }
+    this.cache.observe(res);
+    return 'marked';
+  }
+
+  /**
+   * The resources labelled archived (not in the cache), read in pages of `pageSize` and handed to `each` page by page,
+   * so a scan never holds them all. A continue token that expired (410) ends the scan early: the next one goes on.
+   */
+  async scanArchived(each: (objs: ExecutionObject[]) => Promise<boolean | void>, pageSize = LIST_PAGE): Promise<void> {
+    let cont: string | undefined;
+    do {
+      let page: Awaited<ReturnType<KindApi<ExecutionObject>['page']>>;
+      try {
+        page = await this.api.page(ARCHIVED_SELECTOR, pageSize, cont);
+      } catch (err) {
+        if (cont && statusCode(err) === 410) return;
+        throw err;
+      }
+      if ((await each(page.items ?? [])) === false) return;
+      cont = page.metadata?.continue ?? (page.metadata as { _continue?: string } | undefined)?._continue;
+    } while (cont);
+  }
+
   /** The record of a cached resource (undefined while its status is pending). Shared: do not modify. */
   recordOf(obj: ExecutionObject): Execution | undefined { return this.record(obj); }
 
@@ -253,31 +302,49 @@ export class KubeExecutionStore implements ExecutionStore {
 
   /**
    * Appends `{seq, type, inputs, created}` to spec.commands with a JSON patch whose `test` op requires the list to be
-   * exactly the one read (so two writers never share a seq); a failed test or a conflict re-reads and retries.
+   * exactly the one read (so two writers never share a seq); a failed test or a conflict re-reads and retries. A
+   * resource labelled archived (out of the caches) gets the command and loses the label in one patch conditional on
+   * its resourceVersion: it is live again. One the sweeper deleted is re-created from the archive (revive).
    */
   async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {
     await this.cache.ready();
     const created = new Date().toISOString();
-    if (this.archive && !this.find(executionId)) {
-      const revived = await this.revive(executionId, command, created);
-      if (revived) return revived;
-    }
     return retrying(12, (err) => statusCode(err) === 409 || statusCode(err) === 422, async (attempt) => {
-      let obj = this.find(executionId);
-      if (!obj || attempt > 0) obj = await this.cache.refresh(obj?.metadata.name ?? executionName(executionId));
+      let obj = attempt === 0 ? this.find(executionId) : undefined;
+      const name = obj?.metadata.name ?? this.find(executionId)?.metadata.name ?? executionName(executionId);
+      if (!obj) obj = await this.cache.read(name);
+      if (!obj && name !== executionId && RESOURCE_NAME.test(executionId)) { // made with kubectl, out of the cache (archived)
+        const handMade = await this.cache.read(executionId);
+        if (handMade && executionIdOf(handMade) === executionId) obj = handMade;
+      }
+      if (!obj && this.archive) {
+        const revived = await this.revive(executionId, command, created);
+        if (revived) return revived;
+        obj = await this.cache.read(name); // revived meanwhile by another writer: append to it
+      }
       if (!obj || executionIdOf(obj) !== executionId) throw new Error(`Execution '${executionId}' not found`);
       const list = obj.spec.commands;
       const seq = Math.max(ackedOf(obj), 0, ...(list ?? []).map((c) => c.seq)) + 1;
       const cmd = commandSpec(seq, command, created);
-      const ops: JsonPatchOp[] = Array.isArray(list)
-        ? [{ op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
-        : [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }, { op: 'add', path: '/spec/commands', value: [cmd] }];
+      const archived = isArchivedResource(obj);
+      // With an archive, the labels must be those read: a copy from before the sweeper labelled it (a lagging cache)
+      // fails the test instead of leaving a command on a resource no cache holds.
+      const labelsAsRead: JsonPatchOp[] = !this.archive ? []
+        : obj.metadata.labels ? [{ op: 'test', path: '/metadata/labels', value: obj.metadata.labels }]
+          : [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion }];
+      const ops: JsonPatchOp[] = Array.isArray(list) && !archived
+        ? [...labelsAsRead, { op: 'test', path: '/spec/commands', value: list }, { op: 'add', path: '/spec/commands/-', value: cmd }]
+        : [
+          { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
+          ...(archived ? [{ op: 'remove' as const, path: ARCHIVED_LABEL_PATH }] : []),
+          Array.isArray(list) ? { op: 'add', path: '/spec/commands/-', value: cmd } : { op: 'add', path: '/spec/commands', value: [cmd] },
+        ];
       let patched: ExecutionObject;
       try {
         patched = await this.api.jsonPatch(obj.metadata.name, ops);
       } catch (err) {
         // 422 is a failed `test` only when the object moved on; otherwise the command itself is invalid: no retry.
-        if (statusCode(err) === 422 && rvNumber(await this.cache.refresh(obj.metadata.name)) === rvNumber(obj)) {
+        if (statusCode(err) === 422 && rvNumber(await this.cache.read(obj.metadata.name)) === rvNumber(obj)) {
           throw Object.assign(new Error(`Invalid command for execution '${executionId}': ${apiMessage(err)}`), { status: 422 });
         }
         throw err;
@@ -290,10 +357,9 @@ export class KubeExecutionStore implements ExecutionStore {
   /**
    * A command for an execution whose resource the sweeper deleted (a restart): the resource is created again from the
    * archived record with the command already in spec (so the sweeper, which keeps resources with pending commands, cannot
-   * delete it in between). Undefined when the execution is live after all or unknown.
+   * delete it in between). Undefined when it is not archived, or when its resource exists again (a 409: the caller appends).
    */
   private async revive(executionId: string, command: ExecutionCommand, created: string): Promise<PendingCommand | undefined> {
-    if (await this.cache.refresh(executionName(executionId))) return undefined;
     const archived = await this.archive!.get(executionId);
     if (!archived) return undefined;
     const { body, needsStatus } = executionResource(archived);
@@ -306,7 +372,7 @@ export class KubeExecutionStore implements ExecutionStore {
     try {
       obj = await this.api.create(this.api.body(body));
     } catch (err) {
-      if (isConflict(err)) { await this.cache.refresh(body.metadata.name); return undefined; } // revived meanwhile: append to it
+      if (isConflict(err)) return undefined;
       throw err;
     }
     this.cache.observe(obj);

@@ -125,7 +125,8 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
     return listPages((page) => this.page(labelSelector, page.limit, page._continue), pageSize);
   }
 
-  private async page(labelSelector: string | undefined, limit: number, cont?: string): Promise<KubeList<O>> {
+  /** One page of a list (for a caller that handles each page and drops it: a scan that must not hold every object). */
+  async page(labelSelector: string | undefined, limit: number, cont?: string): Promise<KubeList<O>> {
     return (await this.api.listNamespacedCustomObject({
       ...this.base(), limit, ...(labelSelector ? { labelSelector } : {}), ...(cont ? { _continue: cont } : {}),
     })) as KubeList<O>;
@@ -149,6 +150,12 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
   async jsonPatch(name: string, ops: JsonPatchOp[]): Promise<O> {
     return (await this.api.patchNamespacedCustomObject({ ...this.base(), name, body: ops },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch))) as O;
+  }
+
+  /** RFC 7386 JSON merge patch; `metadata.resourceVersion` in it makes it conditional (409 when stale). */
+  async mergePatch(name: string, patch: Record<string, unknown>): Promise<O> {
+    return (await this.api.patchNamespacedCustomObject({ ...this.base(), name, body: patch },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as O;
   }
 
   /**

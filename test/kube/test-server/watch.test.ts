@@ -1,7 +1,7 @@
 // Watches and client-node informers against the test server: events, selectors, resume from a resourceVersion,
 // 410 Expired for a resourceVersion out of the history window, and an informer relisting after it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CoreV1Api, CustomObjectsApi, Watch, makeInformer, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, Watch, makeInformer, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { startKubeTestServer, type KubeTestServer } from './index.js';
 import { widgetCrd } from './fixtures.js';
 import { until } from '../../support/wait.js';
@@ -38,6 +38,25 @@ describe('watch', () => {
     await w.watch(PATH, { resourceVersion: mid.metadata.resourceVersion, timeoutSeconds: 1 }, (type, obj) => resumed.push(`${type} ${obj.metadata.name}`), () => { done = true; });
     await until(() => done, 'the watch timeout');
     expect(resumed).toEqual(['MODIFIED b', 'MODIFIED a', 'DELETED b']);
+  });
+
+  it('a watch with a "!key" selector sees an object DELETED when a merge patch adds the label, ADDED when it is removed', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()] });
+    const kc = srv.kubeConfig();
+    const co = kc.makeApiClient(CustomObjectsApi);
+    const at = { group: G, version: 'v1', namespace: 'default', plural: 'widgets' };
+    const events: string[] = [];
+    const req = await new Watch(kc).watch(PATH, { labelSelector: '!test.flowpilot.io/archived' }, (type, obj) => events.push(`${type} ${obj.metadata.name} ${obj.metadata.labels?.['test.flowpilot.io/archived'] ?? '-'}`), () => {});
+    await co.createNamespacedCustomObject({ ...at, body: widget('a') });
+    await co.createNamespacedCustomObject({ ...at, body: widget('b', { 'test.flowpilot.io/archived': 'true' }) });
+    const opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    await co.patchNamespacedCustomObject({ ...at, name: 'a', body: { metadata: { labels: { 'test.flowpilot.io/archived': 'true' } } } }, opts);
+    await co.patchNamespacedCustomObject({ ...at, name: 'b', body: { spec: { size: 3 } } }, opts);
+    await co.patchNamespacedCustomObject({ ...at, name: 'a', body: { metadata: { labels: { 'test.flowpilot.io/archived': null } } } }, opts);
+    await until(() => events.length >= 3, 'events');
+    // DELETED carries the object as it now is (labelled); b never matched, so its change is not seen.
+    expect(events).toEqual(['ADDED a -', 'DELETED a true', 'ADDED a -']);
+    req.abort();
   });
 
   it('answers ERROR 410 Expired for a resourceVersion older than the history window', async () => {
