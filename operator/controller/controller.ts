@@ -3,6 +3,9 @@
 // Faults: a transient error retries the batch after a backoff (nothing is dropped; the retry re-derives the record's
 // work); a permanent one ends that execution FAILED with the reason. A periodic resync re-derives the work of every
 // active execution from the store, so a lost wake-up only delays; recovery after a restart is the same resync.
+// Partitioned (several operator replicas): `owns` says which executions this controller acts on; the others' events,
+// commands, resyncs and reports are dropped, and news that crosses partitions (a child ended, a concurrency slot freed)
+// reaches the owner through the store's watch feed.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +69,15 @@ export interface ControllerOptions {
   secrets?: (name: string) => string | undefined;
   /** Resync period (default: RESYNC_INTERVAL_MS from `env`, see core/limits.ts). */
   resyncIntervalMs?: number;
+  /**
+   * Whether this controller acts on an execution (default: all). It may change at any time: an execution no longer
+   * owned is dropped at its next batch; one newly owned is picked up by `recover()`.
+   */
+  owns?: (executionId: string) => boolean;
 }
+
+/** Ended executions whose cross-partition news were forwarded (bounded; a resync covers anything forgotten). */
+const FORWARDED_MAX = 10_000;
 
 export class Controller {
   readonly launcher: Launcher;
@@ -86,12 +97,15 @@ export class Controller {
   /** Namespaces flows may reach beyond their own (ALLOWED_NAMESPACES). */
   private readonly grants: NamespaceGrants;
   private readonly stopping = new AbortController();
+  private readonly owns: (executionId: string) => boolean;
+  private readonly forwarded = new Set<string>();
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     const env = opts.env ?? process.env;
     this.clock = opts.clock ?? (() => new Date());
+    this.owns = opts.owns ?? (() => true);
     this.limits = limitsFromEnv(env);
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
@@ -114,14 +128,17 @@ export class Controller {
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
     this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {
-      busy: (id) => this.queue.has(id), resync: (id) => this.queue.push(id, RESYNC), command: (c) => this.onCommand(c),
+      busy: (id) => this.queue.has(id),
+      resync: (id) => { if (this.owns(id)) this.queue.push(id, RESYNC); },
+      command: (c) => this.onCommand(c),
     });
   }
 
   /** Subscribes to the store, then recovers: every active execution resumes from its record, pending commands replay. */
   async start(): Promise<void> {
     this.unsubscribe.push(this.stores.executions.watch((e) => {
-      if (e.type === 'ADDED' && !this.stopped) this.onNew(e.execution);
+      if (this.stopped) return;
+      if (e.type === 'ADDED') { if (this.owns(e.execution.id)) this.onNew(e.execution); } else this.onModified(e.execution);
     }));
     this.unsubscribe.push(this.stores.executions.onCommand((c) => this.onCommand(c)));
     await this.resync.start();
@@ -136,6 +153,14 @@ export class Controller {
     this.launcher.killAll();
     await this.queue.close();
     await this.flowQueue.close();
+  }
+
+  /**
+   * Takes over executions newly owned (a partition acquired): each active one among `only` resumes from its record and
+   * its pending commands replay, as at start. Resolves false when the store could not be listed (the resync retries).
+   */
+  recover(only: (executionId: string) => boolean): Promise<boolean> {
+    return this.resync.run(true, (id) => only(id) && this.owns(id));
   }
 
   /** Type of the task of a run, when the execution's flow revision is cached (metrics). */
@@ -157,7 +182,23 @@ export class Controller {
   }
 
   private onCommand(c: PendingCommand): void {
-    this.queue.push(c.executionId, { event: c.command as EngineEvent, ack: c.seq });
+    if (this.owns(c.executionId)) this.queue.push(c.executionId, { event: c.command as EngineEvent, ack: c.seq });
+  }
+
+  /**
+   * An execution owned elsewhere ended: its owner told its parent and its flow's queue only if it owns them too, so the
+   * owners of those hear it here (once per execution; the periodic resync re-checks children in any case).
+   */
+  private onModified(exec: Execution): void {
+    if (!isTerminal(exec.state.current) || this.owns(exec.id) || this.forwarded.has(exec.id)) return;
+    const parent = exec.parent?.executionId;
+    const wakeParent = parent !== undefined && this.owns(parent);
+    this.forwarded.add(exec.id);
+    if (this.forwarded.size > FORWARDED_MAX) this.forwarded.delete(this.forwarded.values().next().value!);
+    if (wakeParent) this.children.ended(exec);
+    void this.flow(exec).then(async (flow) => {
+      if (flow.concurrency) await this.dequeue(exec.namespace, exec.flowId);
+    }).catch((err: unknown) => { if (isTransient(err)) this.forwarded.delete(exec.id); });
   }
 
   /** A batch failed for good: the execution ends FAILED with the reason (that write itself retried while transient). */
@@ -195,6 +236,7 @@ export class Controller {
   /** One batch of events for one execution: step through all of them, write once, then act. */
   private async process(id: string, items: QueueItem[]): Promise<void> {
     if (this.stopped) return;
+    if (!this.owns(id)) { this.disown(id); return; }
     const fail = items.find((i): i is Extract<QueueItem, { acks: number[] }> => i.event.type === 'fail');
     if (fail) return this.failNow(id, fail.event.reason, fail.acks);
     const resync = items.some((i) => i.event.type === 'resync');
@@ -222,6 +264,13 @@ export class Controller {
     await this.reconcile(flow, exec, resync);
     this.settled(exec, events);
     if (!isTerminal(exec.state.current)) this.resync.processed(id);
+  }
+
+  /** An execution of a partition this controller lost (or never held): forget what it kept, its new owner acts. */
+  private disown(id: string): void {
+    this.cache.delete(id);
+    this.timers.clear(id);
+    this.resync.forget(id);
   }
 
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
@@ -393,7 +442,7 @@ export class Controller {
     });
   }
 
-  /** A slot freed: start the oldest QUEUED execution of the flow. */
+  /** A slot freed: start the oldest QUEUED execution of the flow (its owner does: others drop the push). */
   private async dequeue(namespace: string, flowId: string): Promise<void> {
     const page = await this.stores.executions.search({ namespace, flowId, state: ['QUEUED'], limit: 1000 });
     const oldest = page.results.filter((e) => e.namespace === namespace).sort((a, b) => a.state.startDate.localeCompare(b.state.startDate))[0];

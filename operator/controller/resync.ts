@@ -35,17 +35,18 @@ export class Resync {
     clearTimeout(this.timer);
   }
 
-  /** One pass; `all` (recovery) ignores recency. False when the store could not be listed. */
-  async run(all = false): Promise<boolean> {
+  /** One pass; `all` (recovery) ignores recency; `only` limits it to some executions. False when the store could not be listed. */
+  async run(all = false, only: (executionId: string) => boolean = () => true): Promise<boolean> {
     const cutoff = Date.now() - this.intervalMs;
     try {
       for (const stored of await this.stores.executions.listActive()) {
         const id = stored.execution.id;
         if (this.stopped) return true;
-        if (this.hooks.busy(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
+        if (!only(id) || this.hooks.busy(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
         this.hooks.resync(id);
       }
       for (const c of await this.stores.executions.pendingCommands()) {
+        if (!only(c.executionId)) continue;
         if (all || (!this.hooks.busy(c.executionId) && Date.parse(c.created) < cutoff)) this.hooks.command(c);
       }
       return true;
