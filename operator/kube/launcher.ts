@@ -28,6 +28,11 @@ export interface KubeLauncherOptions {
   report: Report;
   settings: LauncherSettings;
   onError?: (message: string, err?: unknown) => void;
+  /**
+   * Partitioned operators: whether this replica acts on the execution's outcomes (default: all). Jobs of others stay
+   * in the informer caches (read when the partition comes here: launch() adopts them) but are not settled here.
+   */
+  owns?: (executionId: string) => boolean;
 }
 
 interface Attempt extends AttemptKey {
@@ -232,9 +237,11 @@ export class KubeLauncher implements Launcher {
     return { apiVersion: API_VERSION, kind: KINDS.Execution.kind, name, uid };
   }
 
+  private readonly mine = (k: AttemptKey | undefined): k is AttemptKey => Boolean(k) && (this.o.owns?.(k!.executionId) ?? true);
+
   private onJob(job: V1Job): void {
     const k = attemptKeyOf(job);
-    if (!k || !job.metadata?.name) return;
+    if (!this.mine(k) || !job.metadata?.name) return;
     const a = this.track(k, job.metadata.name);
     if (a.outcome) return;
     const finish = jobFinish(job);
@@ -249,7 +256,7 @@ export class KubeLauncher implements Launcher {
 
   private onJobDeleted(job: V1Job): void {
     const k = attemptKeyOf(job);
-    if (!k || !job.metadata?.name) return;
+    if (!this.mine(k) || !job.metadata?.name) return;
     const a = this.track(k, job.metadata.name);
     if (a.reported || a.settling) return;
     const finish = jobFinish(job);
@@ -261,7 +268,7 @@ export class KubeLauncher implements Launcher {
   /** A Pod that cannot start (bad image...) would leave the Job waiting until its deadline: fail the attempt now. */
   private onPod(pod: V1Pod): void {
     const k = attemptKeyOf(pod);
-    if (!k || pod.metadata?.deletionTimestamp) return;
+    if (!this.mine(k) || pod.metadata?.deletionTimestamp) return;
     const stuck = podStuck(pod);
     if (!stuck) return;
     const a = this.track(k);

@@ -1,6 +1,7 @@
 // Cluster-mode operator entry point (`node --import tsx operator/kube/main.ts`, the image's default command): loads the
 // settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
-// and runs the operator with leader election; `/metrics` and `/healthz` on METRICS_PORT on every replica.
+// and runs the operator with leader election and execution partitions; `/metrics` and `/healthz` on METRICS_PORT on
+// every replica.
 import '../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
@@ -25,7 +26,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
-    leaderElection: settings.leaderElection, secretsSecretName: settings.secretsSecretName, env, metrics,
+    leaderElection: settings.leaderElection, partitions: settings.partitions, secretsSecretName: settings.secretsSecretName, env, metrics,
     leaderTasks: [{
       name: 'inference',
       start: () => startInferenceReconciler({
@@ -37,7 +38,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       }),
     }],
   });
-  const listening = await serveMetrics(metrics.registry, settings.metricsPort, '0.0.0.0', () => ({ status: 'UP', leader: operator.isLeader() }));
+  const listening = await serveMetrics(metrics.registry, settings.metricsPort, '0.0.0.0', () => ({ status: 'UP', leader: operator.isLeader(), partitions: operator.partitions() }));
   const metricsPort = listening.port;
   console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on :${metricsPort}`);
   return {
