@@ -100,7 +100,8 @@ describe('Helm chart charts/flowpilot', () => {
     const op = grants(role('operator'));
     for (const g of ['flowpilot.io/executions/status:patch', 'batch/jobs:create', '/pods/log:get', '/secrets:watch', '/events:create']) expect(op).toContain(g);
     expect(op.some((g) => g.startsWith('/secrets:') && !/:(get|list|watch)$/.test(g))).toBe(false);
-    expect(grants(role('operator-lease')).sort()).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
+    // list: partition and member Leases (one request a round); delete: member Leases of replicas gone for an hour.
+    expect(grants(role('operator-lease')).sort()).toEqual(['create', 'delete', 'get', 'list', 'update'].map((v) => `coordination.k8s.io/leases:${v}`));
     const cluster = docs.filter((d) => d.kind === 'ClusterRole');
     expect(cluster.flatMap(grants).sort()).toEqual(['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);
   });
