@@ -4,6 +4,7 @@
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubeTestServer, startKubeTestServer } from '../../test/kube/test-server/index.js';
+import { leaseTimingFromEnv } from './config.js';
 import { decidePartition, liveMembers, partitionOf, partitionsFromEnv, rendezvousOwner, wantedPartitions } from './partitioning.js';
 import { memberLeaseName, partitionLeaseName, startPartitions, type PartitionSet } from './partitions.js';
 
@@ -48,6 +49,13 @@ describe('partition assignment (pure)', () => {
     ['not wanted, expired or absent: never taken', [{ holderIdentity: 'b', leaseDurationSeconds: 15 }, NOW, 'a', false, NOW - 60_000], { type: 'wait' }],
   ])('%s', (_name, args, action) => {
     expect(decidePartition(...args)).toEqual(action);
+  });
+
+  it('lease timing: 15 s / 5 s by default; a renewal not below 2/3 of the duration is refused naming both settings', () => {
+    expect(leaseTimingFromEnv({})).toEqual({ leaseDurationSec: 15, renewEverySec: 5 });
+    expect(leaseTimingFromEnv({ LEADER_ELECTION_LEASE_DURATION_SECONDS: '6' })).toEqual({ leaseDurationSec: 6, renewEverySec: 2 });
+    expect(() => leaseTimingFromEnv({ LEADER_ELECTION_LEASE_DURATION_SECONDS: '9', LEADER_ELECTION_RENEW_SECONDS: '6' })).toThrow(/LEADER_ELECTION_RENEW_SECONDS.*LEADER_ELECTION_LEASE_DURATION_SECONDS/);
+    for (const bad of ['1', '2.5', '-3', 'x', '301']) expect(() => leaseTimingFromEnv({ LEADER_ELECTION_LEASE_DURATION_SECONDS: bad })).toThrow(/LEADER_ELECTION_LEASE_DURATION_SECONDS/);
   });
 
   it('OPERATOR_PARTITIONS: default 16, refused outside 1..1024 naming the variable', () => {

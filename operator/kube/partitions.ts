@@ -148,6 +148,7 @@ export function startPartitions(o: PartitionsOptions): PartitionSet {
     }
     const now = Date.now();
     const byName = new Map(items.map((l) => [l.metadata?.name ?? '', l]));
+    for (const name of observed.keys()) if (!byName.has(name)) observed.delete(name);
     const members: MemberView[] = [];
     let mismatch: string | undefined;
     const stale: V1Lease[] = [];
