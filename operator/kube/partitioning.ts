@@ -1,7 +1,8 @@
 // Which operator replica acts on which execution, decided purely: an execution belongs to partition
 // sha256(execution id) mod P (stable: the same id always gives the same partition for a given P), and each partition is
-// wanted by the live member that rendezvous (highest-random-weight) hashing ranks first, so a member joining or leaving
-// moves only its own share. Holding a partition is a separate Lease (partitions.ts); these functions only decide.
+// wanted by one live member: the one rendezvous (highest-random-weight) hashing ranks first among those not yet at
+// their fair share (P / members, rounded), so shares differ by at most one and a member joining or leaving moves little
+// besides its own share. Holding a partition is a separate Lease (partitions.ts); these functions only decide.
 import { createHash } from 'node:crypto';
 import { decideLease, type LeaseView } from './leader.js';
 
@@ -16,15 +17,31 @@ export function partitionOf(executionId: string, partitions: number): number {
   return partitions <= 1 ? 0 : u32(executionId) % partitions;
 }
 
-/** The member that wants `partition`: the highest sha256(member + '/' + partition) (ties: the smaller identity). */
-export function rendezvousOwner(partition: number, members: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = -1;
-  for (const m of members) {
-    const score = u32(`${m}/${partition}`);
-    if (score > bestScore || (score === bestScore && best !== undefined && m < best)) { best = m; bestScore = score; }
+/** Members ranked for a partition: highest sha256(member + '/' + partition) first (ties: the smaller identity). */
+export function rendezvousRanking(partition: number, members: readonly string[]): string[] {
+  return members.map((m) => ({ m, score: u32(`${m}/${partition}`) }))
+    .sort((a, b) => b.score - a.score || (a.m < b.m ? -1 : a.m > b.m ? 1 : 0)).map((x) => x.m);
+}
+
+/**
+ * The member wanting each partition (index = partition): partitions in order, each to the best-ranked member still
+ * below its fair share. Every replica computes the same answer from the same live set.
+ */
+export function assignPartitions(members: readonly string[], partitions: number): (string | undefined)[] {
+  const unique = [...new Set(members)];
+  if (!unique.length) return new Array<undefined>(partitions).fill(undefined);
+  // Fair shares: floor(P / N) each, and P mod N members (the first to get there) one more.
+  const floor = Math.floor(partitions / unique.length);
+  let extra = partitions % unique.length;
+  const load = new Map(unique.map((m) => [m, 0]));
+  const out: string[] = [];
+  for (let p = 0; p < partitions; p++) {
+    const m = rendezvousRanking(p, unique).find((c) => load.get(c)! < floor || (load.get(c) === floor && extra > 0))!;
+    if (load.get(m) === floor) extra--;
+    load.set(m, load.get(m)! + 1);
+    out.push(m);
   }
-  return best;
+  return out;
 }
 
 /** A member lease seen in a listing, with when this replica first saw its current renewal (local clock). */
@@ -63,9 +80,7 @@ export function decidePartition(lease: LeaseView | undefined, now: number, ident
 
 /** The partitions this identity wants among the live members. */
 export function wantedPartitions(identity: string, live: readonly string[], partitions: number): number[] {
-  const out: number[] = [];
-  for (let p = 0; p < partitions; p++) if (rendezvousOwner(p, live) === identity) out.push(p);
-  return out;
+  return assignPartitions(live, partitions).flatMap((m, p) => (m === identity ? [p] : []));
 }
 
 /** OPERATOR_PARTITIONS from the environment: an integer 1..MAX_PARTITIONS, the same on every replica. */

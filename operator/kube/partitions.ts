@@ -1,13 +1,13 @@
 // Executions spread over the live operator replicas (OPERATOR_PARTITIONS): each replica announces itself with a member
 // Lease and holds the partitions rendezvous hashing gives it among the live members, each partition guarded by its own
-// coordination.k8s.io Lease (client-go's rules, leader.ts). One loop per replica: list the group's Leases (one request),
+// coordination.k8s.io Lease (client-go's rules, leader.ts); shares differ by one at most (partitioning.ts). One loop per replica: list the group's Leases (one request),
 // renew its member Lease, then create/acquire/renew the partitions it wants and release the others (it stops acting on
 // a partition before it clears the holder; the next holder takes it only once released or expired, so two replicas
 // never act on one partition at once). A replica that cannot renew a partition for the renew deadline drops it.
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { heldSpec, leaseView, mustStepDown, releasedSpec, statusOf } from './leader.js';
 import { GROUP } from './names.js';
-import { decidePartition, liveMembers, partitionOf, rendezvousOwner, type MemberView, type PartitionAction } from './partitioning.js';
+import { assignPartitions, decidePartition, liveMembers, partitionOf, type MemberView, type PartitionAction } from './partitioning.js';
 import { labelValue } from './store/labels.js';
 import { slugName } from './names.js';
 
@@ -170,10 +170,11 @@ export function startPartitions(o: PartitionsOptions): PartitionSet {
     const memberOk = write(memberName, own, heldSpec(own?.spec, identity, durationSec, now, false), 'member',
       { [PARTITION_ANNOTATIONS.member]: identity, [PARTITION_ANNOTATIONS.partitions]: String(count) });
     let next = renewMs;
+    const assigned = assignPartitions(live, count);
     const work: Promise<void>[] = [memberOk.then(() => undefined)];
     for (let p = 0; p < count; p++) {
       const lease = byName.get(partitionLeaseName(group, p));
-      const wanted = !mismatch && rendezvousOwner(p, live) === identity;
+      const wanted = !mismatch && assigned[p] === identity;
       const action = decidePartition(lease && leaseView(lease), now, identity, wanted, lease && observedAt(lease, now));
       // Wanted but still held by another: look again soon (it releases at its next round, or its lease expires).
       if (action.type === 'wait' && wanted) next = Math.min(next, 1000, Math.max(100, (action.expiresAt ?? now) - now + 50));
