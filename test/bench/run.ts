@@ -1,5 +1,6 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|json|masking|render selects one group; default runs all.
+// BENCH=orchestration|inference|triggers|kube|json|masking|render selects one group; default runs all
+// (kube-scale: only the replica scale-out part of kube).
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -17,6 +18,12 @@ if (!only || only === 'triggers') {
 if (!only || only === 'kube') {
   const { runKubeBench } = await import('./kube.js');
   await runKubeBench();
+  const { runKubeScaleBench } = await import('./kube-scale.js');
+  await runKubeScaleBench();
+}
+if (only === 'kube-scale') {
+  const { runKubeScaleBench } = await import('./kube-scale.js');
+  await runKubeScaleBench();
 }
 if (!only || only === 'json') {
   const { runJsonParseBench } = await import('./json-parse.js');
