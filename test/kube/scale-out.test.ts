@@ -110,7 +110,7 @@ async function expectExactlyOnce(parents: any[]): Promise<string[]> {
 const ownersOf = (ids: string[], shares: number[][]) => new Set(ids.map((id) => shares.findIndex((s) => s.includes(partitionOf(id, PARTITIONS))))).size;
 
 describe('operator replicas share executions by partition', () => {
-  it('two replicas, then three: each holds a share, a batch with subflows runs exactly once', async () => {
+  it('two replicas, then three (joining mid-batch): each holds a share, batches with subflows run exactly once', async () => {
     await until(() => shared(c.operators), () => `two replicas to share the partitions: ${c.operators.map((o) => o.partitions().join(',')).join(' | ')}`);
     await until(() => c.leader(), 'a leader (flow revisions, triggers)');
     for (const f of FLOWS) await saveFlow(f);
@@ -123,11 +123,14 @@ describe('operator replicas share executions by partition', () => {
     const jobCount = (await c.kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: CLUSTER_NS })).items.length;
     expect(c.server.stats.writes['POST jobs']).toBe(jobCount);
 
+    // A third replica joins while a batch runs: partitions move to it mid-execution (released, then acquired).
+    const second = await startBatch(6);
     await c.addOperator('operator-third');
     await until(() => c.operators.length === 3 && shared(c.operators), () => `three replicas to share the partitions: ${c.operators.map((o) => o.partitions().join(',')).join(' | ')}`);
+    await expectExactlyOnce(await waitAll(second));
     const shares3 = c.operators.map((o) => o.partitions());
-    const second = await expectExactlyOnce(await waitAll(await startBatch(6)));
-    expect(ownersOf(second, shares3)).toBeGreaterThanOrEqual(2);
+    const third = await expectExactlyOnce(await waitAll(await startBatch(6)));
+    expect(ownersOf(third, shares3)).toBeGreaterThanOrEqual(2);
   }, 300_000);
 
   it('a replica killed mid-way: its partitions move within the lease duration and every execution ends SUCCESS exactly once', async () => {
