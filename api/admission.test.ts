@@ -88,12 +88,23 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
     expect(res).toEqual({ uid: res.uid, allowed: true });
   });
 
-  it('denies an unknown task type with 422 Invalid, naming spec.tasks[0].type', async () => {
+  it('denies an unknown task type with 400 BadRequest, naming the flow and spec.tasks[0].type', async () => {
     const res = await create(flow({ tasks: [{ id: 'a', type: 'io.kestra.plugin.foo.Bar' }] }));
     expect(res.allowed).toBe(false);
-    expect(res.status).toMatchObject({ code: 422, reason: 'Invalid' });
-    expect(res.status!.message).toMatch(/^Flow "hello" is invalid: spec\.tasks\[0\]\.type: Unknown task type `io\.kestra\.plugin\.foo\.Bar`/);
+    expect(res.status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(res.status!.message).toMatch(/^Flow company\.team\/hello is invalid: spec\.tasks\[0\]\.type: Unknown task type `io\.kestra\.plugin\.foo\.Bar`/);
     expect(res.status!.details!.causes).toContainEqual(expect.objectContaining({ field: 'spec.tasks[0].type' }));
+  });
+
+  it('reads well in kubectl (modelled: kube-apiserver 1.24 and current ToStatusErr + kubectl checkErr; no kubectl can run here)', async () => {
+    const res = await create(flow({ tasks: [{ id: 'a', type: 'io.kestra.plugin.foo.Bar' }] }));
+    const shown = asKubectlPrints(res.status);
+    expect(shown).toMatch(/^Error from server \(BadRequest\): error when creating "hello\.yaml": admission webhook "flows\.validation\.flowpilot\.io" denied the request: Flow company\.team\/hello is invalid: spec\.tasks\[0\]\.type: Unknown task type/);
+    expect(asKubectlPrints(res.status, 'current')).toMatch(/^Error from server \(BadRequest\): error when creating "hello\.yaml": flows\.flowpilot\.io "hello" is forbidden: admission webhook "flows\.validation\.flowpilot\.io" denied the request: Flow company\.team\/hello is invalid: /);
+    // What the former 422 Invalid denial printed: kubectl rebuilt it from details, dropping the webhook's message.
+    const former = { ...res.status!, code: 422, reason: 'Invalid' };
+    expect(asKubectlPrints(former)).toMatch(/^The flows "hello" is invalid: spec\.tasks\[0\]\.type: /);
+    expect(asKubectlPrints({ ...former, reason: '' })).toMatch(/^The flows "hello" is invalid/); // 422 alone is Invalid to kubectl
   });
 
   it('denies duplicate task ids and lists every problem with the engine validator\'s own messages', async () => {
@@ -130,10 +141,10 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
 
   it('denies a Flow without spec and a flow already defined by another Flow resource, allows its owner', async () => {
     const noSpec = await create({ apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name: 'empty' } });
-    expect(noSpec.status!.message).toMatch(/^Flow "empty" is invalid: spec: /);
+    expect(noSpec.status!.message).toMatch(/^Flow "empty" is invalid: spec: /); // no flow id: the resource name
     const taken = await create(flow({ id: 'taken' }, 'second'));
     expect(taken.allowed).toBe(false);
-    expect(taken.status!.message).toBe("Flow \"second\" is invalid: spec.id: Flow company.team.taken is already defined by Flow resource 'first-owner'");
+    expect(taken.status!.message).toBe("Flow company.team/taken is invalid: spec.id: Flow company.team.taken is already defined by Flow resource 'first-owner'");
     expect((await create(flow({ id: 'taken' }, 'first-owner'))).allowed).toBe(true);
   });
 
@@ -150,7 +161,7 @@ describe(`POST ${ADMISSION_PATH}${openssl ? ' (https)' : ' (plain http: no opens
     const rev = (source: string, labels: Record<string, string> = {}) => ({ metadata: { name: 'fl-x-r1', labels }, spec: { namespace: 'company.team', id: 'hello', revision: 1, source } });
     const changed = await review({ ...kind, operation: 'UPDATE', name: 'fl-x-r1', oldObject: rev('a'), object: rev('b') });
     expect(changed.allowed).toBe(false);
-    expect(changed.status).toMatchObject({ code: 422, reason: 'Invalid', message: expect.stringContaining('is immutable') });
+    expect(changed.status).toMatchObject({ code: 400, reason: 'BadRequest', message: expect.stringContaining('is immutable') });
     expect((await review({ ...kind, operation: 'UPDATE', name: 'fl-x-r1', oldObject: rev('a'), object: rev('a', { team: 'x' }) })).allowed).toBe(true);
     expect((await review({ ...kind, operation: 'CREATE', name: 'fl-x-r1', object: rev('a') })).allowed).toBe(true);
   });
@@ -225,3 +236,31 @@ describe('startAdmissionServer', () => {
     }
   });
 });
+
+type Status = { code: number; reason: string; message: string; details?: { name?: string; kind?: string; causes?: { field: string; message: string }[] } };
+
+/**
+ * What `kubectl create -f hello.yaml` prints for a webhook denial: the API server's ToStatusErr (1.24: prefix the
+ * message, pass code/reason/details through; current: also `<resource> "<name>" is forbidden: ` and reason Forbidden
+ * when none) and kubectl's checkErr (an Invalid error, reason Invalid or code 422 with a reason it does not know, is
+ * rebuilt from details; others print `Error from server (<reason>): <message>`, with AddSourceToErr's file prefix).
+ */
+function asKubectlPrints(status: Status | undefined, server: '1.24' | 'current' = '1.24'): string {
+  const s = { ...status! };
+  s.message = `admission webhook "flows.validation.flowpilot.io" denied the request: ${s.message}`;
+  if (server === 'current') {
+    s.message = `flows.flowpilot.io "${s.details?.name ?? 'Unknown'}" is forbidden: ${s.message}`;
+    if (!s.reason) s.reason = 'Forbidden';
+  }
+  const known = new Set(['Unauthorized', 'Forbidden', 'NotFound', 'AlreadyExists', 'Conflict', 'Gone', 'Invalid', 'ServerTimeout', 'Timeout', 'TooManyRequests', 'BadRequest', 'MethodNotAllowed', 'NotAcceptable', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'InternalError', 'Expired', 'ServiceUnavailable']);
+  const invalid = s.reason === 'Invalid' || (!known.has(s.reason) && s.code === 422);
+  if (invalid) {
+    const d = s.details;
+    if (!d) return 'The request is invalid';
+    const head = d.kind || d.name ? `The ${d.kind} "${d.name}" is invalid` : 'The request is invalid';
+    const causes = (d.causes ?? []).map((c) => `${c.field}: ${c.message}`);
+    return causes.length === 1 ? `${head}: ${causes[0]}` : causes.length ? `${head}: \n${causes.map((c) => `* ${c}`).join('\n')}` : head;
+  }
+  const message = `error when creating "hello.yaml": ${s.message}`;
+  return s.reason ? `Error from server (${s.reason}): ${message}` : `Error from server: ${message}`;
+}

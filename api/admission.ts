@@ -71,12 +71,30 @@ function keyOf(obj: unknown): { namespace: string; id: string } | undefined {
   return typeof spec?.namespace === 'string' && typeof spec.id === 'string' ? { namespace: spec.namespace, id: spec.id } : undefined;
 }
 
-function deny(uid: string, name: string | undefined, issues: ValidationIssue[]): AdmissionResponse {
+/**
+ * A denial kubectl prints as we wrote it. The API server prefixes status.message with `admission webhook "<name>"
+ * denied the request: ` and passes code, reason and details through; kubectl rebuilds the message of any "Invalid"
+ * error (reason Invalid, or code 422 with no reason it knows) from details as `The flows "x" is invalid: ...`, losing
+ * the webhook's words and the flow's name. So: 400 BadRequest (`Error from server (BadRequest): ... denied the request:
+ * Flow company.team/hello is invalid: spec.tasks[0].type: ...`); details.causes still list each field for programs.
+ */
+export function denial(message: string, details: { name?: string; kind: string; causes: StatusCause[] }): AdmissionResponse['status'] {
+  return { code: 400, reason: 'BadRequest', message, details: { ...details, group: GROUP } };
+}
+
+/** "Flow company.team/hello" (the flow the resource defines), else "Flow \"resource-name\"". */
+function flowLabel(spec: unknown, name: string | undefined): string {
+  const key = keyOf({ spec });
+  if (key) return `Flow ${key.namespace}/${key.id}`;
+  return `Flow${name ? ` "${name}"` : ''}`;
+}
+
+function deny(uid: string, name: string | undefined, spec: unknown, issues: ValidationIssue[]): AdmissionResponse {
   const lines = issues.slice(0, MAX_LISTED_ISSUES).map(formatIssue);
   if (issues.length > MAX_LISTED_ISSUES) lines.push(`(and ${issues.length - MAX_LISTED_ISSUES} more)`);
-  const message = `Flow${name ? ` "${name}"` : ''} is invalid: ${lines.join('; ')}`;
+  const message = `${flowLabel(spec, name)} is invalid: ${lines.join('; ')}`;
   const causes = issues.slice(0, MAX_LISTED_ISSUES).map((i) => ({ type: 'FieldValueInvalid', field: i.path, message: i.message }));
-  return { uid, allowed: false, status: { code: 422, reason: 'Invalid', message, details: { name, group: GROUP, kind: KINDS.Flow.plural, causes } } };
+  return { uid, allowed: false, status: denial(message, { name, kind: KINDS.Flow.plural, causes }) };
 }
 
 const isRevisionRequest = (r: AdmissionRequest): boolean =>
@@ -89,7 +107,7 @@ function reviewRevision(request: AdmissionRequest): AdmissionResponse {
   const spec = (o: unknown) => JSON.stringify(isObj(o) ? o.spec ?? null : null);
   if (spec(request.object) === spec(request.oldObject)) return { uid, allowed: true };
   const message = `FlowRevision "${request.name ?? ''}" is immutable: save the Flow to make a new revision`;
-  return { uid, allowed: false, status: { code: 422, reason: 'Invalid', message, details: { name: request.name ?? '', group: GROUP, kind: KINDS.FlowRevision.plural, causes: [{ type: 'FieldValueForbidden', field: 'spec', message }] } } };
+  return { uid, allowed: false, status: denial(message, { name: request.name ?? '', kind: KINDS.FlowRevision.plural, causes: [{ type: 'FieldValueForbidden', field: 'spec', message }] }) };
 }
 
 /** Decides one admission request: Flow CREATE/UPDATE are validated, FlowRevision specs cannot change, the rest passes. */
@@ -102,17 +120,17 @@ export function reviewFlow(request: AdmissionRequest, opts: AdmissionOptions = {
   const object = isObj(request.object) ? request.object : undefined;
   const meta = isObj(object?.metadata) ? object.metadata : {};
   const name = typeof meta.name === 'string' && meta.name ? meta.name : request.name || undefined;
-  if (!object || !isObj(object.spec)) return deny(uid, name, [{ path: 'spec', message: 'a Flow needs a spec (the flow document: id, namespace, tasks...)' }]);
+  if (!object || !isObj(object.spec)) return deny(uid, name, undefined, [{ path: 'spec', message: 'a Flow needs a spec (the flow document: id, namespace, tasks...)' }]);
   let flow: { namespace: string; id: string };
   try {
     flow = validateFlow(structuredClone(object.spec));
   } catch (err) {
     if (!(err instanceof FlowValidationError)) throw err;
-    return deny(uid, name, err.errors.map((i) => ({ path: specPath(i.path), message: i.message })));
+    return deny(uid, name, object.spec, err.errors.map((i) => ({ path: specPath(i.path), message: i.message })));
   }
   const owner = opts.ownerOf?.(flow.namespace, flow.id);
   if (owner && owner !== name) {
-    return deny(uid, name, [{ path: 'spec.id', message: `Flow ${flow.namespace}.${flow.id} is already defined by Flow resource '${owner}'` }]);
+    return deny(uid, name, object.spec, [{ path: 'spec.id', message: `Flow ${flow.namespace}.${flow.id} is already defined by Flow resource '${owner}'` }]);
   }
   const warnings: string[] = [];
   const before = request.operation === 'UPDATE' ? keyOf(request.oldObject) : undefined;

@@ -27,7 +27,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, initLogs: true });
-  const stores = maskedStores(await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage }), envSecrets(env));
+  const stores = maskedStores(await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage, archive: edges.archive }), envSecrets(env));
   await stores.ready();
   const metrics = createHttpMetrics();
   const auth = env.API_AUTH === 'false' ? [] : [kubeAuth({ kc, namespace: settings.namespace })];

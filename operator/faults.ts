@@ -1,6 +1,8 @@
 // The two kinds of error, defined once (as controller-runtime and kopf do): transient ones (a busy or locked store, a
 // network failure, HTTP 429 / 5xx, a write conflict) are retried with a capped, jittered backoff and lose nothing;
-// everything else is permanent and ends the work that hit it with the reason. Also the one backoff formula and sleep.
+// everything else is permanent and ends the work that hit it with the reason. Also backoff (the formula of
+// core/backoff.ts, with defaults) and sleep.
+import { backoffDelay } from './core/backoff.js';
 import { ConflictError } from './store/types.js';
 
 /** Worth retrying as is: the same call may succeed later. */
@@ -93,9 +95,7 @@ export interface BackoffOptions { baseMs?: number; maxMs?: number; random?: () =
  * jitter" (half fixed, half random) so clients of a restarted service do not retry in lockstep.
  */
 export function backoff(attempt: number, opts: BackoffOptions = {}): number {
-  const base = opts.baseMs ?? 500;
-  const cap = Math.min(opts.maxMs ?? 30_000, base * 2 ** Math.min(Math.max(attempt, 0), 30));
-  return Math.round(cap / 2 + (opts.random ?? Math.random)() * (cap / 2));
+  return backoffDelay(attempt, opts.baseMs ?? 500, opts.maxMs ?? 30_000, (opts.random ?? Math.random)());
 }
 
 /** Waits `ms`; resolves false at once when `signal` aborts. */

@@ -1,6 +1,10 @@
 // The program each task Pod runs: reads the attempt input the launcher wrote to internal storage (INPUT_URI), runs
 // the attempt with runAttempt over its stores behind the secret layer (logs and KV masked; SECRET inputs opened with
-// ENCRYPTION_KEY), writes the masked TaskOutcome to `result.json` beside the input, flushes the logs and exits 0. The task's own failure is in the result; a non-zero exit means the runner itself could not run.
+// ENCRYPTION_KEY), writes the masked TaskOutcome to `result.json` beside the input, flushes the logs and exits 0. The
+// task's own failure is in the result. Its start (KV list, bucket, attempt input) and its result write retry transient
+// failures until RUNNER_START_TIMEOUT_MS (deadline.ts). When the runner itself fails it exits RUNNER_FAILURE_EXIT_CODE,
+// its reason in the container's termination message (TERMINATION_MESSAGE_PATH) and, when the bucket answers, in an
+// infrastructure-failure result: the operator makes a new attempt (TASK_INFRA_RETRIES).
 // SIGTERM/SIGINT abort the attempt (KILLED result, written if time allows).
 //   node dist/runner-image/runner.js                 run the attempt described by the environment (compiled by
 //                                                    scripts/build.mjs; `node --import tsx runner-image/runner.ts` too)
@@ -8,9 +12,10 @@
 //                                                    for the Docker task runner layout (init container);
 //                                                    FLOWPILOT_INSTALL=symlink links instead (local simulation)
 // Environment: EXECUTION_ID, TASK_RUN_ID, ATTEMPT, INPUT_URI, WORK_DIR, SECRET_<NAME> / FLOWPILOT_SECRET_<NAME>,
-// ENCRYPTION_KEY, plus the stores' settings (see stores.ts). Scripts it starts inherit none of them (scripts/env.ts).
+// ENCRYPTION_KEY, RUNNER_START_TIMEOUT_MS, TERMINATION_MESSAGE_PATH, plus the stores' settings (see stores.ts). Scripts
+// it starts inherit none of them (scripts/env.ts).
 import '../operator/harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
-import { realpathSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -21,12 +26,17 @@ import { runAttempt } from '../operator/controller/attempt.js';
 import { createSecretRenderer } from '../operator/controller/secrets.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
-import { readAttemptInput, writeAttemptResult } from '../operator/kube/attempt-io.js';
-import { envSecrets, maskedStores, maskOutcome, podSecretLookup } from '../operator/secrets/index.js';
+import { LIMIT_SETTINGS, limitsFromEnv } from '../operator/core/limits.js';
+import { reasonOf } from '../operator/faults.js';
+import {
+  MAX_TERMINATION_MESSAGE, readAttemptInput, RUNNER_FAILURE_EXIT_CODE, TERMINATION_MESSAGE_ENV, writeAttemptResult,
+} from '../operator/kube/attempt-io.js';
+import { createMasker, envSecrets, envSecretValues, maskedStores, maskOutcome, podSecretLookup } from '../operator/secrets/index.js';
 import type { Stores } from '../operator/store/types.js';
 import { openRunnerStores, type RunnerStores } from './stores.js';
 import { restoreSharedDir, saveSharedDir, sharedDirOf } from './workdir-sync.js';
 import { isClusterEnv, openClusterRunnerStores } from './cluster-stores.js';
+import { Deadline, RunnerKilled } from './deadline.js';
 
 export interface RunnerEnv { executionId: string; taskRunId: string; attempt: number; inputUri: string; workDir: string }
 
@@ -50,6 +60,20 @@ export interface RunnerDeps {
   secrets?: (name: string) => string | undefined;
   /** Aborting it kills the attempt (the program wires SIGTERM to it). */
   signal?: AbortSignal;
+  /** The runner's own I/O under RUNNER_START_TIMEOUT_MS: the start's deadline, and a fresh one for the result. */
+  io?: RunnerIo;
+}
+
+export interface RunnerIo {
+  /** Reading the attempt input (the program's start deadline, already running while the stores opened). */
+  start: Deadline;
+  /** A new deadline for writing the result and flushing the logs. */
+  finish(): Deadline;
+}
+
+/** Runs `fn` under `deadline` (retrying transient failures) when there is one, else once. */
+async function guarded<T>(deadline: Deadline | undefined, what: string, fn: () => Promise<T>): Promise<T> {
+  return deadline ? deadline.retry(what, fn) : fn();
 }
 
 /** Stores a runnable task may touch; the others belong to the controller and fail loudly if a plugin reaches for them. */
@@ -71,7 +95,8 @@ function attemptStores(s: RunnerDeps['stores']): Stores {
 export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promise<TaskOutcome> {
   const e = readRunnerEnv(env);
   await initExpressions();
-  const { flow, execution } = await readAttemptInput(deps.stores.storage, e.inputUri);
+  const start = deps.io?.start;
+  const { flow, execution } = await guarded(start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);
   const run = execution.taskRunList.find((r) => r.id === e.taskRunId);
   if (!run) throw new Error(`Task run ${e.taskRunId} is not in execution ${execution.id}`);
@@ -83,15 +108,26 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   let outcome: TaskOutcome;
   const shared = sharedDirOf(flow, execution, run, e.workDir);
   try {
-    if (shared) await restoreSharedDir(deps.stores.storage, shared);
+    if (shared) await guarded(start, 'restoring the shared working directory', () => restoreSharedDir(deps.stores.storage, shared));
+    start?.done();
     outcome = await runAttempt({ stores, renderer, workRoot: e.workDir, grants: namespaceGrantsFromEnv(env) }, flow, execution, run, e.attempt, signal);
-    if (shared) await saveSharedDir(deps.stores.storage, shared);
+    if (shared) await finishing(deps.io, 'saving the shared working directory', () => saveSharedDir(deps.stores.storage, shared));
   } finally {
-    await deps.stores.logs.flush();
+    await finishing(deps.io, 'flushing the logs', () => deps.stores.logs.flush());
   }
   outcome = maskOutcome(outcome, secrets.masker(execution.id));
-  await writeAttemptResult(deps.stores.storage, e.inputUri, outcome);
+  await finishing(deps.io, 'writing the result', () => writeAttemptResult(deps.stores.storage, e.inputUri, outcome));
   return outcome;
+}
+
+/** After the task: `fn` under a fresh deadline (the task may have run for hours), not cut short by SIGTERM. */
+async function finishing(io: RunnerIo | undefined, what: string, fn: () => Promise<unknown>): Promise<void> {
+  const deadline = io?.finish();
+  try {
+    await guarded(deadline, what, fn);
+  } finally {
+    deadline?.done();
+  }
 }
 
 /** Docker task runner layout: `<dest>/node/bin/node` and `<dest>/app` (this app, node_modules included). */
@@ -119,13 +155,71 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const stop = (sig: string) => () => ac.abort(new Error(`Task killed (${sig})`));
   process.once('SIGTERM', stop('SIGTERM'));
   process.once('SIGINT', stop('SIGINT'));
-  const stores = isClusterEnv(env) ? await openClusterRunnerStores(env) : openRunnerStores(env);
+  const log = (line: string) => process.stderr.write(`[runner] ${line}\n`);
+  let stores: RunnerStores | undefined;
   try {
-    const outcome = await runRunner(env, { stores, signal: ac.signal });
-    process.stderr.write(`attempt finished: ${outcome.state}\n`);
-    return 0;
+    const { runnerStartTimeoutMs: ms } = limitsFromEnv(env); // a malformed setting is the runner's failure, named
+    const start = new Deadline(ms, log, ac.signal);
+    try {
+      stores = isClusterEnv(env) ? await openClusterRunnerStores(env, log) : openRunnerStores(env);
+      await stores.ready?.(start);
+      const outcome = await runRunner(env, { stores, signal: ac.signal, io: { start, finish: () => new Deadline(ms, log) } });
+      log(`attempt finished: ${outcome.state}`);
+      return 0;
+    } finally {
+      start.done();
+    }
+  } catch (err) {
+    return await runnerFailed(err, env, stores, log);
   } finally {
-    await stores.close();
+    await stores?.close().catch((err: unknown) => log(`closing the stores failed: ${reasonOf(err)}`));
+  }
+}
+
+/** How long the report of a failure may keep trying to reach the bucket (it may be what failed): 10 s at most. */
+const REPORT_MS = 10_000;
+
+/**
+ * The runner failed itself (not the task): its reason goes to the termination message and, when the bucket answers,
+ * to the result (an infrastructure failure; KILLED when SIGTERM stopped the start). Returns the exit code.
+ */
+async function runnerFailed(err: unknown, env: NodeJS.ProcessEnv, stores: RunnerStores | undefined, log: (line: string) => void): Promise<number> {
+  const killed = err instanceof RunnerKilled;
+  const masker = createMasker([...envSecretValues(env), env.ENCRYPTION_KEY, env.STORAGE_S3_SECRET_ACCESS_KEY, env.LOG_STORE_URL].filter((v): v is string => !!v));
+  const reason = masker.mask(killed ? reasonOf(err) : `The runner failed: ${reasonOf(err)}`);
+  log(masker.mask(killed ? reason : `runner failed: ${(err as Error)?.stack ?? reason}`));
+  if (!killed) writeTerminationMessage(env, reason, log);
+  let inputUri: string | undefined;
+  try { inputUri = readRunnerEnv(env).inputUri; } catch { /* the environment itself is what failed */ }
+  if (stores && inputUri) {
+    const uri = inputUri;
+    const report = new Deadline(Math.min(REPORT_MS, startTimeoutMs(env)), log);
+    try {
+      await report.retry('writing the failure as the result', () => writeAttemptResult(stores.storage, uri, killed
+        ? { state: 'KILLED', error: reason } : { state: 'FAILED', infrastructure: true, error: reason }));
+    } catch (writeErr) {
+      log(`the failure could not be written as the result (the termination message has it): ${reasonOf(writeErr)}`);
+    } finally {
+      report.done();
+    }
+  }
+  return killed ? 0 : RUNNER_FAILURE_EXIT_CODE;
+}
+
+/** RUNNER_START_TIMEOUT_MS, or its default when the setting itself is malformed (then that is the failure reported). */
+function startTimeoutMs(env: NodeJS.ProcessEnv): number {
+  try { return limitsFromEnv(env).runnerStartTimeoutMs; } catch { return LIMIT_SETTINGS.runnerStartTimeoutMs.default; }
+}
+
+/** The reason where Kubernetes shows it (`kubectl describe pod`, the Pod's status): TERMINATION_MESSAGE_PATH. */
+function writeTerminationMessage(env: NodeJS.ProcessEnv, reason: string, log: (line: string) => void): void {
+  const path = env[TERMINATION_MESSAGE_ENV];
+  if (!path) return;
+  const bytes = Buffer.from(reason, 'utf8');
+  try {
+    writeFileSync(path, bytes.length > MAX_TERMINATION_MESSAGE ? bytes.subarray(0, MAX_TERMINATION_MESSAGE) : bytes);
+  } catch (err) {
+    log(`could not write the termination message to ${path}: ${reasonOf(err)}`);
   }
 }
 
@@ -135,7 +229,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(resolve(pr
     (code) => process.exit(code),
     (err: unknown) => {
       process.stderr.write(`runner failed: ${(err as Error)?.stack ?? String(err)}\n`);
-      process.exit(1);
+      process.exit(RUNNER_FAILURE_EXIT_CODE);
     },
   );
 }

@@ -7,11 +7,14 @@ import { LocalStorage } from '../operator/storage/local.js';
 import { openDatabase, SqliteKVStore, SqliteLogStore } from '../operator/store/sqlite/index.js';
 import type { Db } from '../operator/store/sqlite/db.js';
 import type { InternalStorage, KVStore, LogStore } from '../operator/store/types.js';
+import type { Deadline } from './deadline.js';
 
 export interface RunnerStores {
   storage: InternalStorage;
   kv: KVStore;
   logs: LogStore;
+  /** Waits until the stores can serve the task (cluster: the KV cache's first list), under the start deadline. */
+  ready?(start: Deadline): Promise<void>;
   /** Flushes buffered logs and releases connections. */
   close(): Promise<void>;
 }

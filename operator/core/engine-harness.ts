@@ -40,7 +40,12 @@ export class EngineHarness {
 
   /** Starts the execution and answers launches from `script` (default SUCCESS with no outputs) until nothing is left. */
   drive(script: Script = {}, start = true): this {
-    let pending = start ? this.send({ type: 'start', runningCount: 0 }) : [];
+    this.answer(script, start ? this.send({ type: 'start', runningCount: 0 }) : []);
+    return this;
+  }
+
+  /** Answers the launches among `pending`, and those their results cause, from `script`. */
+  private answer(script: Script, pending: Action[]): void {
     for (let guard = 0; guard < 10_000; guard++) {
       const launch = pending.find((a) => a.type === 'launch') as Extract<Action, { type: 'launch' }> | undefined;
       if (!launch) break;
@@ -48,7 +53,24 @@ export class EngineHarness {
       const run = this.run(launch.taskRunId);
       pending.push(...this.send({ type: 'task-result', taskRunId: run.id, attempt: launch.attempt, outcome: outcomeFor(script, run, launch.attempt) }));
     }
-    return this;
+  }
+
+  /**
+   * Like `drive`, and fires retry timers too: whenever a run waits RETRYING, the clock moves to its next attempt date
+   * and the timer is sent (its launches answered from `script`). Returns the waits seen, in ms.
+   */
+  driveRetries(script: Script = {}): number[] {
+    const waits: number[] = [];
+    this.drive(script);
+    for (let guard = 0; guard < 1_000; guard++) {
+      const run = this.exec.taskRunList.find((r) => r.state.current === 'RETRYING' && r.nextAttemptDate);
+      if (!run) break;
+      const wait = Date.parse(run.nextAttemptDate!) - this.now.getTime();
+      waits.push(wait);
+      this.advanceClock(wait);
+      this.answer(script, this.send({ type: 'timer', kind: 'retry', taskRunId: run.id }));
+    }
+    return waits;
   }
 
   run(id: string): TaskRun {

@@ -11,6 +11,12 @@ export interface TaskOutcome {
   metrics?: Metric[];
   executionLabels?: Label[];
   error?: string;
+  /**
+   * FAILED because the attempt's infrastructure failed, not the task (its runner could not start, exited without a
+   * result, reported its own failure): the engine makes a new attempt, bounded by TASK_INFRA_RETRIES and not counted
+   * against the task's `retry` policy.
+   */
+  infrastructure?: boolean;
 }
 
 export type TimerKind = 'retry' | 'timeout' | 'pause' | 'flow-retry';

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stepMany } from './engine.js';
 import { replayExecution } from './execution.js';
 import { EngineHarness } from './engine-harness.js';
+import { DEFAULT_LIMITS } from './limits.js';
 
 const P = 'ai.service.plugin.';
 const ret = (id: string, extra = '') => `  - id: ${id}\n    type: ${P}core.debug.Return\n    format: "${id}"\n${extra}`;
@@ -214,6 +215,72 @@ describe('task retries and timeouts', () => {
     const h = new EngineHarness(flow(ret('a', '    disabled: true\n') + ret('b'))).drive();
     expect(h.runsOf('a')).toHaveLength(0);
     expect(h.state).toBe('SUCCESS');
+  });
+});
+
+describe('infrastructure failures (the runner failed, not the task)', () => {
+  const INFRA = { state: 'FAILED' as const, infrastructure: true, error: 'The runner of task \'a\' exited without writing a result' };
+  const OK = { state: 'SUCCESS' as const };
+  const retry = (policy: string) => `    retry:\n${policy}`;
+  const noWait = '      type: constant\n      interval: PT0S\n';
+  const infraFlags = (h: EngineHarness) => h.runsOf('a')[0]!.attempts.map((a) => [a.state.current, a.infrastructure === true]);
+
+  it.each([
+    // name, task yaml extra, outcomes of attempts 1.., TASK_INFRA_RETRIES, run state, attempts [state, infrastructure]
+    ['infra then success: a new attempt, SUCCESS', '', [INFRA, OK], 3, 'SUCCESS', [['FAILED', true], ['SUCCESS', false]]],
+    ['no retry policy: infra failures still get new attempts', '', [INFRA, INFRA, INFRA, OK], 3, 'SUCCESS', [['FAILED', true], ['FAILED', true], ['FAILED', true], ['SUCCESS', false]]],
+    ['bounded: the run fails after TASK_INFRA_RETRIES new attempts', '', [INFRA, INFRA, INFRA, OK], 2, 'FAILED', [['FAILED', true], ['FAILED', true], ['FAILED', true]]],
+    ['TASK_INFRA_RETRIES=0: the first infrastructure failure fails the run', '', [INFRA, OK], 0, 'FAILED', [['FAILED', true]]],
+    ['not counted by the task\'s retry policy (maxAttempt 2: two task failures after an infra one)', retry(`${noWait}      maxAttempt: 2\n`), [INFRA, FAIL, FAIL, OK], 3, 'FAILED', [['FAILED', true], ['FAILED', false], ['FAILED', false]]],
+    ['maxAttempt 1 still allows infrastructure retries', retry(`${noWait}      maxAttempt: 1\n`), [INFRA, INFRA, OK], 3, 'SUCCESS', [['FAILED', true], ['FAILED', true], ['SUCCESS', false]]],
+    ['warningOnRetry ignores infrastructure retries', retry(`${noWait}      maxAttempt: 3\n      warningOnRetry: true\n`), [INFRA, OK], 3, 'SUCCESS', [['FAILED', true], ['SUCCESS', false]]],
+    ['the flag means nothing on a success', '', [{ ...OK, infrastructure: true }], 0, 'SUCCESS', [['SUCCESS', false]]],
+    ['allowFailure: exhausted infrastructure retries end WARNING', '    allowFailure: true\n', [INFRA, INFRA], 1, 'WARNING', [['FAILED', true], ['FAILED', true]]],
+  ] as const)('%s', (_n, extra, outcomes, retries, runState, attempts) => {
+    const h = new EngineHarness(flow(ret('a', extra) + ret('b')));
+    h.limits = { ...DEFAULT_LIMITS, taskInfraRetries: retries };
+    h.driveRetries({ a: [...outcomes] });
+    expect(h.stateOf('a')).toBe(runState);
+    expect(infraFlags(h)).toEqual(attempts);
+    expect(h.stateOf('b')).toBe(runState === 'FAILED' ? '' : 'SUCCESS');
+  });
+
+  it('waits a growing, capped backoff between infrastructure attempts (not the task\'s retry interval)', () => {
+    const h = new EngineHarness(flow(ret('a', retry('      type: constant\n      interval: PT1H\n      maxAttempt: 2\n'))));
+    h.limits = { ...DEFAULT_LIMITS, taskInfraRetries: 8 };
+    const waits = h.driveRetries({ a: [INFRA, INFRA, INFRA, INFRA, INFRA, INFRA, INFRA, OK] });
+    // random() = 0.5 in the harness: 3/4 of min(30 s, 1 s × 2^n)
+    expect(waits).toEqual([750, 1500, 3000, 6000, 12000, 22500, 22500]);
+    expect(h.stateOf('a')).toBe('SUCCESS');
+  });
+
+  it('the run records and logs the reason; the last one names TASK_INFRA_RETRIES when none is left', () => {
+    const h = new EngineHarness(flow(ret('a')));
+    h.limits = { ...DEFAULT_LIMITS, taskInfraRetries: 1 };
+    h.driveRetries({ a: [INFRA, { ...INFRA, error: 'The runner failed: could not list KV pairs' }] });
+    const run = h.runsOf('a')[0]!;
+    expect(run.state.current).toBe('FAILED');
+    expect(run.error).toBe('The runner failed: could not list KV pairs (the infrastructure of this task failed 2 times: no retry left, setting TASK_INFRA_RETRIES=1)');
+    const logs = h.actions.filter((a) => a.type === 'log').map((a) => (a as { message: string }).message);
+    expect(logs).toContainEqual(expect.stringMatching(/exited without writing a result; an infrastructure failure, not the task's: new attempt 2 in 750 ms \(infrastructure retry 1 of 1, setting TASK_INFRA_RETRIES\)/));
+    expect(h.state).toBe('FAILED');
+  });
+
+  it('an infrastructure failure of a run being killed ends it KILLED, no new attempt', () => {
+    const h = new EngineHarness(flow(ret('a')));
+    const [launch] = h.send({ type: 'start', runningCount: 0 }) as { taskRunId: string }[];
+    h.send({ type: 'kill' });
+    const actions = h.send({ type: 'task-result', taskRunId: launch!.taskRunId, attempt: 1, outcome: INFRA });
+    expect(actions.some((a) => a.type === 'launch')).toBe(false);
+    expect(h.stateOf('a')).toBe('KILLED');
+    expect(h.state).toBe('KILLED');
+  });
+
+  it('the default allows 3 infrastructure retries', () => {
+    const h = new EngineHarness(flow(ret('a')));
+    h.driveRetries({ a: INFRA });
+    expect(h.runsOf('a')[0]!.attempts).toHaveLength(4);
+    expect(h.stateOf('a')).toBe('FAILED');
   });
 });
 

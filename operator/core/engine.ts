@@ -6,7 +6,7 @@ import { FLOWABLE, indexFlow, isFlowableType } from './flow-index.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, log, startAttempt, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, startAttempt, taskAttempts, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
@@ -75,9 +75,10 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     if (outcome.executionLabels?.length) ctx.exec.labels = mergeLabels(ctx.exec.labels, outcome.executionLabels);
     if (outcome.outputs) setRunOutputs(ctx.runs, run, outcome.outputs);
     if (attemptState === 'KILLED') { completeRun(ctx, run, 'KILLED'); return; }
+    if (attemptState === 'FAILED' && outcome.infrastructure === true) { att.infrastructure = true; infraFailAttempt(ctx, run, outcome.error ?? 'The task runner failed'); return; }
     if (attemptState === 'FAILED') { failAttempt(ctx, run, outcome.error ?? 'Task failed'); return; }
     const task = taskOf(ctx, run);
-    const warn = attemptState === 'WARNING' || (run.attempts.length > 1 && task.retry?.warningOnRetry === true);
+    const warn = attemptState === 'WARNING' || (taskAttempts(run) > 1 && task.retry?.warningOnRetry === true);
     completeRun(ctx, run, warn ? 'WARNING' : 'SUCCESS');
   },
 

@@ -53,6 +53,14 @@ export const LIMIT_SETTINGS = {
     env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
     doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',
   },
+  taskInfraRetries: {
+    env: 'TASK_INFRA_RETRIES', default: 3, min: 0,
+    doc: 'new attempts a task run gets when its runner failed rather than the task (exited without a result, could not start, reported an infrastructure failure); they do not count against the task\'s retry policy',
+  },
+  runnerStartTimeoutMs: {
+    env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
+    doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;

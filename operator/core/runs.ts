@@ -2,6 +2,8 @@
 import { buildVariables, setRunOutputs } from './context.js';
 import type { StepContext } from './engine-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT, indexFlow, isFlowableType } from './flow-index.js';
+import { backoffDelay } from './backoff.js';
+import { DEFAULT_LIMITS, LIMIT_SETTINGS } from './limits.js';
 import { nextRetryDelay } from './retry.js';
 import { newState, transition } from './state.js';
 import { addRun, childrenIn, snapshotIndex } from './run-index.js';
@@ -92,15 +94,40 @@ export function completeRun(
   delete run.nextAttemptDate;
 }
 
+/** Attempts that were the task's own tries (infrastructure failures excluded): what the `retry` policy counts. */
+export const taskAttempts = (run: TaskRun): number => run.attempts.reduce((n, a) => (a.infrastructure ? n : n + 1), 0);
+
 /** A failed attempt: retry if the task's policy allows it, else fail the run. */
 export function failAttempt(ctx: StepContext, run: TaskRun, error: string): void {
   const task = taskOf(ctx, run);
-  const attempts = run.attempts.length;
   const firstStart = Date.parse(run.attempts[0]?.state.startDate ?? run.state.startDate);
-  const delay = nextRetryDelay(task.retry, attempts, ctx.deps.now.getTime() - firstStart, ctx.deps.random());
+  const delay = nextRetryDelay(task.retry, taskAttempts(run), ctx.deps.now.getTime() - firstStart, ctx.deps.random());
   if (delay === undefined) { completeRun(ctx, run, 'FAILED', { error }); return; }
+  retryAfter(ctx, run, delay, `${error}; retrying (attempt ${run.attempts.length + 1}) in ${delay} ms`, error);
+}
+
+/** Backoff of infrastructure retries: 1 s, 2 s, 4 s... up to 30 s (jittered), so a restarting API server gets time. */
+const INFRA_RETRY = { baseMs: 1_000, maxMs: 30_000 } as const;
+
+/**
+ * An attempt whose infrastructure failed (the runner, not the task): a new attempt after a short backoff, whatever the
+ * task's retry policy says, at most TASK_INFRA_RETRIES times per run; then the run fails with the last reason.
+ */
+export function infraFailAttempt(ctx: StepContext, run: TaskRun, error: string): void {
+  const setting = LIMIT_SETTINGS.taskInfraRetries.env;
+  const allowed = (ctx.deps.limits ?? DEFAULT_LIMITS).taskInfraRetries;
+  const failures = run.attempts.filter((a) => a.infrastructure).length;
+  if (failures > allowed) {
+    completeRun(ctx, run, 'FAILED', { error: `${error} (the infrastructure of this task failed ${failures} times: no retry left, setting ${setting}=${allowed})` });
+    return;
+  }
+  const delay = backoffDelay(failures - 1, INFRA_RETRY.baseMs, INFRA_RETRY.maxMs, ctx.deps.random());
+  retryAfter(ctx, run, delay, `${error}; an infrastructure failure, not the task's: new attempt ${run.attempts.length + 1} in ${delay} ms (infrastructure retry ${failures} of ${allowed}, setting ${setting})`, error);
+}
+
+function retryAfter(ctx: StepContext, run: TaskRun, delay: number, message: string, error: string): void {
   run.error = error;
-  log(ctx, 'WARN', `${error}; retrying (attempt ${attempts + 1}) in ${delay} ms`, run);
+  log(ctx, 'WARN', message, run);
   transition(run.state, 'RETRYING', ctx.deps.now);
   run.nextAttemptDate = new Date(ctx.deps.now.getTime() + delay).toISOString();
   if (delay === 0) startAttempt(ctx, run);

@@ -116,6 +116,8 @@ export interface Metric { name: string; type: 'counter' | 'timer'; value: number
 export interface TaskRunAttempt {
   state: StateRecord<TaskRunState>;
   metrics?: Metric[];
+  /** The attempt failed because its infrastructure did (its runner), not the task: not one of the task's own tries. */
+  infrastructure?: boolean;
 }
 
 export interface TaskRun {

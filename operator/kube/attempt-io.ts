@@ -1,6 +1,8 @@
 // What the operator and a task Pod's runner exchange through internal storage: the attempt's input (flow + execution
 // record, written by the launcher before it creates the Job) and its result (the TaskOutcome, written by the runner).
-// Both live under the execution's storage folder, so deleting an execution's files removes them too.
+// Both live under the execution's storage folder, so deleting an execution's files removes them too. When the runner
+// itself fails (not the task) it writes an infrastructure failure there when it can, writes its reason to the
+// container's termination message, and exits with RUNNER_FAILURE_EXIT_CODE; the operator retries such attempts.
 import type { TaskOutcome } from '../core/engine-types.js';
 import { parseJsonSafe } from '../core/keyed.js';
 import type { Execution, Flow } from '../core/types.js';
@@ -9,6 +11,15 @@ import { executionStoragePath, type ExecutionRef } from '../storage/paths.js';
 import type { InternalStorage } from '../store/types.js';
 
 export interface AttemptInput { flow: Flow; execution: Execution }
+
+/** Exit code of a runner that failed itself (sysexits EX_TEMPFAIL): the operator reads it as an infrastructure failure. */
+export const RUNNER_FAILURE_EXIT_CODE = 75;
+
+/** Variable naming the file the runner writes its failure reason to: the container's terminationMessagePath. */
+export const TERMINATION_MESSAGE_ENV = 'TERMINATION_MESSAGE_PATH';
+
+/** Kubernetes keeps at most 4096 bytes of a termination message. */
+export const MAX_TERMINATION_MESSAGE = 4096;
 
 /** `<execution folder>/_attempts/<taskRunId>/<attempt>/`: one folder per attempt. */
 export function attemptStoragePath(exec: ExecutionRef, taskRunId: string, attempt: number): string {
@@ -49,5 +60,6 @@ export async function readAttemptResult(storage: InternalStorage, inputUri: stri
   }
   const parsed = parseJsonSafe(raw.toString('utf8')) as TaskOutcome; // outputs keyed by the task: prototype-free
   if (!parsed || !STATES.has(parsed.state)) return { state: 'FAILED', error: `Invalid task result in ${uri}` };
+  if (parsed.infrastructure !== undefined && parsed.infrastructure !== true) delete parsed.infrastructure;
   return parsed;
 }

@@ -18,6 +18,19 @@ export interface ClusterSettings {
   logStoreUrl: string;
   secretsSecretName: string;
   launcher: LauncherSettings;
+  /** Finished executions: archived to the log store's database, their resources deleted this long after their end. */
+  executionTtlSeconds: number;
+  /** Period of the leader's archive-and-delete pass over finished executions. */
+  executionSweepIntervalMs: number;
+}
+
+/** A whole number ≥ `min` from `env[name]` (default when unset); anything else is refused naming the variable. */
+function intSetting(env: NodeJS.ProcessEnv, name: string, def: number, min: number, what: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min} (${what}), got '${raw}'`);
+  return n;
 }
 
 function json<T>(env: NodeJS.ProcessEnv, name: string): T | undefined {
@@ -38,6 +51,8 @@ const RUNNER_ENV = [
   'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL', 'WATCH_NAMESPACE',
   // What a task may reach beyond its own namespace (operator/tenancy), and the limits of rendering (core/limits.ts).
   'ALLOWED_NAMESPACES', 'EXPRESSION_TIMEOUT_MS', 'EXPRESSION_MAX_BYTES',
+  // How long the runner retries its start and its result write (core/limits.ts).
+  'RUNNER_START_TIMEOUT_MS',
   // Out-of-cluster runs (a laptop, the tests' simulated node): task Pods reach the API server the way the operator does.
   'KUBECONFIG',
 ];
@@ -99,6 +114,15 @@ export function leaseTimingFromEnv(env: NodeJS.ProcessEnv): { leaseDurationSec: 
   return { leaseDurationSec, renewEverySec };
 }
 
+/** RUNNER_TTL_SECONDS_AFTER_FINISHED: a whole number of seconds (0: deleted as soon as finished). */
+function jobTtl(raw: string): number {
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) {
+    throw new Error(`RUNNER_TTL_SECONDS_AFTER_FINISHED must be an integer >= 0 (seconds a finished task Job is kept), got '${raw}'`);
+  }
+  return n;
+}
+
 export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
   const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
   const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
@@ -107,7 +131,7 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     ...(pull ? { imagePullPolicy: pull } : {}),
     ...(env.RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: env.RUNNER_SERVICE_ACCOUNT } : {}),
     ...(json(env, 'RUNNER_RESOURCES') ? { resources: json(env, 'RUNNER_RESOURCES') } : {}),
-    ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: Number(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
+    ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: jobTtl(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
     env: runnerEnv(env, namespace),
   };
   return {
@@ -120,5 +144,9 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     logStoreUrl: required(env, 'LOG_STORE_URL'),
     secretsSecretName: env.SECRETS_SECRET_NAME || 'flowpilot-secrets',
     launcher,
+    executionTtlSeconds: intSetting(env, 'EXECUTION_TTL_SECONDS', 3600, 0,
+      'seconds a finished Execution resource is kept after its end once archived; 0 deletes it as soon as archived'),
+    executionSweepIntervalMs: intSetting(env, 'EXECUTION_SWEEP_INTERVAL_MS', 30_000, 100,
+      'interval of the pass that archives finished executions and deletes expired resources, in milliseconds'),
   };
 }

@@ -90,10 +90,23 @@ function crd(info: KindInfo, parts: CrdParts): Schema {
   };
 }
 
+/**
+ * The Flow spec schema, plus `taskDefaults`: Kestra's former name of pluginDefaults, which the engine still accepts
+ * (operator/model/normalize.ts) and a structural schema would otherwise prune silently on create.
+ */
+function flowSpecSchema(): Schema {
+  const spec = describeFlow(flowCrdSchema() as Schema);
+  const props = spec.properties as Record<string, Schema>;
+  if (props.pluginDefaults && !props.taskDefaults) {
+    props.taskDefaults = { ...props.pluginDefaults, description: 'Former name of pluginDefaults (Kestra), accepted as such; use pluginDefaults.' };
+  }
+  return spec;
+}
+
 function flowCrd(): Schema {
   return crd(KINDS.Flow, {
     description: 'A flow: a declarative workflow (id, flow namespace, tasks, inputs, triggers...). Applying it saves a new revision.',
-    spec: describeFlow(flowCrdSchema() as Schema),
+    spec: flowSpecSchema(),
     status: obj('State of the flow as seen by the operator.', {
       revision: int('Current revision number (a FlowRevision object holds each revision).'),
       observedGeneration,
@@ -152,6 +165,7 @@ function executionCrd(): Schema {
     }, ['namespace', 'flowId']),
     status: obj('Progress of the execution, written by the operator only.', {
       state: str('Execution state.', { enum: [...ExecutionStates] }),
+      flowRevision: int('Revision of the flow the execution runs: spec.flowRevision, or the latest revision when it started.'),
       startDate: str('Start date (RFC 3339).'),
       endDate: str('End date (RFC 3339), once terminal.'),
       duration: str('ISO 8601 duration between start and end (or now).'),
@@ -166,7 +180,7 @@ function executionCrd(): Schema {
       col('STATE', 'string', '.status.state', 'Execution state.'),
       col('FLOW', 'string', '.spec.flowId', 'Flow id.'),
       FLOW_NS,
-      col('REVISION', 'integer', '.spec.flowRevision', 'Flow revision.'),
+      col('REVISION', 'integer', '.status.flowRevision', 'Revision of the flow it runs.'),
       col('DURATION', 'string', '.status.duration', 'Duration (ISO 8601).'),
       AGE,
     ].map((c) => (c === FLOW_NS ? { ...c, priority: 1 } : c)),

@@ -1,12 +1,15 @@
 // The two external services of cluster mode, opened one way for the operator, the API and task Pods: the internal
-// storage bucket (S3 through minio) and the PostgreSQL log store.
+// storage bucket (S3 through minio) and the PostgreSQL log store (whose database also holds the execution history).
 import pg from 'pg';
 import { S3Storage, type S3StorageOptions } from '../storage/s3.js';
 import { PgLogStore } from '../store/postgres/logs.js';
+import { PgExecutionArchive } from './archive/pg-archive.js';
 
 export interface ClusterEdges {
   storage: S3Storage;
   logs: PgLogStore;
+  /** Execution history (finished executions off etcd), on the log store's database. */
+  archive: PgExecutionArchive;
   /** Flushes buffered logs, then closes the pool and the storage client. */
   close(): Promise<void>;
 }
@@ -18,7 +21,7 @@ export interface ClusterEdgesOptions {
   maxConnections?: number;
   /** Create the bucket when missing (the operator does; the API and task Pods expect it). */
   ensureBucket?: boolean;
-  /** Create the log table and indexes when missing (operator and API; task Pods only append). */
+  /** Create the log and execution history tables and indexes when missing (operator and API; task Pods only append). */
   initLogs?: boolean;
 }
 
@@ -26,6 +29,7 @@ export async function openClusterEdges(o: ClusterEdgesOptions): Promise<ClusterE
   const storage = new S3Storage(o.storage);
   const pool = new pg.Pool({ connectionString: o.logStoreUrl, max: o.maxConnections ?? 5 });
   const logs = new PgLogStore(pool);
+  const archive = new PgExecutionArchive(pool);
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -37,10 +41,10 @@ export async function openClusterEdges(o: ClusterEdgesOptions): Promise<ClusterE
   };
   try {
     if (o.ensureBucket) await storage.ensureBucket();
-    if (o.initLogs) await logs.init();
+    if (o.initLogs) { await logs.init(); await archive.init(); }
   } catch (err) {
     await close();
     throw err;
   }
-  return { storage, logs, close };
+  return { storage, logs, archive, close };
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Execution, Task, TaskRun } from '../core/types.js';
 import { loadClusterSettings } from './config.js';
-import { buildJob, deadlineSeconds, dockerRunnerOf, INIT_CONTAINER, MAIN_CONTAINER, type JobSpecInput } from './job-spec.js';
+import { buildJob, deadlineSeconds, DEFAULT_JOB_TTL_SECONDS, dockerRunnerOf, INIT_CONTAINER, MAIN_CONTAINER, type JobSpecInput } from './job-spec.js';
 import { jobName, LABELS, MANAGER } from './names.js';
 
 const exec = { id: 'Ex1abc', namespace: 'company.team', flowId: 'hello', taskRunList: [] } as unknown as Execution;
@@ -29,7 +29,7 @@ describe('buildJob', () => {
   it('has no retries of its own, a Never restart policy, a TTL and a non-root pod', () => {
     const s = job(shell()).spec!;
     expect(s.backoffLimit).toBe(0);
-    expect(s.ttlSecondsAfterFinished).toBe(3600);
+    expect(s.ttlSecondsAfterFinished).toBe(DEFAULT_JOB_TTL_SECONDS);
     expect(s.activeDeadlineSeconds).toBeUndefined();
     expect(s.template.spec?.restartPolicy).toBe('Never');
     expect(s.template.spec?.securityContext?.runAsNonRoot).toBe(true);
@@ -46,6 +46,10 @@ describe('buildJob', () => {
     expect(c.command).toEqual(['node', '/app/dist/runner-image/runner.js']);
     expect(c.workingDir).toBe('/app');
     expect(envOf(c)).toMatchObject({ EXECUTION_ID: 'Ex1abc', TASK_RUN_ID: 'Tr9xyz', ATTEMPT: '2', INPUT_URI: 'kestra:///x/input.json', WORK_DIR: '/work', STORAGE_DIR: '/data' });
+    // The runner's own failure reason goes to the container's termination message.
+    expect(envOf(c).TERMINATION_MESSAGE_PATH).toBe('/dev/termination-log');
+    expect(c.terminationMessagePath).toBe('/dev/termination-log');
+    expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
     expect(j.spec?.ttlSecondsAfterFinished).toBe(60);
     expect(j.spec?.template.spec?.initContainers).toBeUndefined();
   });
@@ -95,6 +99,19 @@ describe('no secret value in a Job', () => {
     expect(env).toContainEqual({ name: 'STORAGE_S3_ENDPOINT', value: 'http://s3:9000' });
     // Without references (a local run), the encryption key and the flow secrets are still never copied.
     for (const v of [CREDENTIALS.ENCRYPTION_KEY, 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(jobOf(base)).not.toContain(v);
+  });
+});
+
+describe('RUNNER_TTL_SECONDS_AFTER_FINISHED', () => {
+  const settings = (v?: string) => loadClusterSettings({ LOG_STORE_URL: 'postgres://x', STORAGE_S3_ENDPOINT: 'http://s3:9000', STORAGE_S3_BUCKET: 'b', ...(v === undefined ? {} : { RUNNER_TTL_SECONDS_AFTER_FINISHED: v }) }).launcher;
+  it('sets the TTL of task Jobs (default 600 s, so finished Jobs do not pile up in the cluster and the operator\'s caches)', () => {
+    expect(DEFAULT_JOB_TTL_SECONDS).toBe(600);
+    expect(job(shell(), { settings: settings() }).spec?.ttlSecondsAfterFinished).toBe(600);
+    expect(job(shell(), { settings: settings('0') }).spec?.ttlSecondsAfterFinished).toBe(0);
+    expect(job(shell(), { settings: settings('86400') }).spec?.ttlSecondsAfterFinished).toBe(86400);
+  });
+  it.each(['-1', '1.5', 'ten', '1e400'])('refuses %s naming the variable', (v) => {
+    expect(() => settings(v)).toThrow(/RUNNER_TTL_SECONDS_AFTER_FINISHED must be an integer >= 0/);
   });
 });
 

@@ -12,9 +12,18 @@ import type { V1Container, V1EnvFromSource, V1EnvVar, V1Job, V1ResourceRequireme
 import type { Execution, Task, TaskRun } from '../core/types.js';
 import { parseDuration } from '../model/duration.js';
 import { normalizeType, PREFIX } from '../model/index.js';
+import { TERMINATION_MESSAGE_ENV } from './attempt-io.js';
 import { jobName, LABELS, MANAGER } from './names.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+
+/**
+ * Seconds a finished task Job (and its Pod) stays before Kubernetes deletes it (RUNNER_TTL_SECONDS_AFTER_FINISHED).
+ * The operator settles an attempt as soon as its Job ends, and reads the result file again if asked after the Job
+ * is gone, so the Job only serves `kubectl` inspection meanwhile; the cluster and the operator's Job/Pod caches hold
+ * about (tasks finished per second) x this many of them.
+ */
+export const DEFAULT_JOB_TTL_SECONDS = 600;
 
 export interface LauncherSettings {
   /** Image holding the app at /app (with node_modules) and `node` on the PATH. */
@@ -26,7 +35,7 @@ export interface LauncherSettings {
   /** Extra env sources for task pods (e.g. a Secret of `SECRET_<NAME>` values). */
   envFrom?: V1EnvFromSource[];
   resources?: V1ResourceRequirements;
-  /** Finished Jobs are garbage-collected after this long (default 3600). */
+  /** Finished Jobs are garbage-collected after this long (default DEFAULT_JOB_TTL_SECONDS). */
   ttlSecondsAfterFinished?: number;
   /** Pod grace period between SIGTERM and SIGKILL (default 30). */
   terminationGracePeriodSeconds?: number;
@@ -53,6 +62,8 @@ export const RUNNER_LAYOUT = {
 } as const;
 
 export const MAIN_CONTAINER = 'task';
+/** Kubernetes' default terminationMessagePath, set explicitly: the runner is told it (TERMINATION_MESSAGE_PATH). */
+export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 export const INIT_CONTAINER = 'install-runner';
 
 const DOCKER_RUNNER = `${PREFIX}scripts.runner.docker.Docker`;
@@ -123,6 +134,8 @@ export function buildJob(i: JobSpecInput): V1Job {
     { name: 'INPUT_URI', value: i.inputUri },
     { name: 'WORK_DIR', value: RUNNER_LAYOUT.workDir },
     { name: 'HOME', value: RUNNER_LAYOUT.workDir },
+    // Where the runner writes the reason of its own failure (attempt-io.ts): the container's termination message.
+    { name: TERMINATION_MESSAGE_ENV, value: TERMINATION_MESSAGE_PATH },
     ...extraEnv(settings.env),
   ];
   const workMount: V1VolumeMount = { name: 'work', mountPath: RUNNER_LAYOUT.workDir };
@@ -137,7 +150,9 @@ export function buildJob(i: JobSpecInput): V1Job {
     env,
     volumeMounts: [workMount],
     securityContext,
-    // On a non-zero exit the tail of the output becomes the termination message (the runner's own error).
+    // The runner's own failure is written to the termination message; without one, on a non-zero exit, the tail of
+    // the output becomes the message.
+    terminationMessagePath: TERMINATION_MESSAGE_PATH,
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
   const pullPolicy = docker ? docker.pullPolicy : settings.imagePullPolicy;
@@ -177,7 +192,7 @@ export function buildJob(i: JobSpecInput): V1Job {
     },
     spec: {
       backoffLimit: 0,
-      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished ?? 3600,
+      ttlSecondsAfterFinished: settings.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
       ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}),
       template: {
         metadata: { labels },

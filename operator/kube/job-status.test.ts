@@ -2,6 +2,7 @@
 // and the outcome chosen from the runner's result versus the Job status.
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { RUNNER_FAILURE_EXIT_CODE } from './attempt-io.js';
 import { ANNOTATIONS, jobLabels } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podFailure, podStuck } from './job-status.js';
 
@@ -56,10 +57,21 @@ describe('podFailure and podStuck', () => {
 
 describe('outcomeOfJob', () => {
   const result = { state: 'SUCCESS' as const, outputs: { a: 1 } };
+  const mainTerm = (exitCode: number, message?: string) => ({ name: 'task', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode, reason: 'Error', ...(message ? { message } : {}) } } });
+  const runnerPod = pod({ containerStatuses: [mainTerm(RUNNER_FAILURE_EXIT_CODE, 'The runner failed: listing KV pairs: still failing after 2000 ms (RUNNER_START_TIMEOUT_MS = 2000): 503\n')] });
+  const infraResult = { state: 'FAILED' as const, infrastructure: true, error: 'The runner failed: x' };
   const failedPod = pod({ containerStatuses: [{ name: 'task', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] });
   it.each([
     ['complete with result', { kind: 'complete' as const }, result, [], result],
-    ['complete without result', { kind: 'complete' as const }, undefined, [], { state: 'FAILED', error: expect.stringMatching(/without writing a result/) }],
+    // The defect of a runner that gave up at start and exited 0: an infrastructure failure (a new attempt), not the task's.
+    ['complete without result: infrastructure', { kind: 'complete' as const }, undefined, [], { state: 'FAILED', infrastructure: true, error: "The runner of task 't1' exited without writing a result" }],
+    ['the runner reported its own failure in its result', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, infraResult, [runnerPod], infraResult],
+    ['failed with the runner\'s exit code, no result: infrastructure with its termination message', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [runnerPod],
+      { state: 'FAILED', infrastructure: true, error: "Task 't1': The runner failed: listing KV pairs: still failing after 2000 ms (RUNNER_START_TIMEOUT_MS = 2000): 503" }],
+    ['the runner\'s exit code without a message', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [pod({ containerStatuses: [mainTerm(RUNNER_FAILURE_EXIT_CODE)] })],
+      { state: 'FAILED', infrastructure: true, error: expect.stringMatching(/failed \(exit code 75\) without a message/) }],
+    ['exit code 75 of an init container is not the runner\'s report', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [pod({ initContainerStatuses: [{ ...mainTerm(RUNNER_FAILURE_EXIT_CODE, 'x'), name: 'install-runner' }] })],
+      { state: 'FAILED', error: expect.stringMatching(/'install-runner'.*code 75/) }],
     ['failed, result written (runner crashed after)', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, { state: 'FAILED' as const, error: 'x' }, [], { state: 'FAILED', error: 'x' }],
     ['deadline beats a KILLED result', { kind: 'failed' as const, reason: 'DeadlineExceeded' }, { state: 'KILLED' as const }, [], { state: 'FAILED', error: expect.stringMatching(/'t1' timed out.*\(5s\)/) }],
     ['failed, OOM pod', { kind: 'failed' as const, reason: 'BackoffLimitExceeded' }, undefined, [failedPod], { state: 'FAILED', error: expect.stringMatching(/OOMKilled/) }],

@@ -1,8 +1,10 @@
 // Reading a task Job and its Pods, purely: is the Job finished and how, why did it fail when the runner left no
-// result (deadline, OOM, exit code, the runner's last words), and is a Pod stuck for good (image pull errors).
+// result (deadline, OOM, exit code, the runner's last words), and is a Pod stuck for good (image pull errors). A runner
+// that exited without a result, or with RUNNER_FAILURE_EXIT_CODE, is an infrastructure failure: a new attempt.
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { TaskOutcome } from '../core/engine-types.js';
-import { ANNOTATIONS } from './job-spec.js';
+import { RUNNER_FAILURE_EXIT_CODE } from './attempt-io.js';
+import { ANNOTATIONS, MAIN_CONTAINER } from './job-spec.js';
 import { LABELS } from './names.js';
 
 export type JobFinish = { kind: 'complete' } | { kind: 'failed'; reason?: string; message?: string } | undefined;
@@ -44,6 +46,14 @@ export function podFailure(pod: V1Pod): string | undefined {
   return undefined;
 }
 
+/** The reason a runner gave for its own failure (its exit code says so; the reason is its termination message). */
+export function runnerFailure(pod: V1Pod): string | undefined {
+  const main = pod.status?.containerStatuses?.find((s) => s.name === MAIN_CONTAINER);
+  const t = main?.state?.terminated;
+  if (t?.exitCode !== RUNNER_FAILURE_EXIT_CODE) return undefined;
+  return t.message?.trim() ? t.message.trim().slice(-2000) : `the runner of pod ${pod.metadata?.name ?? '?'} failed (exit code ${t.exitCode}) without a message`;
+}
+
 /** Waiting reasons after which a Pod will not start without someone changing something. */
 const STUCK = new Set(['ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError', 'CreateContainerError']);
 
@@ -58,8 +68,10 @@ export function podStuck(pod: V1Pod): string | undefined {
 }
 
 /**
- * The outcome of a finished Job: a timeout when it ran past its deadline, else the runner's result when it wrote one,
- * else a failure built from the Job's condition and its Pods' container states.
+ * The outcome of a finished Job: a timeout when it ran past its deadline, else the runner's result when it wrote one
+ * (an infrastructure failure when the runner reported its own), else an infrastructure failure when the runner exited
+ * without a result (exit 0: Complete) or said it failed itself (RUNNER_FAILURE_EXIT_CODE), else a failure built from
+ * the Job's condition and its Pods' container states.
  */
 export function outcomeOfJob(job: V1Job, finish: NonNullable<JobFinish>, result: TaskOutcome | undefined, pods: V1Pod[]): TaskOutcome {
   const taskId = job.metadata?.annotations?.[ANNOTATIONS.taskId] ?? '?';
@@ -68,7 +80,9 @@ export function outcomeOfJob(job: V1Job, finish: NonNullable<JobFinish>, result:
     return { state: 'FAILED', error: `Task '${taskId}' timed out: its Job ran past activeDeadlineSeconds (${job.spec?.activeDeadlineSeconds ?? '?'}s)` };
   }
   if (result) return result;
-  if (finish.kind === 'complete') return { state: 'FAILED', error: `The runner of task '${taskId}' exited without writing a result` };
+  if (finish.kind === 'complete') return { state: 'FAILED', infrastructure: true, error: `The runner of task '${taskId}' exited without writing a result` };
+  const runner = pods.map(runnerFailure).find((m) => m !== undefined);
+  if (runner) return { state: 'FAILED', infrastructure: true, error: `Task '${taskId}': ${runner}` };
   const why = pods.map(podFailure).find((m) => m !== undefined);
   if (why) return { state: 'FAILED', error: `Task '${taskId}' failed: ${why}` };
   return { state: 'FAILED', error: `Task '${taskId}' failed: Job ${job.metadata?.name ?? '?'} failed${finish.reason ? ` (${finish.reason}${finish.message ? `: ${finish.message}` : ''})` : ''}` };

@@ -6,7 +6,7 @@
 // file already exists (its Job was garbage-collected meanwhile) reports that result instead of running the task again.
 // Call start() before the controller recovers, so running Jobs are adopted instead of created again.
 import {
-  BatchV1Api, CoreV1Api, CustomObjectsApi, makeInformer, PatchStrategy, setHeaderOptions,
+  BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions,
   type Informer, type KubeConfig, type ObjectCache, type V1Job, type V1Pod,
 } from '@kubernetes/client-node';
 import type { TaskOutcome } from '../core/engine-types.js';
@@ -16,10 +16,12 @@ import { applyPluginDefaults } from '../model/index.js';
 import type { InternalStorage } from '../store/types.js';
 import type { Launcher, Report } from '../controller/launcher.js';
 import { backoff, isTransient, sleep } from '../faults.js';
+import { leanJob, leanPod, makeLeanInformer } from './informer.js';
 import { attemptInputUri, readAttemptResult, writeAttemptInput } from './attempt-io.js';
 import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
 import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, MANAGER, VERSION } from './names.js';
+import { restartOnWatchError } from './watch-restart.js';
 
 export interface KubeLauncherOptions {
   kc: KubeConfig;
@@ -91,19 +93,19 @@ export class KubeLauncher implements Launcher {
   async start(): Promise<void> {
     const ns = this.o.namespace;
     const selector = `${LABELS.managedBy}=${MANAGER}`;
-    this.jobs = makeInformer(this.o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`, () => this.batch.listNamespacedJob({ namespace: ns, labelSelector: selector }), selector);
-    this.pods = makeInformer(this.o.kc, `/api/v1/namespaces/${ns}/pods`, () => this.core.listNamespacedPod({ namespace: ns, labelSelector: selector }), selector);
+    // Paged lists; the caches keep lean copies (no Pod templates): thousands of finished Jobs wait for their TTL here.
+    this.jobs = makeLeanInformer(this.o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
+      (page) => this.batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector, transform: leanJob });
+    this.pods = makeLeanInformer(this.o.kc, `/api/v1/namespaces/${ns}/pods`,
+      (page) => this.core.listNamespacedPod({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector, transform: leanPod });
     this.jobs.on('add', (j) => this.onJob(j));
     this.jobs.on('update', (j) => this.onJob(j));
     this.jobs.on('delete', (j) => this.onJobDeleted(j));
     this.pods.on('add', (p) => this.onPod(p));
     this.pods.on('update', (p) => this.onPod(p));
     for (const inf of [this.jobs, this.pods] as Informer<V1Job | V1Pod>[]) {
-      inf.on('error', (err) => {
-        if (this.stopped) return;
-        this.onError('watch failed, restarting', err);
-        setTimeout(() => { if (!this.stopped) inf.start().catch((e) => this.onError('watch restart failed', e)); }, 1000);
-      });
+      // Routine watch ends restart quietly at once; failures back off and are reported once per streak.
+      restartOnWatchError(inf as never, { report: (err) => this.onError('watch failed, restarting', err), stopped: () => this.stopped });
     }
     this.syncing = true;
     try { await Promise.all([this.jobs.start(), this.pods.start()]); } finally { this.syncing = false; }
@@ -148,7 +150,18 @@ export class KubeLauncher implements Launcher {
   /** Outcomes stay until evicted (forgetOld), so that a repeated question is answered without a request. */
   recorded(): void {}
 
-  forgetExecution(): void {}
+  /** The execution ended: drop its owner UID (its resource may be deleted by the archive TTL and re-created by a restart, with a new uid) and its settled attempts (those still running stay until their Job ends). */
+  forgetExecution(executionId: string): void {
+    this.owners.delete(executionId);
+    for (const [key, a] of this.attempts) {
+      if (a.executionId === executionId && a.reported && !a.settling && !a.launching) this.attempts.delete(key);
+    }
+  }
+
+  /** Attempts and owner UIDs held (bounded by MAX_TRACKED; tests and the memory bench). */
+  get tracked(): { attempts: number; owners: number; jobs: number; pods: number } {
+    return { attempts: this.attempts.size, owners: this.owners.size, jobs: this.jobs?.list().length ?? 0, pods: this.pods?.list().length ?? 0 };
+  }
 
   kill(taskRunId: string, attempt: number): void {
     this.stopAttempt(taskRunId, attempt).catch((err) => this.onError(`could not kill task run ${taskRunId} attempt ${attempt}`, err));
@@ -257,6 +270,10 @@ export class KubeLauncher implements Launcher {
   private onJobDeleted(job: V1Job): void {
     const k = attemptKeyOf(job);
     if (!this.mine(k) || !job.metadata?.name) return;
+    // A finished Job going (ttlSecondsAfterFinished) was settled when it finished (an evicted attempt was reported):
+    // forget its attempt rather than track it again; a repeated launch() reads the result file.
+    const key = `${k.taskRunId}:${k.attempt}`, known = this.attempts.get(key);
+    if (jobFinish(job) && (!known || (known.reported && !known.settling))) { this.attempts.delete(key); return; }
     const a = this.track(k, job.metadata.name);
     if (a.reported || a.settling) return;
     const finish = jobFinish(job);

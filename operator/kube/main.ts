@@ -1,9 +1,10 @@
 // Cluster-mode operator entry point (`node --import tsx operator/kube/main.ts`, the image's default command): loads the
 // settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
-// and runs the operator with leader election and execution partitions; `/metrics` and `/healthz` on METRICS_PORT on
-// every replica.
+// and runs the operator with leader election and execution partitions; `/metrics` and `/healthz` on
+// METRICS_HOST:METRICS_PORT on every replica.
 import '../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initExpressions } from '../expr/index.js';
@@ -17,16 +18,27 @@ import { startInferenceReconciler } from '../inference/kube/reconciler.js';
 const inferenceEnv = (env: NodeJS.ProcessEnv): Record<string, string> =>
   Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => /^(INFERENCE_|S3_|AWS_|GCS_)/.test(e[0]) && e[1] !== undefined));
 
-export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ operator: RunningOperator; close(): Promise<void>; metricsPort: number }> {
+/** METRICS_HOST: address of `/metrics` and `/healthz` (default 0.0.0.0, every interface: Prometheus scrapes the Pod IP). */
+export function metricsHost(env: NodeJS.ProcessEnv): string {
+  const host = env.METRICS_HOST?.trim() || '0.0.0.0';
+  if (isIP(host) === 0 && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) {
+    throw new Error(`METRICS_HOST must be an IP address (0.0.0.0, 127.0.0.1, ::) or a host name, got '${env.METRICS_HOST}'`);
+  }
+  return host;
+}
+
+export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ operator: RunningOperator; close(): Promise<void>; metricsPort: number; metricsHost: string }> {
   const settings = loadClusterSettings(env);
+  const host = metricsHost(env);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
-  const { storage, logs } = edges;
+  const { storage, logs, archive } = edges;
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
     leaderElection: settings.leaderElection, partitions: settings.partitions, secretsSecretName: settings.secretsSecretName, env, metrics,
+    archive: { archive, ttlSeconds: settings.executionTtlSeconds, sweepIntervalMs: settings.executionSweepIntervalMs },
     leaderTasks: [{
       name: 'inference',
       start: () => startInferenceReconciler({
@@ -38,11 +50,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       }),
     }],
   });
-  const listening = await serveMetrics(metrics.registry, settings.metricsPort, '0.0.0.0', () => ({ status: 'UP', leader: operator.isLeader(), partitions: operator.partitions() }));
+  const listening = await serveMetrics(metrics.registry, settings.metricsPort, host, () => ({ status: 'UP', leader: operator.isLeader(), partitions: operator.partitions() }));
   const metricsPort = listening.port;
-  console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on :${metricsPort}`);
+  console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on ${host}:${metricsPort}`);
   return {
-    operator, metricsPort,
+    operator, metricsPort, metricsHost: host,
     async close() {
       await listening.close();
       await operator.stop();

@@ -20,6 +20,8 @@ import { startPartitions, type PartitionSet } from './partitions.js';
 import { POD_SECRET_PREFIX } from './names.js';
 import { startKubeSecrets } from './secrets.js';
 import { openKubeStores, type KubeStores } from './store/index.js';
+import { ExecutionSweeper } from './archive/sweeper.js';
+import type { ExecutionArchive } from './archive/types.js';
 
 export interface OperatorOptions {
   kc: KubeConfig;
@@ -47,6 +49,8 @@ export interface OperatorOptions {
   /** Extra work of the leader (e.g. the inference reconciler): started when leading, stopped when not. */
   leaderTasks?: { name: string; start(): Promise<{ stop(): Promise<void> }> }[];
   onError?: (err: unknown, where: string) => void;
+  /** Execution history: reads fall back to it; the leader archives finished executions and deletes their resources after `ttlSeconds`. */
+  archive?: { archive: ExecutionArchive; ttlSeconds: number; sweepIntervalMs: number };
 }
 
 export interface RunningOperator {
@@ -57,6 +61,8 @@ export interface RunningOperator {
   controller(): Controller | undefined;
   /** Partitions this replica holds (partitioned mode), ascending. */
   partitions(): number[];
+  /** The task launcher while this replica runs one (its caches' sizes: tests, the memory bench). */
+  launcher(): KubeLauncher | undefined;
   /** Resolves when the leader's parts are started (tests). */
   whenLeading(): Promise<void>;
   /** Stops; `release: false` leaves the Leases to expire, as a replica killed at once would (tests of a crash). */
@@ -70,7 +76,7 @@ interface Singletons { triggers?: TriggerService; stopFlows: () => void; extra: 
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const env = o.env ?? process.env;
   const onError = o.onError ?? ((err, where) => console.error(`[operator] ${where}:`, err));
-  const kubeStores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch') });
+  const kubeStores = await openKubeStores({ kc: o.kc, namespace: o.namespace, logs: o.logs, storage: o.storage, onWatchError: (e) => onError(e, 'watch'), ...(o.archive ? { archive: o.archive.archive } : {}) });
   await kubeStores.ready();
   const secrets = o.secretsSecretName === null ? undefined
     : await startKubeSecrets({ kc: o.kc, namespace: o.namespace, secretName: o.secretsSecretName ?? 'flowpilot-secrets', onError: (e) => onError(e, 'secrets') });
@@ -98,7 +104,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     const exec = e.execution;
     if (!workers || !isTerminal(exec.state.current) || observed.has(exec.id) || !(partitionSet?.owns(exec.id) ?? true)) return;
     observed.add(exec.id);
-    if (observed.size > 10_000) observed.clear();
+    // Bounded, oldest first (clearing it all would observe recent executions twice on their next event).
+    if (observed.size > 10_000) observed.delete(observed.values().next().value!);
     for (const run of exec.taskRunList) {
       const end = run.state.endDate, start = run.state.startDate;
       if (!end || !start) continue;
@@ -143,6 +150,15 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       defaultTriggerComponents(),
     );
     const extra = [];
+    // Finished executions move to the history database; their resources go after the TTL (operator/kube/archive).
+    if (o.archive) {
+      const sweeper = new ExecutionSweeper({
+        store: kubeStores.executions, archive: o.archive.archive, ttlSeconds: o.archive.ttlSeconds, intervalMs: o.archive.sweepIntervalMs,
+        ...(o.clock ? { clock: o.clock } : {}), onError,
+      });
+      sweeper.start();
+      extra.push(sweeper);
+    }
     for (const t of o.leaderTasks ?? []) extra.push(await t.start());
     return { ...(triggers ? { triggers } : {}), stopFlows, extra };
   };
@@ -204,6 +220,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     isLeader: () => singletons !== undefined,
     controller: () => workers?.controller,
     partitions: () => partitionSet?.held() ?? [],
+    launcher: () => workers?.launcher,
     whenLeading: () => leadingStarted,
     async stop(opts = {}) {
       await election?.stop(opts);

@@ -1,8 +1,11 @@
 // Kubernetes Secrets as the source of `secret('NAME')` in cluster mode: informer-backed caches over the operator's
 // namespace (one Secret named by a setting, default `flowpilot-secrets`, and Secrets labelled `flowpilot.io/secret=true`),
 // whose data keys are the secret names. `lookup` is synchronous, as the template renderer needs.
-import { CoreV1Api, type KubeConfig, ListWatch, type V1Secret, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { type Cache, leanSecret, makeLeanInformer } from './informer.js';
 import { GROUP } from './names.js';
+import type { PageReader } from './store/kube-api.js';
+import { restartOnWatchError } from './watch-restart.js';
 
 export const DEFAULT_SECRET_NAME = 'flowpilot-secrets';
 export const SECRET_LABEL = `${GROUP}/secret`;
@@ -44,9 +47,8 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
   const retryMs = options.retryMs ?? 1000;
   const onError = options.onError ?? ((err: Error) => console.warn(`secrets informer (${namespace}): ${err.message ?? err}`));
   const core = kc.makeApiClient(CoreV1Api);
-  const watch = new Watch(kc);
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
-  const informers: ListWatch<V1Secret>[] = [];
+  const informers: Cache<V1Secret>[] = [];
   const listeners = new Set<() => void>();
   let stopped = false;
   let values = new Map<string, string>();
@@ -63,26 +65,22 @@ export async function startKubeSecrets(options: KubeSecretsOptions): Promise<Kub
   };
 
   const lists: (() => Promise<unknown>)[] = [];
-  const add = (list: () => Promise<{ items: V1Secret[] }>, labelSelector?: string, fieldSelector?: string) => {
-    lists.push(list);
-    const informer = new ListWatch<V1Secret>(path, watch, list as never, false, labelSelector, fieldSelector);
+  const add = (selectors: { labelSelector?: string; fieldSelector?: string }) => {
+    const read: PageReader<V1Secret> = (page) => core.listNamespacedSecret({ namespace, ...selectors, ...page });
+    lists.push(() => read({ limit: 1 }));
+    const informer = makeLeanInformer<V1Secret>(kc, path, read, { ...selectors, transform: leanSecret });
     informer.on('change', rebuild);
-    informer.on('error', (err: unknown) => {
-      if (stopped) return;
-      onError(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)));
-      setTimeout(() => { if (!stopped) void informer.start(); }, retryMs).unref();
-    });
+    // Routine watch ends restart quietly at once; failures back off (from retryMs) and are reported once per streak.
+    restartOnWatchError(informer as never, {
+      report: (err) => onError(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err))),
+      stopped: () => stopped,
+    }, retryMs);
     informers.push(informer);
   };
 
-  if (secretName) {
-    const fieldSelector = `metadata.name=${secretName}`;
-    add(() => core.listNamespacedSecret({ namespace, fieldSelector }), undefined, fieldSelector);
-  }
-  if (options.labelled ?? true) {
-    const labelSelector = `${SECRET_LABEL}=true`;
-    add(() => core.listNamespacedSecret({ namespace, labelSelector }), labelSelector);
-  }
+  // Only the Secrets needed, on the server's side: the named one (field selector) and the labelled ones.
+  if (secretName) add({ fieldSelector: `metadata.name=${secretName}` });
+  if (options.labelled ?? true) add({ labelSelector: `${SECRET_LABEL}=true` });
   // One direct list first, so that a missing permission or an unreachable API fails the start instead of leaving an
   // empty cache behind (the informers retry on their own afterwards).
   await Promise.all(lists.map((list) => list()));

@@ -1,6 +1,6 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|json|masking|render selects one group; default runs all
-// (kube-scale: only the replica scale-out part of kube).
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render selects one group
+// (kube includes kube-scale, archive and kube-memory); default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -24,6 +24,14 @@ if (!only || only === 'kube') {
 if (only === 'kube-scale') {
   const { runKubeScaleBench } = await import('./kube-scale.js');
   await runKubeScaleBench();
+}
+if (!only || only === 'kube' || only === 'archive') {
+  const { runArchiveBench } = await import('./archive.js');
+  await runArchiveBench();
+}
+if (!only || only === 'kube' || only === 'kube-memory') {
+  const { runKubeMemoryBench } = await import('./kube-memory.js');
+  await runKubeMemoryBench();
 }
 if (!only || only === 'json') {
   const { runJsonParseBench } = await import('./json-parse.js');

@@ -16,6 +16,7 @@ import { envSecrets, maskedStores, type MaskedStores } from '../../operator/secr
 import { startOperator, type RunningOperator } from '../../operator/kube/operator.js';
 import { S3Storage } from '../../operator/storage/s3.js';
 import { PgLogStore } from '../../operator/store/postgres/logs.js';
+import { PgExecutionArchive } from '../../operator/kube/archive/pg-archive.js';
 import { startPostgres, startS3rver, type Service } from '../support/services.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
 import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
@@ -35,7 +36,14 @@ export interface ClusterOptions {
   leaseDurationSec?: number;
   /** OPERATOR_PARTITIONS of every replica (default 16); false: the leader runs every execution (no partitions). */
   partitions?: number | false;
+  /** Execution history in the PostgreSQL database (operators and the API read it; the leader archives and deletes). */
+  archive?: ArchiveSettings;
+  /** More env of task Pods (e.g. RUNNER_START_TIMEOUT_MS) and of the operators (e.g. TASK_INFRA_RETRIES). */
+  podEnv?: Record<string, string>;
+  operatorEnv?: Record<string, string>;
 }
+
+export interface ArchiveSettings { ttlSeconds: number; sweepIntervalMs?: number }
 
 export interface TestCluster {
   server: KubeTestServer;
@@ -50,8 +58,12 @@ export interface TestCluster {
   apiStores: MaskedStores<KubeStores>;
   logs: PgLogStore;
   storage: S3Storage;
-  /** Starts one more operator replica (e.g. after stopping one). */
-  addOperator(identity?: string): Promise<RunningOperator>;
+  /** The execution history table, when `archive` was set. */
+  archive?: PgExecutionArchive;
+  /** A pool on the cluster's PostgreSQL (tests reading the tables). */
+  pg: pg.Pool;
+  /** Starts one more operator replica (e.g. after stopping one), with its own archive settings if given. */
+  addOperator(identity?: string, archive?: ArchiveSettings): Promise<RunningOperator>;
   /** Stops a replica as kill -9 would for the others: its Leases are left to expire (it is removed from `operators`). */
   crash(op: RunningOperator): Promise<void>;
   leader(): RunningOperator | undefined;
@@ -92,19 +104,27 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   const podEnv = [
     ...Object.entries({
       STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: BUCKET, STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
-      LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '',
+      LOG_STORE_URL: pgSvc.url, WATCH_NAMESPACE: CLUSTER_NS, KUBECONFIG: kubeconfig, PATH: process.env.PATH ?? '', ...opts.podEnv,
     }).map(([name, value]) => ({ name, value })),
     { name: 'ENCRYPTION_KEY', valueFrom: { secretKeyRef: { ...ENCRYPTION_SECRET } } },
   ];
   const operators: RunningOperator[] = [];
   let n = 0;
-  const addOperator = async (identity = `operator-${n++}`) => {
+  const openArchive = async () => {
+    const pool = new pg.Pool({ connectionString: pgSvc.url, max: 4 });
+    pools.push(pool);
+    const archive = new PgExecutionArchive(pool);
+    await archive.init();
+    return archive;
+  };
+  const addOperator = async (identity = `operator-${n++}`, archived = opts.archive) => {
     const op = await startOperator({
+      ...(archived ? { archive: { archive: await openArchive(), ttlSeconds: archived.ttlSeconds, sweepIntervalMs: archived.sweepIntervalMs ?? 200 } } : {}),
       kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
       ...(opts.partitions === false ? {} : { partitions: opts.partitions ?? 16 }),
-      env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey },
+      env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey, ...opts.operatorEnv },
       onError: (err, where) => console.error(`[${identity}] ${where}:`, (err as Error)?.message ?? err),
     });
     operators.push(op);
@@ -112,11 +132,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
   for (let i = 0; i < (opts.replicas ?? 1); i++) await addOperator();
   const logs = await openLogs();
-  const apiStores = maskedStores(await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage }), envSecrets({ ENCRYPTION_KEY: encryptionKey }));
+  const archive = opts.archive ? await openArchive() : undefined;
+  const apiStores = maskedStores(await openKubeStores({ kc: server.kubeConfig('api-token'), namespace: CLUSTER_NS, logs, storage, ...(archive ? { archive } : {}) }), envSecrets({ ENCRYPTION_KEY: encryptionKey }));
   await apiStores.ready();
   const api = await startServer(createApp({ stores: apiStores }), 0, '127.0.0.1');
   return {
     server, kc, denied, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
+    ...(archive ? { archive } : {}), pg: pools[pools.length - 1]!,
     leader: () => operators.find((o) => o.isLeader()),
     async crash(op) {
       operators.splice(operators.indexOf(op), 1);

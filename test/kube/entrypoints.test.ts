@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
 import { main as apiMain } from '../../api/kube-main.js';
-import { main as operatorMain } from '../../operator/kube/main.js';
+import { main as operatorMain, metricsHost } from '../../operator/kube/main.js';
 import { startPostgres, startS3rver, type Service } from '../support/services.js';
 import { chartAuthorizer, COMPONENT_ROLES } from './chart-rbac.js';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
@@ -58,7 +58,7 @@ beforeAll(async () => {
   writeFileSync(join(tmp, 'kubeconfig'), server.kubeConfig('task-token').exportConfig());
   kubelet = await startSimulatedKubelet({ kc: admin, namespace: NS, pathMap: { '/app': ROOT } });
   const env = {
-    FLOWPILOT_MODE: 'cluster', WATCH_NAMESPACE: NS, POD_NAME: 'operator-0', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1',
+    FLOWPILOT_MODE: 'cluster', WATCH_NAMESPACE: NS, POD_NAME: 'operator-0', METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', PORT: '0', HOST: '127.0.0.1',
     LEADER_ELECTION_LEASE_NAME: 'flowpilot-operator', RUNNER_IMAGE: 'flowpilot-runner:test',
     STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: 'flowpilot', STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
     LOG_STORE_URL: pg.url, PATH: process.env.PATH, KUBECONFIG: join(tmp, 'kubeconfig'),
@@ -99,6 +99,16 @@ describe('cluster entry points', () => {
     // The only replica holds every partition (OPERATOR_PARTITIONS default 16), listed by its health endpoint.
     await until(async () => ((await (await fetch(`http://127.0.0.1:${op.metricsPort}/healthz`)).json()) as { partitions: number[] }).partitions.length === 16, 'the replica to hold the 16 partitions');
     expect(await (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text()).toContain('flowpilot_executions');
+    // METRICS_HOST=127.0.0.1: bound to that address only (another loopback address of the machine is refused).
+    expect(op.metricsHost).toBe('127.0.0.1');
+    await expect(fetch(`http://127.0.0.2:${op.metricsPort}/healthz`)).rejects.toThrow();
+  });
+
+  it('reads METRICS_HOST (default 0.0.0.0) and refuses a malformed one naming it', () => {
+    expect(metricsHost({})).toBe('0.0.0.0');
+    expect(metricsHost({ METRICS_HOST: '::' })).toBe('::');
+    expect(metricsHost({ METRICS_HOST: 'localhost' })).toBe('localhost');
+    expect(() => metricsHost({ METRICS_HOST: 'http://0.0.0.0:9090' })).toThrow(/METRICS_HOST/);
   });
 
   it('rejects callers without a valid token (401) or without permission (403)', async () => {
@@ -178,7 +188,7 @@ describe.skipIf(!openssl)('the Flow admission webhook of api/kube-main.ts (ADMIS
     expect(api.admissionPort).not.toBe(api.port);
     expect((await admit(flowObject('adm-hello', 'adm-hello'))).allowed).toBe(true);
     const bad = await admit({ ...flowObject('adm-broken', 'adm-broken'), spec: { ...spec('adm-broken'), tasks: [{ id: 'a', type: 'nope.Nope' }] } });
-    expect(bad).toMatchObject({ allowed: false, status: { code: 422 } });
+    expect(bad).toMatchObject({ allowed: false, status: { code: 400, reason: 'BadRequest' } });
     expect(bad.status!.message).toContain('spec.tasks[0].type: Unknown task type `nope.Nope`');
     // Only the admission route is served there (the API's routes stay on the plain port).
     const notFound = await new Promise<number>((resolve, reject) => {
@@ -199,7 +209,7 @@ describe.skipIf(!openssl)('the Flow admission webhook of api/kube-main.ts (ADMIS
       res = await admit(flowObject('adm-intruder', 'adm-shared'));
     }
     expect(res.allowed).toBe(false);
-    expect(res.status!.message).toBe("Flow \"adm-intruder\" is invalid: spec.id: Flow company.team.adm-shared is already defined by Flow resource 'adm-owner'");
+    expect(res.status!.message).toBe("Flow company.team/adm-shared is invalid: spec.id: Flow company.team.adm-shared is already defined by Flow resource 'adm-owner'");
     expect((await admit(flowObject('adm-owner', 'adm-shared'))).allowed).toBe(true);
   }, 120_000);
 });

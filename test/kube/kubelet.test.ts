@@ -1,6 +1,6 @@
 // The simulated kubelet + Job controller on its own, with plain shell Jobs: status written through the API like a
 // real node (Pod phases, container exit codes, Job conditions), backoffLimit retries, activeDeadlineSeconds, env and
-// emptyDir path mapping, and Pod deletion killing the process.
+// emptyDir path mapping, termination messages, and Pod deletion killing the process.
 import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
@@ -69,6 +69,15 @@ describe('simulated kubelet', { timeout: 120_000 }, () => {
     const pods = await podsOf(name);
     expect(pods).toHaveLength(2);
     for (const p of pods) expect(p.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error', message: expect.stringContaining('last words') });
+  });
+
+  it('takes the termination message from the terminationMessagePath file (before the logs), on failure and on success', async () => {
+    const failed = await createJob('echo noise; printf "my own reason" > "$TM"; exit 75', {}, { TM: '/dev/termination-log' });
+    await finished(failed);
+    expect((await podsOf(failed))[0]?.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 75, message: 'my own reason' });
+    const ok = await createJob('printf done > "$TM"', {}, { TM: '/dev/termination-log' });
+    await finished(ok);
+    expect((await podsOf(ok))[0]?.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, message: 'done' });
   });
 
   it('enforces activeDeadlineSeconds: DeadlineExceeded, Pod deleted, process killed', async () => {

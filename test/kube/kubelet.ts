@@ -11,8 +11,11 @@
 // process.execPath. With the Docker task runner layout, `/flowpilot` is an emptyDir filled by the init container
 // (`runner.js install`; set FLOWPILOT_INSTALL=symlink in the pod env to link instead of copying the checkout).
 // Container env: the Pod's env (value, fieldRef metadata.*, secretKeyRef / configMapKeyRef) and envFrom, over PATH.
+// Termination messages as a real kubelet makes them: each container's terminationMessagePath (default
+// /dev/termination-log) maps to an empty file of the Pod; what the container wrote there (at most 4096 bytes) is the
+// message, else, with FallbackToLogsOnError and a non-zero exit, the tail of its output.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -46,6 +49,9 @@ const suffix = () => Array.from({ length: 5 }, () => CHARS[Math.floor(Math.rando
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const now = () => new Date();
 const MAX_OUT = 64 * 1024;
+const MAX_MESSAGE = 4096;
+/** The file behind a container's terminationMessagePath. */
+const messageFile = (dir: string, c: V1Container) => join(dir, 'termination', c.name);
 
 export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise<SimulatedKubelet> {
   const batch = o.kc.makeApiClient(BatchV1Api);
@@ -136,7 +142,7 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
 
   // ---- kubelet ----------------------------------------------------------------------------------------------------
   function mapper(pod: V1Pod, c: V1Container, dir: string): (p: string) => string {
-    const table: [string, string][] = Object.entries(o.pathMap);
+    const table: [string, string][] = [...Object.entries(o.pathMap), [c.terminationMessagePath ?? '/dev/termination-log', messageFile(dir, c)]];
     for (const m of c.volumeMounts ?? []) {
       const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
       if (vol?.emptyDir) table.push([m.mountPath, join(dir, 'volumes', m.name)]);
@@ -177,6 +183,8 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     if (!cmd0) throw new Error(`container ${c.name} has no command (image entrypoints are not simulated)`);
     const cmd = cmd0 === 'node' ? process.execPath : map(cmd0);
     const env = await containerEnv(pod, c, map);
+    mkdirSync(join(run.dir, 'termination'), { recursive: true });
+    writeFileSync(messageFile(run.dir, c), '');
     // Deleted (or the kubelet stopped) while the env was read: a process spawned now would be neither killed nor
     // awaited by stop(), and would keep the test worker alive.
     if (stopped || run.deleted) throw new Error(`pod ${run.name} was deleted before container ${c.name} started`);
@@ -196,9 +204,11 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     return proc;
   }
 
-  const terminated = (p: Proc, r: { code: number | null; signal: NodeJS.Signals | null }, startedAt: Date, c: V1Container) => {
+  const terminated = (p: Proc, r: { code: number | null; signal: NodeJS.Signals | null }, startedAt: Date, c: V1Container, dir: string) => {
     const exitCode = r.code ?? (r.signal ? 128 + (r.signal === 'SIGKILL' ? 9 : 15) : 1);
-    const message = exitCode !== 0 && c.terminationMessagePolicy === 'FallbackToLogsOnError' ? p.out.split('\n').slice(-80).join('\n').slice(-4096) : undefined;
+    let written = '';
+    try { written = readFileSync(messageFile(dir, c)).subarray(0, MAX_MESSAGE).toString('utf8'); } catch { /* not created */ }
+    const message = written || (exitCode !== 0 && c.terminationMessagePolicy === 'FallbackToLogsOnError' ? p.out.split('\n').slice(-80).join('\n').slice(-MAX_MESSAGE) : undefined);
     return { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now(), ...(message ? { message } : {}) };
   };
 
@@ -227,7 +237,7 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
       const startedAt = now();
       const p = await start(run, pod, c).catch((e: Error) => e);
       const r = p instanceof Error ? { code: 128, signal: null } : await p.exited;
-      const t = p instanceof Error ? { exitCode: 128, reason: 'StartError', message: p.message, startedAt, finishedAt: now() } : terminated(p, r, startedAt, c);
+      const t = p instanceof Error ? { exitCode: 128, reason: 'StartError', message: p.message, startedAt, finishedAt: now() } : terminated(p, r, startedAt, c, run.dir);
       initStatuses.push(status(c, { terminated: t }));
       if (t.exitCode !== 0) {
         if (run.deleted) return;
@@ -243,7 +253,7 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
     if (!(p instanceof Error)) {
       await patchPodStatus(name, { phase: 'Running', podIP: '127.0.0.1', ...initPart, containerStatuses: [status(main, { running: { startedAt } }, true)], conditions: [{ type: 'Ready', status: 'True' }] });
     }
-    const t = p instanceof Error ? { exitCode: 128, reason: 'StartError', message: p.message, startedAt, finishedAt: now() } : terminated(p, await p.exited, startedAt, main);
+    const t = p instanceof Error ? { exitCode: 128, reason: 'StartError', message: p.message, startedAt, finishedAt: now() } : terminated(p, await p.exited, startedAt, main, run.dir);
     if (run.deleted) return;
     await patchPodStatus(name, { phase: t.exitCode === 0 ? 'Succeeded' : 'Failed', ...initPart, containerStatuses: [status(main, { terminated: t })], conditions: [{ type: 'Ready', status: 'False' }] });
     await podEnded(job, jr, t.exitCode === 0);

@@ -244,14 +244,13 @@ describe('a restarted launcher', { timeout: 120_000 }, () => {
     await second.stop();
   });
 
-  it('reports the runner\'s own error when it cannot run (exit code and last words from the Pod)', async () => {
+  it('reports the runner\'s own error when it cannot run as an infrastructure failure (its exit code 75 and termination message)', async () => {
     const l = await newLauncher({ env: { LOG_DB: join(tmp.dir, 'logs.db') } });
     const a = oneTask('id: nostore\ntype: ai.service.plugin.core.log.Log\nmessage: x');
     l.launch(a.flow, a.exec, a.run, 1);
     const outcome = await outcomeOf(a);
-    expect(outcome.state).toBe('FAILED');
-    expect(outcome.error).toMatch(/exited with code 1: [\s\S]*Internal storage is not configured in this runner/);
     await l.stop();
+    expect(outcome).toEqual({ state: 'FAILED', infrastructure: true, error: "Task 'nostore': The runner failed: Internal storage is not configured in this runner (set STORAGE_DIR)" });
   });
 
   it('reports from the result file when the finished Job was already garbage-collected, without a new Job', async () => {

@@ -5,11 +5,13 @@
 import {
   BatchV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod,
 } from '@kubernetes/client-node';
+import { leanJob, makeLeanInformer } from '../../kube/informer.js';
 import { GROUP, KINDS, LABELS, VERSION } from '../../kube/names.js';
 import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/kube-api.js';
 import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
 import { isFinal, runnerJobName, taskIdOf, type InferenceJobResource } from './resource.js';
 import { patchInferenceJobStatus } from './store.js';
+import { restartOnWatchError } from '../../kube/watch-restart.js';
 
 export interface InferenceReconcilerOptions {
   kc: KubeConfig;
@@ -37,8 +39,8 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   const api = new KindApi<InferenceJobResource>(o.kc, KINDS.InferenceJob, ns);
   const selector = `${LABELS.managedBy}=${INFERENCE_MANAGER}`;
   const ijs = makeInformer(o.kc, api.path, () => api.list() as never) as unknown as Cache<InferenceJobResource & KubernetesObject>;
-  const jobs: Cache<V1Job> = makeInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
-    () => batch.listNamespacedJob({ namespace: ns, labelSelector: selector }), selector);
+  const jobs: Cache<V1Job> = makeLeanInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
+    (page) => batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector, transform: leanJob });
   let stopped = false;
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
@@ -122,12 +124,8 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   jobs.on('update', onJob);
   jobs.on('delete', onJob);
   for (const inf of [ijs, jobs] as Cache<KubernetesObject>[]) {
-    inf.on('error', (err) => {
-      if (stopped) return;
-      onError(err, 'watch failed, restarting');
-      const t = setTimeout(() => { timers.delete(t); if (!stopped) inf.start().catch((e) => onError(e, 'watch restart')); }, 1000);
-      timers.add(t);
-    });
+    // Routine watch ends restart quietly at once; failures back off and are reported once per streak.
+    restartOnWatchError(inf as never, { report: (err) => onError(err, 'watch failed, restarting'), stopped: () => stopped, timers });
   }
   await Promise.all([jobs.start(), ijs.start()]);
   const resync = setInterval(() => { for (const r of ijs.list(ns)) onIj(r); }, (o.resyncSeconds ?? 10) * 1000);

@@ -95,3 +95,19 @@ it('lists in pages (limit + continue) and keeps the first page\'s resourceVersio
   expect(list.metadata?.continue).toBeUndefined();
   expect(Number(list.metadata?.resourceVersion)).toBeGreaterThan(0);
 });
+
+it('keeps managedFields out of the cache; a write from the cached copy leaves the server\'s unchanged', async () => {
+  const managedFields = [{ manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'flowpilot.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:value': {} } } }];
+  const api = new KindApi<KubeObject>(h.srv.kubeConfig(), KINDS.KVPair, K8S_NAMESPACE);
+  await h.stores.kv.set({ namespace: 'mf', key: 'k', value: 1 });
+  const name = h.stores.kv.cache.list().find((o) => (o.spec as { key?: string }).key === 'k')!.metadata.name;
+  const stored = (await api.get(name))!;
+  await api.replace({ ...stored, metadata: { ...stored.metadata, managedFields } }); // another writer, e.g. kubectl
+  await until(() => h.stores.kv.cache.get(name) && h.stores.kv.cache.get(name)!.metadata.resourceVersion !== stored.metadata.resourceVersion, 'the watched change');
+  expect(h.stores.kv.cache.get(name)!.metadata.managedFields).toBeUndefined();
+  await h.stores.kv.set({ namespace: 'mf', key: 'k', value: 2 }); // a PUT built from the cached copy
+  const after = (await api.get(name))!;
+  expect((after.spec as { value?: unknown }).value).toBe(2);
+  expect(after.metadata.managedFields).toEqual(managedFields);
+  expect(h.stores.kv.cache.get(name)!.metadata.managedFields).toBeUndefined();
+});

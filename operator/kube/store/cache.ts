@@ -4,6 +4,8 @@
 import { type KubeConfig, type KubernetesObject, type KubernetesListObject, makeInformer } from '@kubernetes/client-node';
 import { type AnyKubeObject, apiMessage, type KindApi, rvNumber, statusCode } from './kube-api.js';
 import { backoff } from '../../faults.js';
+import { withoutManagedFields } from '../informer.js';
+import { WatchRestarts, isWatchEnd } from '../watch-restart.js';
 
 export interface CacheEvent<O> {
   type: 'added' | 'modified' | 'deleted';
@@ -17,7 +19,7 @@ export interface CacheEvent<O> {
 export interface CacheOptions {
   /** Full re-list period that heals anything a watch missed (0 disables); default 30 minutes. */
   resyncMs?: number;
-  /** Called on watch/list failures (default: one console.warn per failure streak). */
+  /** Called on the first watch/list failure of a streak (default: console.warn); routine watch ends are not failures. */
   onError?: (err: unknown) => void;
 }
 
@@ -36,7 +38,10 @@ export class KubeCache<O extends AnyKubeObject> {
   private failures = 0;
   private lastFailure: unknown;
   private restartTimer?: NodeJS.Timeout;
+  /** Tells routine watch ends (the server's timeout: "Premature close") from failures. */
+  private readonly ends = new WatchRestarts();
   private resyncTimer?: NodeJS.Timeout;
+  private keepAlive?: NodeJS.Timeout;
   private informer?: ReturnType<typeof makeInformer<KubernetesObject>>;
 
   constructor(private readonly kc: KubeConfig, readonly api: KindApi<O>, private readonly opts: CacheOptions = {}) {
@@ -73,12 +78,20 @@ export class KubeCache<O extends AnyKubeObject> {
     informer.start().catch((err: unknown) => this.failed(err));
     const every = this.opts.resyncMs ?? 1_800_000;
     if (every > 0) {
-      this.resyncTimer = setInterval(() => { this.resync().catch((err: unknown) => this.report(err)); }, every);
+      this.resyncTimer = setInterval(() => { this.resync().catch((err: unknown) => this.report(err, true)); }, every);
       this.resyncTimer.unref();
     }
   }
 
-  ready(): Promise<void> { return this.syncedPromise; }
+  /**
+   * Resolves once the first list is in. Until then a waiter keeps the process alive (a ref'd handle): the retry and
+   * resync timers are unref'd so a stopped or idle cache never does, and a process whose only work is this wait (a
+   * task runner at start) would otherwise exit while the API server answers errors. stop() releases the handle.
+   */
+  ready(): Promise<void> {
+    if (!this.synced && !this.closed) this.keepAlive ??= setInterval(() => {}, 1 << 30);
+    return this.syncedPromise;
+  }
   /** The last list/watch failure (cleared by a successful list), for start-up diagnostics. */
   get lastError(): unknown { return this.failures > 0 ? this.lastFailure : undefined; }
   get isSynced(): boolean { return this.synced; }
@@ -87,6 +100,7 @@ export class KubeCache<O extends AnyKubeObject> {
     this.closed = true;
     clearTimeout(this.restartTimer);
     clearInterval(this.resyncTimer);
+    clearInterval(this.keepAlive);
     await this.informer?.stop();
   }
 
@@ -99,7 +113,8 @@ export class KubeCache<O extends AnyKubeObject> {
   list(): O[] { return [...this.objects.values()]; }
 
   /** Merges an object the server returned (write response, GET): kept when newer than what we hold. */
-  observe(obj: O): void {
+  observe(served: O): void {
+    const obj = withoutManagedFields(served); // kept out of the cache: see informer.ts
     const name = obj.metadata?.name;
     if (!name) return;
     const rv = rvNumber(obj);
@@ -157,6 +172,7 @@ export class KubeCache<O extends AnyKubeObject> {
     if (this.synced) return;
     this.synced = true;
     this.failures = 0;
+    clearInterval(this.keepAlive);
     this.resolveSynced();
   }
 
@@ -185,15 +201,21 @@ export class KubeCache<O extends AnyKubeObject> {
     }
   }
 
-  private report(err: unknown): void {
-    if (this.closed) return;
+  /** Reports the first failure of a streak (or any one, when `always`: a failed periodic re-list). */
+  private report(err: unknown, always = false): void {
+    if (this.closed || (!always && this.failures !== 1)) return;
     if (this.opts.onError) this.opts.onError(err);
-    else if (this.failures === 1) console.warn(`[kube-store] ${this.api.kind.plural} list/watch failed (${statusCode(err) ?? 'network'}): ${apiMessage(err)}; retrying`);
+    else console.warn(`[kube-store] ${this.api.kind.plural} list/watch failed (${statusCode(err) ?? 'network'}): ${apiMessage(err)}; retrying`);
   }
 
   /** The informer stops on any error other than 410: restart it with a capped backoff (it resumes from its last resourceVersion). */
   private failed(err: unknown): void {
     if (this.closed || this.restartTimer) return;
+    if (isWatchEnd(err) && this.ends.next(err).routine) {
+      this.failures = 0; // the watch was running: a failure streak, if any, is over
+      this.informer?.start().catch((e: unknown) => this.failed(e)); // resumes from its last resourceVersion, at once
+      return;
+    }
     this.failures++;
     this.lastFailure = err;
     this.report(err);

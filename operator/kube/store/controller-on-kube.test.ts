@@ -1,6 +1,8 @@
 // The embedded controller (in-process launcher) on the cluster stores, with the API as a second process on the same
 // Kubernetes API test server: executions created by the API run to the end, resume and kill commands sent by the API
 // reach the controller through the informer and are acknowledged, and a subflow runs as a second Execution resource.
+// kubectl-made resources: a Flow using Kestra's old `taskDefaults` (kept by the CRD schema) run by an Execution without
+// a revision, which records the revision it runs in status.flowRevision (the REVISION column).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller } from '../../controller/controller.js';
 import { newExecution } from '../../core/execution.js';
@@ -10,7 +12,8 @@ import { initExpressions } from '../../expr/index.js';
 import { parseFlow } from '../../model/index.js';
 import { tempDir } from '../../store/sqlite/test-fixtures.js';
 import type { KubeStores } from './index.js';
-import { type StoreHarness, startStoreHarness, until } from './test-support.js';
+import { buildCrds } from '../crds.js';
+import { type StoreHarness, crd, startStoreHarness, until } from './test-support.js';
 
 const P = 'ai.service.plugin.';
 let h: StoreHarness;
@@ -75,5 +78,31 @@ describe('controller on the cluster stores', { timeout: 180_000 }, () => {
     expect(done.state.current).toBe('SUCCESS');
     const children = (await api.executions.search({ flowId: 'child' })).results.filter((e) => e.parent?.executionId === parent.id);
     expect(children.map((c) => c.state.current)).toEqual(['SUCCESS']);
+  });
+  it('runs a kubectl-made Flow using taskDefaults (not pruned) from a kubectl-made Execution, recording status.flowRevision', async () => {
+    const flowBody = {
+      apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name: 'legacy-defaults' },
+      spec: {
+        id: 'legacy', namespace: 'company.kube', notAField: 'pruned like any unknown field',
+        // The Log task has no message of its own: only the defaults make the flow valid.
+        taskDefaults: [{ type: `${P}core.log.Log`, values: { message: 'from taskDefaults' } }],
+        tasks: [{ id: 'l', type: `${P}core.log.Log` }],
+      },
+    };
+    const stored: any = await h.co.createNamespacedCustomObject({ ...crd('flows'), body: flowBody });
+    expect(stored.spec.taskDefaults).toEqual(flowBody.spec.taskDefaults);
+    expect(stored.spec.notAField).toBeUndefined();
+    await h.co.createNamespacedCustomObject({ ...crd('executions'), body: { apiVersion: 'flowpilot.io/v1', kind: 'Execution', metadata: { name: 'legacy-run' }, spec: { namespace: 'company.kube', flowId: 'legacy' } } });
+    const done = await stateIs('legacy-run', 'SUCCESS', 'FAILED');
+    expect(done.state.current).toBe('SUCCESS');
+    expect(done.flowRevision).toBe(1);
+    const record = await h.stores.flows.get('company.kube', 'legacy');
+    expect(record?.flow.pluginDefaults).toEqual([{ type: `${P}core.log.Log`, values: { message: 'from taskDefaults' } }]);
+    const resource: any = await h.co.getNamespacedCustomObject({ ...crd('executions'), name: 'legacy-run' });
+    expect(resource.spec.flowRevision).toBeUndefined();
+    expect(resource.status.flowRevision).toBe(1);
+    const execCrd = buildCrds().find((c) => (c.metadata as { name: string }).name === 'executions.flowpilot.io')!;
+    const columns = (execCrd.spec as { versions: { additionalPrinterColumns: { name: string; jsonPath: string }[] }[] }).versions[0]!.additionalPrinterColumns;
+    expect(columns.find((c) => c.name === 'REVISION')?.jsonPath).toBe('.status.flowRevision');
   });
 });

@@ -33,6 +33,8 @@ export interface ExecutionSpec {
 
 export interface ExecutionStatus {
   state?: ExecutionState;
+  /** The flow revision the execution runs (spec.flowRevision, or the latest one bound at start when spec has none). */
+  flowRevision?: number;
   startDate?: string;
   endDate?: string;
   duration?: string;
@@ -115,6 +117,7 @@ export async function executionStatus(execution: Execution, acked: number, gener
   const end = execution.state.endDate;
   const status: ExecutionStatus = {
     state: execution.state.current,
+    ...(execution.flowRevision >= 1 ? { flowRevision: execution.flowRevision } : {}),
     startDate: start,
     taskRunCount: execution.taskRunList?.length ?? 0,
     acked,

@@ -1,6 +1,8 @@
 // ExecutionStore on Execution custom resources: the API creates them and appends commands to spec (JSON patch), the
 // operator writes status (one conditional PUT on /status per update). Reads come from the informer cache.
 // resourceVersion is the Kubernetes resourceVersion as a number (an etcd revision, a decimal string on real servers).
+// With an archive (finished executions moved to PostgreSQL, their resources deleted after a TTL), reads fall back to
+// it: get, search (live and archived merged), restart of an archived execution (re-created from its record).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
 import { Emitter } from '../../store/sqlite/emitter.js';
@@ -8,6 +10,8 @@ import {
   ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../../store/types.js';
+import { archiveWindow, mergePage, newestFirst } from '../archive/order.js';
+import type { ExecutionArchive } from '../archive/types.js';
 import { KINDS, executionName } from '../names.js';
 import { type CacheEvent, type CacheOptions, KubeCache } from './cache.js';
 import {
@@ -16,11 +20,14 @@ import {
 } from './execution-codec.js';
 import { ANNOTATIONS } from './labels.js';
 import { type JsonPatchOp, KindApi, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
+import { MissReads } from './read-through.js';
 
 /** Flow namespace `ns` or one of its children (dotted segments). */
 export const inNamespace = (value: string, ns: string): boolean => value === ns || value.startsWith(`${ns}.`);
 
 const dateMs = (s: string | undefined): number => (s ? Date.parse(s) : NaN);
+/** A Kubernetes object name (DNS subdomain): what the id of an Execution made with kubectl is. */
+const RESOURCE_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class KubeExecutionStore implements ExecutionStore {
   readonly cache: KubeCache<ExecutionObject>;
@@ -34,7 +41,11 @@ export class KubeExecutionStore implements ExecutionStore {
   /** Names whose record has been announced (ADDED) to watchers. */
   private readonly visible = new Set<string>();
 
-  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}) {
+  /** Direct reads behind cache misses (an id created by another process, not yet watched), bounded. */
+  readonly misses: MissReads;
+
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, readonly archive?: ExecutionArchive, misses = new MissReads()) {
+    this.misses = misses;
     this.api = new KindApi<ExecutionObject>(kc, KINDS.Execution, namespace);
     this.cache = new KubeCache(kc, this.api, opts);
     this.cache.addIndex('id', (o) => [executionIdOf(o)]);
@@ -46,6 +57,10 @@ export class KubeExecutionStore implements ExecutionStore {
     const known = this.find(execution.id);
     const existing = known && this.stored(known);
     if (existing) return existing;
+    if (!known && this.archive) {
+      const archived = await this.archive.get(execution.id);
+      if (archived) return { execution: archived, resourceVersion: 0 };
+    }
     const { body, needsStatus } = executionResource(execution);
     let obj: ExecutionObject;
     try {
@@ -80,8 +95,27 @@ export class KubeExecutionStore implements ExecutionStore {
 
   async get(id: string): Promise<StoredExecution | undefined> {
     await this.cache.ready();
-    const obj = this.find(id) ?? (await this.cache.refresh(executionName(id)));
-    return obj && executionIdOf(obj) === id ? this.stored(obj) : undefined;
+    const cached = this.find(id);
+    if (cached) return this.stored(cached);
+    // Not in the cache: on the server (created by another process, not yet watched), else in the archive; bounded.
+    const found = await this.misses.read<{ obj: ExecutionObject } | { archived: Execution }>(id, async () => {
+      const obj = await this.readById(id);
+      if (obj) return { obj };
+      const archived = await this.archive?.get(id);
+      return archived && { archived };
+    });
+    if (!found) return undefined;
+    if ('obj' in found) return executionIdOf(found.obj) === id ? this.stored(found.obj) : undefined;
+    return { execution: structuredClone(found.archived), resourceVersion: 0 };
+  }
+
+  /** An execution not in the cache, from the server: its deterministic name, else (made with kubectl) the id as name. */
+  private async readById(id: string): Promise<ExecutionObject | undefined> {
+    const byName = await this.cache.refresh(executionName(id));
+    if (byName && executionIdOf(byName) === id) return byName;
+    if (!RESOURCE_NAME.test(id) || id === executionName(id)) return undefined;
+    const handMade = await this.cache.refresh(id);
+    return handMade && executionIdOf(handMade) === id ? handMade : undefined;
   }
 
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
@@ -123,7 +157,33 @@ export class KubeExecutionStore implements ExecutionStore {
     const cached = this.cache.get(name);
     if (res && 'metadata' in res) this.cache.observeDeleted(res);
     else if (cached) this.cache.observeDeleted(cached);
-    return res !== undefined;
+    const archived = (await this.archive?.delete(id)) ?? false;
+    return res !== undefined || archived;
+  }
+
+  /**
+   * Deletes exactly this version of a resource (preconditions uid + resourceVersion; the archive row stays): 'moved'
+   * when it changed meanwhile (a restart), 'gone' when someone else deleted it.
+   */
+  async deleteVersion(obj: ExecutionObject): Promise<'deleted' | 'moved' | 'gone'> {
+    let res: Awaited<ReturnType<KindApi<ExecutionObject>['delete']>>;
+    try {
+      res = await this.api.delete(obj.metadata.name, { uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion });
+    } catch (err) {
+      if (isConflict(err)) { await this.cache.refresh(obj.metadata.name).catch(() => undefined); return 'moved'; }
+      throw err;
+    }
+    this.cache.observeDeleted(res && 'metadata' in res ? res : obj);
+    return res ? 'deleted' : 'gone';
+  }
+
+  /** The record of a cached resource (undefined while its status is pending). Shared: do not modify. */
+  recordOf(obj: ExecutionObject): Execution | undefined { return this.record(obj); }
+
+  /** The record of a live (cached) execution by id. Shared: do not modify. */
+  liveRecord(id: string): Execution | undefined {
+    const obj = this.find(id);
+    return obj && this.record(obj);
   }
 
   async search(query: ExecutionQuery): Promise<Page<Execution>> {
@@ -133,7 +193,9 @@ export class KubeExecutionStore implements ExecutionStore {
     const labels = Object.entries(query.labels ?? {});
     const states = query.state?.length ? new Set(query.state) : undefined;
     const rows: { e: Execution; start: number; name: string }[] = [];
+    const liveIds: string[] = [];
     for (const obj of this.cache.list()) {
+      if (this.archive) liveIds.push(executionIdOf(obj));
       const spec = obj.spec;
       if (query.namespace && !inNamespace(spec.namespace, query.namespace)) continue;
       if (query.flowId && spec.flowId !== query.flowId) continue;
@@ -146,10 +208,23 @@ export class KubeExecutionStore implements ExecutionStore {
       if (labels.some(([k, v]) => !(e.labels ?? []).some((l) => l.key === k && String(l.value) === v))) continue;
       rows.push({ e, start, name: obj.metadata.creationTimestamp ?? '' });
     }
-    rows.sort((a, b) => b.start - a.start || b.name.localeCompare(a.name) || b.e.id.localeCompare(a.e.id));
     const offset = query.offset && query.offset > 0 ? Math.floor(query.offset) : 0;
-    const end = query.limit !== undefined && query.limit >= 0 ? offset + Math.floor(query.limit) : undefined;
+    const limit = query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : undefined;
+    if (this.archive) return this.searchWithArchive(query, rows.map((r) => r.e).sort(newestFirst), liveIds, offset, limit);
+    rows.sort((a, b) => b.start - a.start || b.name.localeCompare(a.name) || b.e.id.localeCompare(a.e.id));
+    const end = limit === undefined ? undefined : offset + limit;
     return { results: rows.slice(offset, end).map((r) => structuredClone(r.e)), total: rows.length };
+  }
+
+  /**
+   * Live matches (every cached resource answers for its id, matching or not) merged with archived ones: the archive
+   * is read for the window that can reach the page (order.ts archiveWindow), totals add up.
+   */
+  private async searchWithArchive(query: ExecutionQuery, live: Execution[], liveIds: string[], offset: number, limit: number | undefined): Promise<Page<Execution>> {
+    const window = archiveWindow(offset, limit, live.length);
+    const archived = await this.archive!.search({ ...query, offset: window.offset, limit: window.limit }, liveIds);
+    const results = mergePage(live, archived.results, window.offset, offset, limit);
+    return { results: results.map((e) => (live.includes(e) ? structuredClone(e) : e)), total: live.length + archived.total };
   }
 
   async listActive(): Promise<StoredExecution[]> {
@@ -183,6 +258,10 @@ export class KubeExecutionStore implements ExecutionStore {
   async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {
     await this.cache.ready();
     const created = new Date().toISOString();
+    if (this.archive && !this.find(executionId)) {
+      const revived = await this.revive(executionId, command, created);
+      if (revived) return revived;
+    }
     return retrying(12, (err) => statusCode(err) === 409 || statusCode(err) === 422, async (attempt) => {
       let obj = this.find(executionId);
       if (!obj || attempt > 0) obj = await this.cache.refresh(obj?.metadata.name ?? executionName(executionId));
@@ -206,6 +285,32 @@ export class KubeExecutionStore implements ExecutionStore {
       this.cache.observe(patched);
       return toPending(executionId, cmd);
     });
+  }
+
+  /**
+   * A command for an execution whose resource the sweeper deleted (a restart): the resource is created again from the
+   * archived record with the command already in spec (so the sweeper, which keeps resources with pending commands, cannot
+   * delete it in between). Undefined when the execution is live after all or unknown.
+   */
+  private async revive(executionId: string, command: ExecutionCommand, created: string): Promise<PendingCommand | undefined> {
+    if (await this.cache.refresh(executionName(executionId))) return undefined;
+    const archived = await this.archive!.get(executionId);
+    if (!archived) return undefined;
+    const { body, needsStatus } = executionResource(archived);
+    if (needsStatus) {
+      throw Object.assign(new Error(`Execution '${executionId}' is archived and its record is too large to re-create as a resource (${JSON.stringify(archived).length} bytes)`), { status: 413 });
+    }
+    const cmd = commandSpec(1, command, created);
+    body.spec.commands = [cmd];
+    let obj: ExecutionObject;
+    try {
+      obj = await this.api.create(this.api.body(body));
+    } catch (err) {
+      if (isConflict(err)) { await this.cache.refresh(body.metadata.name); return undefined; } // revived meanwhile: append to it
+      throw err;
+    }
+    this.cache.observe(obj);
+    return toPending(executionId, cmd);
   }
 
   async pendingCommands(executionId?: string): Promise<PendingCommand[]> {
@@ -249,6 +354,7 @@ export class KubeExecutionStore implements ExecutionStore {
   /** Watch events and command notifications from the cache (informer or our own writes); not for the initial list. */
   private onCacheEvent(event: CacheEvent<ExecutionObject>): void {
     const name = event.obj.metadata.name;
+    if (event.type !== 'deleted') this.misses.forget(executionIdOf(event.obj));
     if (event.type === 'deleted') {
       this.decoded.delete(name);
       this.announced.delete(name);

@@ -15,6 +15,10 @@ import {
   type FlowObject, FlowResources, type RevisionObject, flowDocument, flowKey, sameDocument, toRecord,
 } from './flow-resources.js';
 import { isConflict, retrying } from './kube-api.js';
+import { MissReads } from './read-through.js';
+
+/** Full lists of the Flows behind misses start at most this often. */
+const LIST_GAP_MS = 200;
 
 export type ReconcileResult = { status: 'skipped' } | { status: 'ready'; revision: number; created: boolean } | { status: 'invalid'; message: string };
 
@@ -26,11 +30,16 @@ export class KubeFlowStore implements FlowStore {
   private chain: Promise<void> = Promise.resolve();
   private readonly queued = new Set<string>();
 
-  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}) {
+  /** Direct reads behind cache misses (a flow run right after `kubectl apply`), bounded under hostile input. */
+  readonly misses: MissReads;
+
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, misses = new MissReads()) {
     this.res = new FlowResources(kc, namespace, opts);
+    this.misses = misses;
     this.res.flows.on((e) => {
       const keys = new Set([e.previous, e.obj].flatMap((o) => (o ? keyOf(o.spec) : [])));
       for (const key of keys) this.recompute(key, e.initial);
+      for (const key of keyOf(e.obj.spec)) this.misses.forget(key);
     });
     this.res.revisions.on((e) => { for (const key of keyOf(e.obj.spec)) this.recompute(key, e.initial); });
   }
@@ -56,13 +65,15 @@ export class KubeFlowStore implements FlowStore {
 
   async get(namespace: string, id: string, revision?: number): Promise<FlowRecord | undefined> {
     await this.res.ready();
+    if (revision === undefined) {
+      const latest = this.current(namespace, id) ?? (await this.readThrough(namespace, id));
+      return latest && toRecord(latest, false);
+    }
     const live = this.res.liveFlow(namespace, id) !== undefined;
-    const all = this.res.revisionsOf(namespace, id);
-    const latest = all.at(-1);
-    if (revision === undefined) return live && latest ? toRecord(latest, false) : undefined;
-    let rev: RevisionObject | undefined = all.find((r) => r.spec.revision === revision);
-    // Written by another process and not in our cache yet: read it.
-    rev ??= await this.res.revisions.refresh(flowRevisionName(flowName(namespace, id), revision));
+    let rev: RevisionObject | undefined = this.res.revisionsOf(namespace, id).find((r) => r.spec.revision === revision);
+    // Written by another process and not in our cache yet: read it (bounded: see read-through.ts).
+    const name = flowRevisionName(flowName(namespace, id), revision);
+    rev ??= await this.misses.read(`revision\u0000${name}`, () => this.res.revisions.refresh(name));
     if (!rev || rev.spec.namespace !== namespace || rev.spec.id !== id || rev.spec.revision !== revision) return undefined;
     const newest = this.res.latest(namespace, id);
     return toRecord(rev, !live && newest?.spec.revision === revision);
@@ -180,6 +191,50 @@ export class KubeFlowStore implements FlowStore {
 
   /** Resolves when queued reconciles are done (tests). */
   async idle(): Promise<void> { await this.chain; }
+
+  /** The latest revision of a live Flow whose status is current, from the caches alone; undefined sends get() to the server. */
+  private current(namespace: string, id: string): RevisionObject | undefined {
+    const live = this.res.liveFlow(namespace, id);
+    const latest = this.res.latest(namespace, id);
+    if (!live || !latest) return undefined;
+    const status = live.status ?? {};
+    if ((status.observedGeneration ?? 0) < (live.metadata.generation ?? 1)) return undefined; // applied, not reconciled yet
+    if ((status.revision ?? 0) > latest.spec.revision) return undefined; // its revision is not in our cache yet
+    return latest;
+  }
+
+  /**
+   * A flow the caches do not show as runnable, read from the API server: the Flow resources are listed when none
+   * defines (namespace, id) here (Flows have any name and no labels to select them by; misses of all names share one
+   * list, at most five a second, and a confirmed miss is remembered for KUBE_READ_MISS_TTL_MS). A Flow that exists but
+   * is not reconciled yet (kubectl apply, then at once a run) is reconciled here, exactly as the operator would: its
+   * spec is validated and saved as a revision, so it can run at once; an invalid one is not runnable (undefined).
+   */
+  private async readThrough(namespace: string, id: string): Promise<RevisionObject | undefined> {
+    const key = flowKey(namespace, id);
+    let live = this.res.liveFlow(namespace, id);
+    if (!live) {
+      if (this.misses.knownMissing(key)) return undefined;
+      const { startedAt } = await this.misses.coalesce('flows', () => this.res.flows.resync(), LIST_GAP_MS);
+      live = this.res.liveFlow(namespace, id);
+      if (!live) {
+        this.misses.remember(key, startedAt);
+        return undefined;
+      }
+    }
+    const status = live.status ?? {};
+    if ((status.observedGeneration ?? 0) < (live.metadata.generation ?? 1)) {
+      const result = await this.misses.coalesce(`reconcile\u0000${live.metadata.name}`, () => this.reconcile(live!.metadata.name));
+      if (result.value.status === 'invalid') return this.current(namespace, id);
+      live = this.res.liveFlow(namespace, id) ?? live;
+    }
+    const wanted = live.status?.revision ?? 0;
+    if (wanted > (this.res.latest(namespace, id)?.spec.revision ?? 0)) {
+      const name = flowRevisionName(flowName(namespace, id), wanted);
+      await this.misses.read(`revision\u0000${name}`, () => this.res.revisions.refresh(name));
+    }
+    return this.isLive(namespace, id) ? this.res.latest(namespace, id) : undefined;
+  }
 
   private isLive(namespace: string, id: string): boolean {
     return this.res.liveFlow(namespace, id) !== undefined && this.res.latest(namespace, id) !== undefined;

@@ -2,11 +2,13 @@
 // namespace (informer caches + conditional writes), composed with a LogStore and an InternalStorage given by the caller.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { InternalStorage, LogStore, Stores } from '../../store/types.js';
+import type { ExecutionArchive } from '../archive/types.js';
 import type { CacheOptions } from './cache.js';
 import { apiMessage, statusCode } from './kube-api.js';
 import { KubeExecutionStore } from './executions.js';
 import { KubeFlowStore } from './flows.js';
 import { KubeKVStore } from './kv.js';
+import { MissReads, readMissTtlMs } from './read-through.js';
 import { KubeTriggerStateStore } from './triggers.js';
 
 export { KubeExecutionStore } from './executions.js';
@@ -39,6 +41,13 @@ export interface KubeStoresOptions {
   resyncMs?: number;
   /** List/watch failures (default: a console warning per failure streak; the watch restarts with backoff). */
   onWatchError?: (err: unknown) => void;
+  /** Execution history (finished executions whose resources may be deleted): reads fall back to it. */
+  archive?: ExecutionArchive;
+  /**
+   * How long a name confirmed missing by a direct read is answered from memory (default KUBE_READ_MISS_TTL_MS from the
+   * environment, else 1000 ms): reads of names the caches do not hold go to the API server, bounded by this.
+   */
+  readMissTtlMs?: number;
   /** Run by close() after the informers stopped, e.g. to close the log store. */
   onClose?: () => Promise<void> | void;
 }
@@ -46,9 +55,10 @@ export interface KubeStoresOptions {
 /** Creates the stores and starts their informers (not waiting for them: call `ready()`). */
 export async function openKubeStores(opts: KubeStoresOptions): Promise<KubeStores> {
   const cacheOpts: CacheOptions = { resyncMs: opts.resyncMs, onError: opts.onWatchError };
-  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts);
-  const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts);
-  const kv = new KubeKVStore(opts.kc, opts.namespace, cacheOpts);
+  const ttl = opts.readMissTtlMs ?? readMissTtlMs();
+  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
+  const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts, opts.archive, new MissReads(ttl));
+  const kv = new KubeKVStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
   const triggers = new KubeTriggerStateStore(opts.kc, opts.namespace, cacheOpts);
   const caches = [flows.res.flows, flows.res.revisions, executions.cache, kv.cache, triggers.cache];
   for (const cache of caches) cache.start();

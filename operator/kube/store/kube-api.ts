@@ -34,6 +34,35 @@ export interface KubeList<O> { items: O[]; metadata?: { resourceVersion?: string
 /** Objects per list request: a namespace with 100,000 Executions is read in pages, not one huge response. */
 export const LIST_PAGE = 500;
 
+/** One page of a list: custom objects carry the token as `metadata.continue`, client-node's typed lists as `_continue`. */
+export interface ListPage<O> { items: O[]; metadata?: { resourceVersion?: string; continue?: string; _continue?: string } }
+/** Reads one page: `limit` objects from `_continue` (absent for the first page), as the list calls of client-node take them. */
+export type PageReader<O> = (page: { limit: number; _continue?: string }) => Promise<ListPage<O>>;
+
+/**
+ * Every object of a list, read in pages of `pageSize` (limit/continue). A real server serves all pages from the first
+ * page's snapshot, whose resourceVersion the result carries (a watch resumes from it); an expired continue token
+ * (410 Gone) starts the list over. The one paged list of the operator: custom-resource caches and the Job, Pod and
+ * Secret informers use it.
+ */
+export async function listPages<O>(read: PageReader<O>, pageSize = LIST_PAGE): Promise<KubeList<O>> {
+  const token = (p: ListPage<O>) => p.metadata?._continue ?? p.metadata?.continue;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      let page = await read({ limit: pageSize });
+      const items = [...(page.items ?? [])];
+      const resourceVersion = page.metadata?.resourceVersion;
+      for (let cont = token(page); cont; cont = token(page)) {
+        page = await read({ limit: pageSize, _continue: cont });
+        items.push(...(page.items ?? []));
+      }
+      return { ...page, items, metadata: { resourceVersion } };
+    } catch (err) {
+      if (statusCode(err) !== 410 || attempt >= 2) throw err;
+    }
+  }
+}
+
 export type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string };
@@ -91,25 +120,9 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
     }
   }
 
-  /**
-   * Every object, read in pages of `pageSize` (a real server serves all pages from the first page's snapshot, whose
-   * resourceVersion the result carries); an expired continue token (410) starts the list over.
-   */
+  /** Every object (paged: `listPages`). */
   async list(labelSelector?: string, pageSize = LIST_PAGE): Promise<KubeList<O>> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        let page = await this.page(labelSelector, pageSize);
-        const items = [...page.items];
-        const resourceVersion = page.metadata?.resourceVersion;
-        while (page.metadata?.continue) {
-          page = await this.page(labelSelector, pageSize, page.metadata.continue);
-          items.push(...page.items);
-        }
-        return { ...page, items, metadata: { ...page.metadata, continue: undefined, resourceVersion } } as KubeList<O>;
-      } catch (err) {
-        if (statusCode(err) !== 410 || attempt >= 2) throw err;
-      }
-    }
+    return listPages((page) => this.page(labelSelector, page.limit, page._continue), pageSize);
   }
 
   private async page(labelSelector: string | undefined, limit: number, cont?: string): Promise<KubeList<O>> {
@@ -139,14 +152,16 @@ export class KindApi<O extends AnyKubeObject = KubeObject> {
   }
 
   /**
-   * Deletes; with `resourceVersion` only that version (409 otherwise). Returns the deleted object as the server
-   * answered it (custom resources answer the object), or undefined when it did not exist.
+   * Deletes; with `resourceVersion` (and/or `uid`) only that version (409 otherwise). Returns the deleted object as the
+   * server answered it (custom resources answer the object), or undefined when it did not exist.
    */
-  async delete(name: string, resourceVersion?: string): Promise<O | { status: 'gone' } | undefined> {
+  async delete(name: string, precondition?: string | { uid?: string; resourceVersion?: string }): Promise<O | { status: 'gone' } | undefined> {
+    const pre = typeof precondition === 'string' ? { resourceVersion: precondition } : precondition;
+    const preconditions = pre && Object.fromEntries(Object.entries(pre).filter(([, v]) => v));
     try {
       const res = (await this.api.deleteNamespacedCustomObject({
         ...this.base(), name,
-        body: resourceVersion ? { preconditions: { resourceVersion } } : {},
+        body: preconditions && Object.keys(preconditions).length ? { preconditions } : {},
       })) as O | { kind?: string };
       return res && (res as O).metadata?.name ? (res as O) : { status: 'gone' };
     } catch (err) {

@@ -8,6 +8,7 @@ import type { KVEntry, KVStore, KVType } from '../../store/types.js';
 import { KINDS, LABELS, MANAGER, kvName } from '../names.js';
 import { type CacheOptions, KubeCache } from './cache.js';
 import { KindApi, type KubeObject, isConflict, isNotFound, retrying } from './kube-api.js';
+import { MissReads } from './read-through.js';
 
 interface KVSpec { namespace: string; key: string; type?: KVType; value?: unknown; expirationDate?: string; updated?: string }
 type KVObject = KubeObject<KVSpec>;
@@ -29,14 +30,24 @@ export class KubeKVStore implements KVStore {
   readonly cache: KubeCache<KVObject>;
   private readonly api: KindApi<KVObject>;
 
-  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}) {
+  /** Direct reads behind cache misses of `get` (a pair written by another process, not yet watched), bounded. */
+  readonly misses: MissReads;
+
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, misses = new MissReads()) {
+    this.misses = misses;
     this.api = new KindApi<KVObject>(kc, KINDS.KVPair, namespace);
     this.cache = new KubeCache(kc, this.api, opts);
     this.cache.addIndex('namespace', (o) => (typeof o.spec?.namespace === 'string' ? [o.spec.namespace] : []));
+    this.cache.on((e) => { if (e.type !== 'deleted') this.misses.forget(e.obj.metadata.name); });
   }
 
+  /** From the cache; a pair the cache does not hold is read from the server (getSync, for kv(), never waits). */
   async get(namespace: string, key: string): Promise<KVEntry | undefined> {
     await this.cache.ready();
+    if (!this.find(namespace, key)) {
+      const name = kvName(namespace, key);
+      await this.misses.read(name, () => this.cache.refresh(name));
+    }
     return this.getSync(namespace, key);
   }
 

@@ -47,21 +47,34 @@ export class Api {
     return o;
   }
 
-  /** Matching objects; `continue` is the last returned key (pages show the current state, not a snapshot). */
+  /**
+   * Matching objects; `continue` is the last returned key plus the resourceVersion of the first page, which every
+   * later page reports as its own (pages show the current state, not that snapshot). Like the real server once etcd
+   * compacted that revision, a token whose resourceVersion fell out of the type's history window answers 410 Expired.
+   */
   list(t: ResourceType, ns: string | undefined, q: ListQuery): { items: KubeObject[]; continue?: string; remaining?: number; rv: string } {
+    const key = typeKey(t.group, t.plural);
     const byLabel = parseLabelSelector(q.labelSelector);
     const byField = parseFieldSelector(q.fieldSelector, t.fieldSelectors);
-    let items = this.store.list(typeKey(t.group, t.plural), ns).filter((o) => byLabel(o.metadata.labels) && byField(o));
+    let items = this.store.list(key, ns).filter((o) => byLabel(o.metadata.labels) && byField(o));
+    let rv = String(this.store.resourceVersion);
     if (q.continue) {
-      let after: string;
-      try { after = JSON.parse(Buffer.from(q.continue, 'base64url').toString()).after; } catch { throw badRequest('invalid continue token'); }
+      let token: { after?: unknown; rv?: unknown };
+      try { token = JSON.parse(Buffer.from(q.continue, 'base64url').toString()); } catch { throw badRequest('invalid continue token'); }
+      if (typeof token?.after !== 'string') throw badRequest('invalid continue token');
+      const after = token.after;
+      if (typeof token.rv === 'string') {
+        if (Number(token.rv) < this.store.oldestResumable(key)) {
+          throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+        }
+        rv = token.rv;
+      }
       items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > after);
     }
-    const rv = String(this.store.resourceVersion);
     if (q.limit && q.limit > 0 && items.length > q.limit) {
       const page = items.slice(0, q.limit);
       const last = page[page.length - 1];
-      const token = Buffer.from(JSON.stringify({ after: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64url');
+      const token = Buffer.from(JSON.stringify({ after: `${last.metadata.namespace ?? ''}/${last.metadata.name}`, rv })).toString('base64url');
       return { items: page, continue: token, remaining: items.length - q.limit, rv };
     }
     return { items, rv };
@@ -156,6 +169,11 @@ export class Api {
       for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace']) {
         if (om[k] === undefined) delete next.metadata[k];
         else next.metadata[k] = om[k];
+      }
+      // A write without managedFields (or with an empty list) leaves the stored ones unchanged, as on a real server.
+      if (!Array.isArray(gm.managedFields) || gm.managedFields.length === 0) {
+        if (om.managedFields === undefined) delete next.metadata.managedFields;
+        else next.metadata.managedFields = clone(om.managedFields);
       }
       if (t.status) {
         if (old.status === undefined) delete next.status;

@@ -2,3 +2,4 @@
 export { startKubeTestServer, type KubeTestServer, type KubeTestServerOptions, type KubeTestServerStats } from './server.js';
 export type { AuthzAttributes, TokenUser } from './auth.js';
 export { checkCrdDir, compileCrd, loadCrdFiles } from './schema.js';
+export type { ValidatingWebhook } from './admission.js';

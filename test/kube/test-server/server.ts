@@ -4,7 +4,8 @@
 // Known simplifications versus a real kube-apiserver (keep tests honest about them):
 // - One process, in memory; no etcd. resourceVersion is a global counter; lists always read the latest state
 //   (resourceVersion / resourceVersionMatch on lists are ignored) and `continue` pages show the current state, not a
-//   snapshot; continue tokens never expire.
+//   snapshot (each reports the first page's resourceVersion); a continue token expires (410 Expired) once its
+//   resourceVersion falls out of the type's `historyLimit` window, as a real one does after etcd compaction.
 // - No controllers: no Job controller, no kubelet, no scheduler, no service-account token controller. The garbage
 //   collector, finalizer handling (orphan / foregroundDeletion) and namespace termination do run (asynchronously).
 // - Pods are deleted at once unless `gracefulPodDeletion` is set (then Pods with spec.nodeName get a deletionTimestamp
@@ -12,7 +13,7 @@
 // - batch/v1 Jobs deleted without a propagationPolicy orphan their Pods, like the real server (pass Background).
 // - Strategic merge patch knows only a fixed set of list merge keys (containers, volumes, env, ...); custom resources
 //   refuse it with 415 like the real server. Server-side apply is a plain merge patch (create when missing): no managed
-//   fields, no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
+//   fields computed (those a client sends are stored, and kept by an update that omits them), no conflicts, lists replaced. dryRun=All runs everything but the write (no garbage collection simulated).
 //   fieldValidation applies to custom resources only (Strict: 400 on unknown fields; default Warn: pruned, Warning
 //   header); unknown fields of built-in kinds are kept.
 // - CRD schemas: structural check, pruning, defaults, types / formats / enum / pattern / bounds / required are enforced;
@@ -25,7 +26,12 @@
 //   immutable template / selector, secret stringData, labels / names syntax); unknown fields are kept.
 // - Writes are counted (stats) per request, refused ones included.
 // - Auth: bearer tokens from `tokens` (401 otherwise) and, only with `authorizeRequests`, `authorize` for every
-//   request (403); no RBAC objects. No admission webhooks, no quotas, no audit, no protobuf, no table output.
+//   request (403); no RBAC objects. No quotas, no audit, no protobuf, no table output.
+// - Validating admission webhooks only as `validatingWebhooks` (admission.ts): http(s) URL, CREATE/UPDATE of the main
+//   resource, called with the object as sent (before pruning and defaulting), failurePolicy Fail; no mutating webhooks.
+// - Outages (`startOutage`): requests get 503 ServiceUnavailable with Retry-After, the way a kube-apiserver that is
+//   restarting answers through its load balancer (or while its storage is not ready); open watches end when one starts.
+//   Real outages also refuse connections or time out: use test/kube/fault-proxy.ts for those.
 // - Watch bookmarks are sent every `bookmarkIntervalMs` when allowed; sendInitialEvents=true (watch-list) sends the
 //   current objects then the initial-events-end bookmark, ignoring resourceVersionMatch. A watch from a
 //   resourceVersion older than the last `historyLimit` events of its resource type gets ERROR 410 (reason Expired),
@@ -46,6 +52,7 @@ import { builtinTypes, typeKey, type ResourceType } from './resources.js';
 import { compileCrd, loadCrdFiles } from './schema.js';
 import { Store } from './store.js';
 import { serveWatch } from './watch.js';
+import { admit, type ValidatingWebhook } from './admission.js';
 
 export interface KubeTestServerOptions {
   /** Directory of CRD YAML files (default: the repository's `crds/` when it exists). */
@@ -62,6 +69,13 @@ export interface KubeTestServerOptions {
   bookmarkIntervalMs?: number;
   /** Server-side cap of a watch (default 1800 s). */
   watchTimeoutSeconds?: number;
+  /** Deliver watch events this many ms late, as a loaded real server does (default 0). Writes and reads are not delayed. */
+  watchDelayMs?: number;
+  /**
+   * End a watch that reached its timeout by dropping the connection instead of ending the chunked response cleanly:
+   * client-node (node-fetch) then reports "Premature close", as seen against real clusters. Default false.
+   */
+  watchAbruptEnd?: boolean;
   maxObjectBytes?: number;
   /** Refuse namespaced writes in namespaces that do not exist (default false: any namespace works). */
   requireNamespaces?: boolean;
@@ -71,6 +85,8 @@ export interface KubeTestServerOptions {
    * grace period ends. Default false: Pods go at once.
    */
   gracefulPodDeletion?: boolean;
+  /** Validating admission webhooks called on create and update of matching resources (admission.ts). */
+  validatingWebhooks?: ValidatingWebhook[];
   /** Namespaces created at start (default default, kube-system, kube-public). */
   namespaces?: string[];
 }
@@ -95,6 +111,14 @@ export interface KubeTestServer {
   /** Hold new watch requests (and end open ones) until resumeWatches(): lets tests make a watch fall out of the history. */
   suspendWatches(): void;
   resumeWatches(): void;
+  /**
+   * Like a restarting API server: answer 503 (Retry-After: 1) to every request, or only to those of the given resource
+   * plurals (`['kvpairs']`), until endOutage(); open watches end now (clients re-watch and meet the outage).
+   */
+  startOutage(o?: { resources?: string[] }): void;
+  endOutage(): void;
+  /** Requests answered 503 by outages so far. */
+  readonly outageRefused: number;
   /** Resolves when the garbage collector has no pending work. */
   gcIdle(): Promise<void>;
   /** Serve one more CRD (throws when it is not structural). */
@@ -149,6 +173,8 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
   const stats: KubeTestServerStats = { writes: {}, reads: {}, totalWrites: 0 };
   const watchEnds = new Set<() => void>();
   let suspended: (() => void)[] | undefined;
+  let outage: { resources?: string[] } | undefined;
+  let outageRefused = 0;
   let address = '';
 
   const count = (bucket: Record<string, number>, key: string): void => { bucket[key] = (bucket[key] ?? 0) + 1; };
@@ -167,10 +193,29 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     return undefined;
   };
 
+  /** Whether a request meets the outage: all of them, or those of the outage's resources. */
+  function inOutage(path: string, method: string, q: URLSearchParams): boolean {
+    if (!outage?.resources) return true;
+    try {
+      return outage.resources.includes(routeRequest(path, method, q, types).t.plural);
+    } catch {
+      return false; // not a resource path (discovery, /version): served
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (/^\/(healthz|livez|readyz)(\/.*)?$/.test(path)) { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('ok'); return; }
+    if (outage && inOutage(path, (req.method ?? 'GET').toUpperCase(), url.searchParams)) {
+      outageRefused++;
+      req.resume();
+      const status = new ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request', { retryAfterSeconds: 1 }).toStatus();
+      const text = JSON.stringify(status);
+      res.writeHead(503, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Retry-After': '1' });
+      res.end(text);
+      return;
+    }
     const user = tokens.fromHeader(req.headers.authorization);
     if (tokens.enabled && !user && path !== '/version') throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const method = (req.method ?? 'GET').toUpperCase();
@@ -201,7 +246,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
             namespace: ns, version, resourceVersion: q.get('resourceVersion') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined,
             fieldSelector: q.get('fieldSelector') ?? undefined, allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
             timeoutSeconds: q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined, sendInitialEvents: q.get('sendInitialEvents') === 'true',
-          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000 }, () => watchEnds.delete(end));
+          }, { maxTimeoutSeconds: opts.watchTimeoutSeconds ?? 1800, bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 5000, delayMs: opts.watchDelayMs, abruptEnd: opts.watchAbruptEnd }, () => watchEnds.delete(end));
           watchEnds.add(end);
         };
         if (suspended) suspended.push(start);
@@ -224,6 +269,18 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     if (dry.some((d) => d !== 'All')) throw new ApiError(400, 'BadRequest', `Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
     const fv = url.searchParams.get('fieldValidation') ?? '';
     if (fv && !['Strict', 'Warn', 'Ignore'].includes(fv)) throw new ApiError(400, 'BadRequest', `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+    if (opts.validatingWebhooks && !sub && (verb === 'create' || verb === 'update') && raw.trim()) {
+      let object: { metadata?: { name?: string } } | undefined;
+      try { object = JSON.parse(raw); } catch { object = undefined; } // write() answers the decoding error
+      if (object) {
+        let oldObject: unknown;
+        if (verb === 'update') { try { oldObject = api.get(t, ns, name!); } catch { oldObject = undefined; } }
+        await admit(opts.validatingWebhooks, {
+          kind: t.kind, group: t.group, version, plural: t.plural, namespace: ns, name: name ?? object.metadata?.name,
+          operation: verb === 'create' ? 'CREATE' : 'UPDATE', object, oldObject, dryRun: dry.length > 0,
+        });
+      }
+    }
     api.dryRun = dry.length > 0;
     api.fieldValidation = fv;
     api.pruned = [];
@@ -309,6 +366,9 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     closeWatches,
     suspendWatches() { suspended ??= []; closeWatches(); },
     resumeWatches() { const held = suspended ?? []; suspended = undefined; for (const s of held) s(); },
+    startOutage(o = {}) { outage = { ...(o.resources ? { resources: [...o.resources] } : {}) }; closeWatches(); },
+    endOutage() { outage = undefined; },
+    get outageRefused() { return outageRefused; },
     gcIdle: () => api.gc.idle(),
     addCrd,
     get resourceVersion() { return String(store.resourceVersion); },

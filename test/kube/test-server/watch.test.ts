@@ -116,4 +116,34 @@ describe('watch', () => {
     const bad = await fetch(`${srv.url}/api/v1/namespaces/default/configmaps?watch=true&labelSelector=${encodeURIComponent('a in (')}`);
     expect(bad.status).toBe(400);
   });
+  it('delivers events late with watchDelayMs (a loaded server): a GET sees a created object before the watch does', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()], watchDelayMs: 1500 });
+    const kc = srv.kubeConfig();
+    const co = kc.makeApiClient(CustomObjectsApi);
+    const events: string[] = [];
+    const req = await new Watch(kc).watch(PATH, {}, (type, obj) => events.push(`${type} ${obj.metadata.name}`), () => {});
+    await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('late') });
+    await co.createNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', body: widget('later') });
+    const got: any = await co.getNamespacedCustomObject({ group: G, version: 'v1', namespace: 'default', plural: 'widgets', name: 'late' });
+    expect(got.metadata.name).toBe('late');
+    expect(events).toEqual([]); // not yet: the watch lags behind the writes
+    await until(() => events.length >= 2, 'the late events');
+    expect(events).toEqual(['ADDED late', 'ADDED later']); // in order
+    req.abort();
+  });
+
+  it('ends an expired watch by dropping the connection with watchAbruptEnd: client-node reports "Premature close"', async () => {
+    srv = await startKubeTestServer({ crds: [widgetCrd()], watchTimeoutSeconds: 0.3, watchAbruptEnd: true });
+    let ended: unknown = 'running';
+    await new Watch(srv.kubeConfig()).watch(PATH, {}, () => {}, (err) => { ended = err; });
+    await until(() => ended !== 'running', 'the watch to end');
+    expect(String((ended as Error)?.message)).toMatch(/Premature close/);
+    // Without the option the same expiry ends the stream cleanly (done without an error).
+    await srv.close();
+    srv = await startKubeTestServer({ crds: [widgetCrd()], watchTimeoutSeconds: 0.3 });
+    let clean: unknown = 'running';
+    await new Watch(srv.kubeConfig()).watch(PATH, {}, () => {}, (err) => { clean = err; });
+    await until(() => clean !== 'running', 'the watch to end');
+    expect(clean).toBeNull();
+  });
 });

@@ -18,7 +18,14 @@ export interface WatchParams {
   sendInitialEvents?: boolean;
 }
 
-export interface WatchSettings { maxTimeoutSeconds: number; bookmarkIntervalMs: number }
+export interface WatchSettings {
+  maxTimeoutSeconds: number;
+  bookmarkIntervalMs: number;
+  /** Events reach this watch this many ms late (a loaded server's watch cache lags behind its writes). */
+  delayMs?: number;
+  /** End expired watches by closing the connection without the final chunk, as a real server behind a proxy or load balancer is seen to. */
+  abruptEnd?: boolean;
+}
 
 /** Start streaming; returns a function that ends the stream (used by the server's closeWatches). */
 export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p: WatchParams, s: WatchSettings, onEnd: () => void): () => void {
@@ -69,7 +76,13 @@ export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p
       else if (before) send('DELETED', present(ev.object));
     }
   };
-  const unsubscribe = store.addWatcher({ typeKey: key, deliver });
+  const delay = s.delayMs ?? 0;
+  const pendingDelays = new Set<NodeJS.Timeout>();
+  const late = (ev: StoreEvent): void => {
+    const tm = setTimeout(() => { pendingDelays.delete(tm); deliver(ev); }, delay);
+    pendingDelays.add(tm);
+  };
+  const unsubscribe = store.addWatcher({ typeKey: key, deliver: delay > 0 ? late : deliver });
   if (fromRv === undefined || p.sendInitialEvents) {
     for (const o of store.list(key, p.namespace)) if (match(o)) send('ADDED', present(o));
     if (p.sendInitialEvents) {
@@ -80,20 +93,22 @@ export function serveWatch(res: ServerResponse, store: Store, t: ResourceType, p
   }
 
   const timers: NodeJS.Timeout[] = [];
-  const end = (): void => {
+  const end = (expired = false): void => {
     if (ended) return;
     ended = true;
     unsubscribe();
     for (const tm of timers) clearTimeout(tm);
-    res.end();
+    for (const tm of pendingDelays) clearTimeout(tm);
+    if (expired && s.abruptEnd) res.socket?.destroy();
+    else res.end();
     onEnd();
   };
   const timeout = Math.min(p.timeoutSeconds && p.timeoutSeconds > 0 ? p.timeoutSeconds : s.maxTimeoutSeconds, s.maxTimeoutSeconds);
-  timers.push(setTimeout(end, timeout * 1000));
+  timers.push(setTimeout(() => end(true), timeout * 1000));
   if (p.allowWatchBookmarks) {
     const iv = setInterval(() => send('BOOKMARK', { kind: t.kind, apiVersion, metadata: { resourceVersion: String(store.resourceVersion) } }), s.bookmarkIntervalMs);
     timers.push(iv);
   }
-  res.on('close', end);
-  return end;
+  res.on('close', () => end());
+  return () => end();
 }

@@ -1,0 +1,154 @@
+// Execution history on PostgreSQL (cluster mode): the full record of each finished execution, gzip'd, beside the columns
+// searches filter and sort on (flow namespace, flow id, state, start/end dates, labels as jsonb with a GIN index, id).
+// One row per execution id; a write of an older resource version never replaces a newer one, so re-archiving after a
+// crash (or by a replica that lost the lead) writes the same row once. Schema created at start like the log store's.
+import { gunzip, gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { Pool } from 'pg';
+import type { Execution } from '../../core/types.js';
+import type { ExecutionQuery } from '../../store/types.js';
+import type { ArchivedFrom, ArchivePage, ExecutionArchive } from './types.js';
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+export interface PgExecutionArchiveOptions {
+  /** Table name (default `flowpilot_executions`): configuration, never user input; must be a plain identifier. */
+  table?: string;
+}
+
+/** PostgreSQL text and jsonb cannot hold NUL characters. */
+const clean = (s: string): string => (s.includes('\0') ? s.replace(/\0/g, '\uFFFD') : s);
+const date = (s: string | undefined): Date | null => {
+  const ms = s ? Date.parse(s) : NaN;
+  return Number.isFinite(ms) ? new Date(ms) : null;
+};
+/** Labels as the searches compare them (every value a string), for `labels @> [{key, value}]`. */
+const labelsJson = (e: Execution): string =>
+  JSON.stringify((e.labels ?? []).map((l) => ({ key: clean(String(l.key)), value: clean(String(l.value)) })));
+
+function parameters(): { params: unknown[]; param: (value: unknown) => string } {
+  const params: unknown[] = [];
+  return { params, param: (value) => { params.push(value); return `$${params.length}`; } };
+}
+
+export class PgExecutionArchive implements ExecutionArchive {
+  readonly table: string;
+  private ready: Promise<void> | undefined;
+
+  constructor(private readonly pool: Pool, options: PgExecutionArchiveOptions = {}) {
+    this.table = options.table ?? 'flowpilot_executions';
+    if (!/^[a-z_][a-z0-9_]{0,50}$/.test(this.table)) throw new Error(`invalid execution archive table name: ${this.table}`);
+  }
+
+  /** Creates the table and its indexes when missing (under an advisory lock, so concurrent replicas do not race). */
+  init(): Promise<void> {
+    this.ready ??= this.createSchema().catch((err) => { this.ready = undefined; throw err; });
+    return this.ready;
+  }
+
+  async upsert(e: Execution, from: ArchivedFrom): Promise<void> {
+    await this.init();
+    const record = await gzipAsync(Buffer.from(JSON.stringify(e)));
+    await this.pool.query(
+      `INSERT INTO ${this.table} AS t (id, namespace, flow_id, state, start_date, end_date, labels, record_gz, resource_uid, resource_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
+       ON CONFLICT (id) DO UPDATE SET namespace = excluded.namespace, flow_id = excluded.flow_id, state = excluded.state,
+         start_date = excluded.start_date, end_date = excluded.end_date, labels = excluded.labels, record_gz = excluded.record_gz,
+         resource_uid = excluded.resource_uid, resource_version = excluded.resource_version, archived_at = now()
+       WHERE t.resource_version < excluded.resource_version`,
+      [clean(e.id), clean(e.namespace), clean(e.flowId), e.state.current, date(e.state.startDate), date(e.state.endDate),
+        labelsJson(e), record, from.uid ?? null, from.resourceVersion],
+    );
+  }
+
+  async get(id: string): Promise<Execution | undefined> {
+    await this.init();
+    const { rows } = await this.pool.query<{ record_gz: Buffer }>(`SELECT record_gz FROM ${this.table} WHERE id = $1`, [id]);
+    return rows[0] ? decode(rows[0].record_gz) : undefined;
+  }
+
+  async archivedVersions(ids: string[]): Promise<Map<string, number>> {
+    await this.init();
+    const out = new Map<string, number>();
+    for (let i = 0; i < ids.length; i += 5000) {
+      const { rows } = await this.pool.query<{ id: string; resource_version: string }>(
+        `SELECT id, resource_version FROM ${this.table} WHERE id = ANY($1::text[])`, [ids.slice(i, i + 5000)]);
+      for (const r of rows) out.set(r.id, Number(r.resource_version));
+    }
+    return out;
+  }
+
+  async search(query: ExecutionQuery, exclude: readonly string[]): Promise<ArchivePage> {
+    await this.init();
+    const { params, param } = parameters();
+    const where: string[] = [];
+    if (query.namespace) {
+      where.push(`(namespace = ${param(query.namespace)} OR (namespace >= ${param(`${query.namespace}.`)} AND namespace < ${param(`${query.namespace}/`)}))`);
+    }
+    if (query.flowId) where.push(`flow_id = ${param(query.flowId)}`);
+    if (query.state?.length) where.push(`state = ANY(${param(query.state)}::text[])`);
+    if (query.startDate) where.push(`start_date >= ${param(new Date(query.startDate))}`);
+    if (query.endDate) where.push(`start_date <= ${param(new Date(query.endDate))}`);
+    const labels = Object.entries(query.labels ?? {}).map(([key, value]) => ({ key: clean(key), value: clean(String(value)) }));
+    if (labels.length) where.push(`labels @> ${param(JSON.stringify(labels))}::jsonb`);
+    // Ids the live resources answer for: an anti-join on a hashed list, not a per-row scan of it.
+    let live = '';
+    if (exclude.length) {
+      live = `WITH live AS (SELECT unnest(${param(exclude)}::text[]) COLLATE "C" AS id) `;
+      where.push('NOT EXISTS (SELECT 1 FROM live WHERE live.id = t.id)');
+    }
+    const filter = `FROM ${this.table} t${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    const countParams = [...params];
+    const limit = query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : null;
+    const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
+    const page = `ORDER BY start_date DESC NULLS LAST, id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}`;
+    const [count, rows] = await Promise.all([
+      this.pool.query<{ n: string }>(`${live}SELECT count(*) AS n ${filter}`, countParams),
+      limit === 0 ? { rows: [] } : this.pool.query<{ record_gz: Buffer }>(`${live}SELECT record_gz ${filter} ${page}`, params),
+    ]);
+    return { results: await Promise.all(rows.rows.map((r) => decode(r.record_gz))), total: Number(count.rows[0]!.n) };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.init();
+    const res = await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  private async createSchema(): Promise<void> {
+    const t = this.table;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`flowpilot:schema:${t}`]);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${t} (
+        id               text COLLATE "C" PRIMARY KEY,
+        namespace        text COLLATE "C" NOT NULL,
+        flow_id          text NOT NULL,
+        state            text NOT NULL,
+        start_date       timestamptz,
+        end_date         timestamptz,
+        labels           jsonb NOT NULL DEFAULT '[]',
+        record_gz        bytea NOT NULL,
+        resource_uid     text,
+        resource_version bigint NOT NULL,
+        archived_at      timestamptz NOT NULL DEFAULT now()
+      )`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${t}_start ON ${t} (start_date DESC NULLS LAST, id DESC)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${t}_flow ON ${t} (namespace, flow_id, start_date DESC NULLS LAST, id DESC)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${t}_state ON ${t} (state, start_date DESC NULLS LAST)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${t}_labels ON ${t} USING GIN (labels jsonb_path_ops)`);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+async function decode(gz: Buffer): Promise<Execution> {
+  return JSON.parse((await gunzipAsync(gz)).toString('utf8')) as Execution;
+}
