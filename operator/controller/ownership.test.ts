@@ -1,7 +1,8 @@
 // The controller's ownership predicate (partitioned operators): two controllers on one store, each owning half of the
 // executions, act only on their own (every launch is of an owned execution), and news crossing the halves (a child
 // ended, a concurrency slot freed) reaches the owner through the watch feed, not the periodic resync (set to an hour
-// here, so the test would time out without it). An execution nobody owns waits; recover() takes it over.
+// here, so the test would time out without it); a concurrency limit holds although both halves own executions of the
+// flow. An execution nobody owns waits; recover() takes it over.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Execution } from '../core/types.js';
 import { initExpressions } from '../expr/index.js';
@@ -25,9 +26,9 @@ let tmp: ReturnType<typeof tempDir> | undefined;
 afterEach(async () => { for (const c of controllers) await c.stop(); controllers = []; await stores?.close(); tmp?.remove(); });
 
 /** A controller owning what `owns` says, its launches recorded as [execution id] (the real in-process launcher runs them). */
-function controller(owns: (id: string) => boolean, launched: string[]): Controller {
+function controller(owns: (id: string) => boolean, launched: string[], startsFlow?: (namespace: string, flowId: string) => boolean): Controller {
   const c = new Controller(stores!, {
-    dataDir: tmp!.dir, resyncIntervalMs: HOUR, owns,
+    dataDir: tmp!.dir, resyncIntervalMs: HOUR, owns, ...(startsFlow ? { startsFlow } : {}),
     launcher: (report) => {
       const real = new LocalLauncher({ stores: stores!, renderer: createSecretRenderer(stores!, {}), workRoot: `${tmp!.dir}/work`, report, grants: namespaceGrantsFromEnv({}) });
       const launch = real.launch.bind(real);
@@ -65,7 +66,7 @@ describe('controller ownership predicate', { timeout: 60_000 }, () => {
     ]);
     const even = (id: string) => partitionOf(id, 2) === 0;
     const launchedA: string[] = [], launchedB: string[] = [];
-    const a = controller(even, launchedA), b = controller((id) => !even(id), launchedB);
+    const a = controller(even, launchedA, () => true), b = controller((id) => !even(id), launchedB, () => false);
     await a.start();
     await b.start();
     const ids: string[] = [];
@@ -86,6 +87,23 @@ describe('controller ownership predicate', { timeout: 60_000 }, () => {
     const children = await Promise.all(ends.filter((e) => e.flowId === 'parent').map((e) => stores!.executions.get(e.taskRunList[0]!.subflowExecutionId!)));
     expect(children.every((c) => c?.execution.state.current === 'SUCCESS')).toBe(true);
     expect(ends.filter((e) => e.flowId === 'parent').some((e) => even(e.id) !== even(e.taskRunList[0]!.subflowExecutionId!))).toBe(true);
+  });
+
+  it('a concurrency limit holds across the halves: one controller decides the starts of the flow, the owners run them', async () => {
+    const [limited] = await setup([`id: limited\nnamespace: own\nconcurrency:\n  limit: 1\n  behavior: QUEUE\ntasks:\n  - id: w\n    type: ${P}scripts.shell.Commands\n    commands: ["sleep 0.2"]\n`]);
+    const even = (id: string) => partitionOf(id, 2) === 0;
+    const a = controller(even, [], () => true), b = controller((id) => !even(id), [], () => false);
+    await a.start();
+    await b.start();
+    // A burst: every execution is created before any start decision.
+    const execs = Array.from({ length: 8 }, () => newExecution({ id: newId(), flow: limited!, inputs: {}, now: new Date() }));
+    for (const e of execs) await stores!.executions.create(e);
+    const ends = await Promise.all(execs.map((e) => waitEnd(e.id)));
+    expect(ends.map((e) => e.state.current)).toEqual(execs.map(() => 'SUCCESS'));
+    expect(new Set(execs.map((e) => even(e.id))).size, 'executions of both halves').toBe(2);
+    // Never two RUNNING at once: each run starts after the previous one ended.
+    const spans = ends.map((e) => ({ from: e.state.histories.find((h) => h.state === 'RUNNING')!.date, to: e.state.endDate! })).sort((x, y) => x.from.localeCompare(y.from));
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.from >= spans[i - 1]!.to, JSON.stringify(spans)).toBe(true);
   });
 
   it('an execution nobody owns waits; recover() by its new owner runs it', async () => {

@@ -2,13 +2,14 @@
 // controller to re-derive their work from the record (timers, running attempts, child executions), and commands left
 // pending that long are delivered again; so a lost wake-up only delays. Recovery after a restart is one resync of all.
 import { backoff, reasonOf } from '../faults.js';
+import type { Execution } from '../core/types.js';
 import type { PendingCommand, Stores } from '../store/types.js';
 
 export interface ResyncHooks {
   /** Whether the execution has work queued or running already (it needs no resync). */
   busy(executionId: string): boolean;
-  /** Hands the execution over to re-derive its work. */
-  resync(executionId: string): void;
+  /** Hands the execution over to re-derive its work (or, when owned elsewhere, to decide its start). */
+  resync(execution: Execution): void;
   /** Delivers a pending command again. */
   command(c: PendingCommand): void;
 }
@@ -43,7 +44,7 @@ export class Resync {
         const id = stored.execution.id;
         if (this.stopped) return true;
         if (!only(id) || this.hooks.busy(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
-        this.hooks.resync(id);
+        this.hooks.resync(stored.execution);
       }
       for (const c of await this.stores.executions.pendingCommands()) {
         if (!only(c.executionId)) continue;

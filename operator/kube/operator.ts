@@ -15,7 +15,7 @@ import { defaultTriggerComponents, startTriggerService, type TriggerService } fr
 import type { LauncherSettings } from './job-spec.js';
 import { KubeLauncher } from './launcher.js';
 import { startLeaderElection, type LeaderElection } from './leader.js';
-import { partitionOf } from './partitioning.js';
+import { flowPartitionOf, partitionOf } from './partitioning.js';
 import { startPartitions, type PartitionSet } from './partitions.js';
 import { POD_SECRET_PREFIX } from './names.js';
 import { startKubeSecrets } from './secrets.js';
@@ -125,10 +125,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const leadingStarted = new Promise<void>((r) => { notifyLeading = r; });
 
   /** The controller and its Job launcher; `owns` limits them to the partitions held. */
-  const startWorkers = async (owns?: (executionId: string) => boolean): Promise<Workers> => {
+  const startWorkers = async (owns?: (executionId: string) => boolean, startsFlow?: (namespace: string, flowId: string) => boolean): Promise<Workers> => {
     let launcher!: KubeLauncher;
     const controller = new Controller(stores, {
-      env, secrets: lookup, ...(o.clock ? { clock: o.clock } : {}), ...(owns ? { owns } : {}),
+      env, secrets: lookup, ...(o.clock ? { clock: o.clock } : {}), ...(owns ? { owns } : {}), ...(startsFlow ? { startsFlow } : {}),
       launcher: (report) => (launcher = new KubeLauncher({ kc: o.kc, namespace: o.namespace, storage: o.storage, report, settings: launcherSettings, ...(owns ? { owns } : {}) })),
       ...(o.metrics ? { observe: (ms: number, ok: boolean) => { o.metrics!.reconcileDuration.observe({ kind: 'execution' }, ms / 1000); if (!ok) o.metrics!.reconcileErrors.inc({ kind: 'execution' }); } } : {}),
     });
@@ -188,14 +188,18 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
 
   if (partitioned) {
     const count = o.partitions!;
-    workers = await startWorkers((id) => partitionSet?.owns(id) ?? false);
+    workers = await startWorkers((id) => partitionSet?.owns(id) ?? false, (ns, flowId) => partitionSet?.holds(flowPartitionOf(ns, flowId, count)) ?? false);
     const w = workers;
     partitionSet = startPartitions({
       kc: o.kc, namespace: o.namespace, group: o.leaderElection!.leaseName, identity: o.identity, partitions: count,
       ...(o.leaderElection!.leaseDurationSec ? { leaseDurationSec: o.leaderElection!.leaseDurationSec } : {}),
       ...(o.leaderElection!.renewEverySec ? { renewEverySec: o.leaderElection!.renewEverySec } : {}),
-      // A partition acquired: its active executions resume from their records (a failed listing: the resync retries).
-      onAcquired: async (p) => { await w.controller.recover((id) => partitionOf(id, count) === p); },
+      // A partition acquired: its active executions resume from their records (a failed listing: the resync retries),
+      // and the waiting executions of the concurrency-limited flows it decides the starts of are started or queued.
+      onAcquired: async (p) => {
+        await w.controller.recover((id) => partitionOf(id, count) === p);
+        await w.controller.recoverStarts((ns, flowId) => flowPartitionOf(ns, flowId, count) === p);
+      },
       // A partition lost: owns() is already false, so the controller and launcher drop its work as it comes.
       onLost: () => {},
       onError: (e) => onError(e, 'partitions'),

@@ -17,6 +17,12 @@ export function partitionOf(executionId: string, partitions: number): number {
   return partitions <= 1 ? 0 : u32(executionId) % partitions;
 }
 
+/**
+ * The partition whose holder decides the starts of a flow's executions when the flow has a concurrency limit (so one
+ * replica counts its running executions): sha256 of `flow:<namespace>/<flow id>`, as partitionOf.
+ */
+export const flowPartitionOf = (namespace: string, flowId: string, partitions: number): number => partitionOf(`flow:${namespace}/${flowId}`, partitions);
+
 /** Members ranked for a partition: highest sha256(member + '/' + partition) first (ties: the smaller identity). */
 export function rendezvousRanking(partition: number, members: readonly string[]): string[] {
   return members.map((m) => ({ m, score: u32(`${m}/${partition}`) }))

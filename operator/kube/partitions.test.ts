@@ -5,7 +5,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubeTestServer, startKubeTestServer } from '../../test/kube/test-server/index.js';
 import { leaseTimingFromEnv } from './config.js';
-import { assignPartitions, decidePartition, liveMembers, partitionOf, partitionsFromEnv, wantedPartitions } from './partitioning.js';
+import { assignPartitions, decidePartition, flowPartitionOf, liveMembers, partitionOf, partitionsFromEnv, wantedPartitions } from './partitioning.js';
 import { memberLeaseName, partitionLeaseName, startPartitions, type PartitionSet } from './partitions.js';
 
 const NOW = Date.parse('2026-05-01T00:00:00Z');
@@ -14,6 +14,8 @@ describe('partition assignment (pure)', () => {
   it('an execution id always lands in the same partition: sha256 of the id, first 32 bits, mod P', () => {
     // Golden values: changing the function would move running executions between replicas during an upgrade.
     expect([partitionOf('abc', 16), partitionOf('abc', 7), partitionOf('5dJ2kQ9xZ', 16), partitionOf('x', 1)]).toEqual([15, 5, 13, 0]);
+    // The starts of a concurrency-limited flow are decided by the holder of its flow's partition.
+    expect(flowPartitionOf('company.team', 'etl', 16)).toBe(partitionOf('flow:company.team/etl', 16));
     const counts = new Array(16).fill(0);
     for (let i = 0; i < 16_000; i++) counts[partitionOf(`exec-${i}`, 16)]++;
     expect(Math.min(...counts)).toBeGreaterThan(800);

@@ -53,6 +53,7 @@ export interface PartitionSet {
   readonly count: number;
   /** Whether this replica holds the execution's partition now. */
   owns(executionId: string): boolean;
+  holds(partition: number): boolean;
   held(): number[];
   /** Resolves when the acquire/lose callbacks queued so far have run (tests). */
   settled(): Promise<void>;
@@ -205,6 +206,7 @@ export function startPartitions(o: PartitionsOptions): PartitionSet {
   return {
     count,
     owns: (executionId) => held.has(partitionOf(executionId, count)),
+    holds: (partition) => held.has(partition),
     held: () => [...held.keys()].sort((a, b) => a - b),
     settled: () => callbacks,
     async stop(opts = {}) {

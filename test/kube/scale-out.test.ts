@@ -1,7 +1,8 @@
 // Operator replicas share the executions (OPERATOR_PARTITIONS): two, then three replicas, each with its own token,
 // stores and identity, run batches of executions (parents calling subflows, so children and parents often live in
 // different partitions) to SUCCESS with one Job and one Pod per task attempt; a replica killed mid-way (its Leases left
-// to expire, as kill -9 would) hands its partitions over and every execution still ends SUCCESS exactly once.
+// to expire, as kill -9 would) hands its partitions over and every execution still ends SUCCESS exactly once; a flow's
+// concurrency limit holds although several replicas own its executions.
 import { BatchV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
@@ -131,6 +132,28 @@ describe('operator replicas share executions by partition', () => {
     const shares3 = c.operators.map((o) => o.partitions());
     const third = await expectExactlyOnce(await waitAll(await startBatch(6)));
     expect(ownersOf(third, shares3)).toBeGreaterThanOrEqual(2);
+  }, 300_000);
+
+  it('a flow concurrency limit holds across replicas: one replica decides its starts, the owners run them', async () => {
+    await until(() => shared(c.operators), 'the replicas to share the partitions');
+    await saveFlow(`id: one-at-a-time
+namespace: scale
+concurrency:
+  limit: 1
+  behavior: QUEUE
+tasks:
+  - id: work
+    type: ai.service.plugin.scripts.shell.Commands
+    commands: ["sleep 0.3"]
+`);
+    const shares = c.operators.map((o) => o.partitions());
+    const ids = await Promise.all(Array.from({ length: 10 }, async () => (await call('/executions/scale/one-at-a-time', { method: 'POST' })).id as string));
+    const ends = await waitAll(ids);
+    expect(ends.map((e) => e.state.current)).toEqual(ids.map(() => 'SUCCESS'));
+    expect(ownersOf(ids, shares), 'replicas owning the executions').toBeGreaterThanOrEqual(2);
+    const spans = ends.map((e) => ({ from: e.state.histories.find((h: any) => h.state === 'RUNNING').date as string, to: e.state.endDate as string }))
+      .sort((x, y) => x.from.localeCompare(y.from));
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.from >= spans[i - 1]!.to, `two running at once: ${JSON.stringify(spans)}`).toBe(true);
   }, 300_000);
 
   it('a replica killed mid-way: its partitions move within the lease duration and every execution ends SUCCESS exactly once', async () => {
