@@ -277,7 +277,7 @@ export class Controller {
     if (startDue || resync) {
       const state = (await this.load(id))?.execution.state.current;
       if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
-      else if (startDue && !resync && state) {
+      else if (startDue && !resync && state && this.opts.startsFlow) {
         // Already started (or ended) by the controller deciding its flow's starts: take it over from its record.
         resync = true;
         this.cache.delete(id);
