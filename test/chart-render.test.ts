@@ -70,7 +70,8 @@ function checkManifests(objs: Obj[], values: Obj): void {
   }
   const secrets = new Set(all(objs, 'Secret').map((s) => `${nsOf(s)}/${s.metadata.name}`));
   const named = new Set([values.storage?.s3?.credentialsSecret?.name, values.logStore?.postgres?.urlSecret?.name,
-    values.inference?.accessTokensSecret?.name, values.encryption?.secretName].filter(Boolean));
+    values.inference?.accessTokensSecret?.name, values.encryption?.secretName,
+    ...[...(values.operator?.extraEnv ?? []), ...(values.api?.extraEnv ?? [])].map((e: EnvVar) => e.valueFrom?.secretKeyRef?.name)].filter(Boolean));
   const secretExists = (ns: string, name: string): boolean => secrets.has(`${ns}/${name}`) || named.has(name);
   const deployments = all(objs, 'Deployment');
   expect(deployments.map((d) => d.metadata.name).sort()).toEqual([`${FULL}-api`, `${FULL}-operator`]);
@@ -140,10 +141,18 @@ const CREDENTIALS = {
   secrets: { secretName: 'flow-secrets' },
 };
 const ALLOWED = { 'company.shared': ['company.*'], 'team.a': ['team.b'] };
+/** Credentials given inline in values, and inference credentials from a Secret through operator.extraEnv. */
+const INLINE = {
+  watchNamespace: 'jobs',
+  storage: { s3: { accessKeyId: 'AKIA-inline-id', secretAccessKey: 'inl1ne-s3cr3t' } },
+  logStore: { postgres: { url: 'postgres://flow:pa55w0rd-inline@db:5432/flow' } },
+  operator: { extraEnv: [{ name: 'S3_SECRET_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 'inference-s3', key: 'secret' } } }, { name: 'INFERENCE_THREADS', value: '2' }] },
+};
 const CASES: Array<[string, Obj]> = [
   ['default values', {}],
   ['credentials and external PostgreSQL URL from Secrets', CREDENTIALS],
   ['another watchNamespace', { watchNamespace: 'jobs' }],
+  ['inline credentials and extraEnv from a Secret', INLINE],
   ['replicas and lease name', { operator: { replicas: 3, leaderElection: { leaseName: 'my-lease' } }, api: { replicas: 1 } }],
   ['allowedNamespaces and settings', { allowedNamespaces: ALLOWED, settings: { EXPRESSION_TIMEOUT_MS: 2000, MAX_SUBFLOW_DEPTH: '5' } }],
   ['ServiceMonitors', { metrics: { serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'prom' } } } }],
@@ -212,6 +221,37 @@ describe.skipIf(!helm.path)(`Helm chart rendered by helm template${helm.path ? '
     expect(env(objs, 'api', 'ACCESS_TOKENS_FILE')?.value).toBe(`${mount.mountPath}/tokens`);
     expect(one(objs, 'Deployment', `${FULL}-api`).spec.template.spec.volumes.find((v: Obj) => v.name === 'access-tokens').secret.secretName).toBe('api-tokens');
     expect(env(objs, 'operator', 'ACCESS_TOKENS_FILE')).toBeUndefined();
+  });
+
+  it('inline credentials go into the chart\'s Secret (both namespaces) and are read by reference; extraEnv Secret refs reach RUNNER_ENV_FROM_SECRETS', () => {
+    const objs = render(INLINE);
+    const made = all(objs, 'Secret').filter((x) => x.metadata.name === `${FULL}-credentials`);
+    expect(made.map(nsOf).sort()).toEqual(['flow', 'jobs']);
+    const decoded = Object.fromEntries(Object.entries(made[0]!.data).map(([k, v]) => [k, Buffer.from(v as string, 'base64').toString()]));
+    expect(decoded).toEqual({ STORAGE_S3_ACCESS_KEY_ID: 'AKIA-inline-id', STORAGE_S3_SECRET_ACCESS_KEY: 'inl1ne-s3cr3t', LOG_STORE_URL: 'postgres://flow:pa55w0rd-inline@db:5432/flow' });
+    expect(made[1]!.data).toEqual(made[0]!.data);
+    for (const c of ['operator', 'api'] as const) {
+      for (const k of ['STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'LOG_STORE_URL']) {
+        expect(env(objs, c, k)?.valueFrom, `${c} ${k}`).toEqual({ secretKeyRef: { name: `${FULL}-credentials`, key: k } });
+      }
+    }
+    const outside = JSON.stringify(objs.filter((o) => o.kind !== 'Secret'));
+    for (const v of ['AKIA-inline-id', 'inl1ne-s3cr3t', 'pa55w0rd-inline']) expect(outside, v).not.toContain(v);
+    expect(JSON.parse(config(objs).RUNNER_ENV_FROM_SECRETS!)).toEqual({
+      ENCRYPTION_KEY: { name: `${FULL}-encryption-key`, key: 'key' },
+      STORAGE_S3_ACCESS_KEY_ID: { name: `${FULL}-credentials`, key: 'STORAGE_S3_ACCESS_KEY_ID' },
+      STORAGE_S3_SECRET_ACCESS_KEY: { name: `${FULL}-credentials`, key: 'STORAGE_S3_SECRET_ACCESS_KEY' },
+      LOG_STORE_URL: { name: `${FULL}-credentials`, key: 'LOG_STORE_URL' },
+      S3_SECRET_ACCESS_KEY: { name: 'inference-s3', key: 'secret' },
+    });
+    // A Secret of the user's own wins over inline values (which then go nowhere).
+    const own = render({ ...INLINE, storage: { s3: { ...INLINE.storage.s3, credentialsSecret: { name: 's3-creds' } } }, logStore: { postgres: { ...INLINE.logStore.postgres, urlSecret: { name: 'pg-url' } } } });
+    expect(all(own, 'Secret').map((x) => x.metadata.name)).not.toContain(`${FULL}-credentials`);
+    expect(JSON.stringify(own)).not.toContain(Buffer.from('inl1ne-s3cr3t').toString('base64'));
+  });
+
+  it('refuses credentials in inference.config (a ConfigMap value)', () => {
+    expect(() => render({ inference: { config: '{"storage":{"secretAccessKey":"x"}}' } })).toThrow(/inference\.config holds a credential/);
   });
 
   it('watchNamespace: Roles, task ServiceAccounts and the encryption key in the watched namespace; lease and Pods in the release namespace', () => {

@@ -23,7 +23,7 @@ const BUILTIN: Record<string, string[]> = {
   'coordination.k8s.io': ['leases'],
   'authentication.k8s.io': ['tokenreviews'],
   'authorization.k8s.io': ['subjectaccessreviews'],
-  'flowpilot.io': [...CRD_RESOURCES, ...WITH_STATUS.map((r) => `${r}/status`)],
+  'flowpilot.io': [...CRD_RESOURCES, ...WITH_STATUS.map((r) => `${r}/status`), 'executions/finalizers', 'inferencejobs/finalizers'],
 };
 const VERBS = new Set(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -89,7 +89,8 @@ describe('Helm chart charts/flowpilot', () => {
     ]);
     const op = grants(role('operator'));
     for (const g of ['flowpilot.io/executions/status:patch', 'batch/jobs:create', '/pods/log:get', '/secrets:watch', '/events:create']) expect(op).toContain(g);
-    expect(op.some((g) => g.startsWith('/secrets:') && !/:(get|list|watch)$/.test(g))).toBe(false);
+    // Secrets: read (flow secrets), patch and delete (adopting inference token Secrets); never create or update.
+    expect(op.some((g) => g.startsWith('/secrets:') && !/:(get|list|watch|patch|delete)$/.test(g))).toBe(false);
     // list: partition and member Leases (one request a round); delete: member Leases of replicas gone for an hour.
     expect(grants(role('operator-lease')).sort()).toEqual(['create', 'delete', 'get', 'list', 'update'].map((v) => `coordination.k8s.io/leases:${v}`));
     expect(grants(role('auth')).sort()).toEqual(['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);

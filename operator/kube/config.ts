@@ -1,5 +1,6 @@
 // Cluster-mode settings from the environment the Helm chart sets (docs/kubernetes.md lists every variable): where the
-// resources live, the internal storage bucket, the log store, task Pod settings and leader election. Pure: env in, settings out.
+// resources live, the internal storage bucket, the log store, leader election, and the settings and env of the Pods the
+// operator creates (task and inference runner Pods: credentials only as references to Secrets). Pure: env in, settings out.
 import { hostname } from 'node:os';
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { ENCRYPTION_KEY_ENV } from '../secrets/env.js';
@@ -17,7 +18,6 @@ export interface ClusterSettings {
   storage: S3StorageOptions;
   logStoreUrl: string;
   secretsSecretName: string;
-  launcher: LauncherSettings;
   /** Finished executions: archived to the log store's database, their resources deleted this long after their end. */
   executionTtlSeconds: number;
   /** Period of the leader's archive-and-delete pass over finished executions. */
@@ -73,20 +73,58 @@ export function storageFromEnv(env: NodeJS.ProcessEnv): S3StorageOptions {
 /** Where a variable of task Pods comes from when it is a credential: a key of a Kubernetes Secret. */
 export interface SecretKeyRef { name: string; key: string }
 
-/**
- * The env of task Pods. A variable listed in RUNNER_ENV_FROM_SECRETS (JSON `{VAR: {name, key}}`, set by the chart) is
- * a reference to its Secret, so no credential is written in a Job spec; the others are copied from this process (local
- * runs). ENCRYPTION_KEY is only ever passed by reference.
- */
-export function runnerEnv(env: NodeJS.ProcessEnv, namespace: string): V1EnvVar[] {
+/** Names of variables holding a credential (keys, secrets, passwords, tokens); paths to files holding one are not. */
+export function isCredentialName(name: string): boolean {
+  return /(SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)/.test(name) && !/_(FILE|PATH|DIR)$/.test(name);
+}
+
+/** Fields of a JSON setting (INFERENCE_CONFIG) that hold credentials. */
+const CREDENTIAL_FIELDS = /^(secretAccessKey|accessKeyId|sessionToken|apiKey|password|token)$/;
+
+/** Where the value of `name` is a credential: by name, a URL with a password, or JSON carrying credential fields. */
+function credentialIn(name: string, value: string): string | undefined {
+  if (name === ENCRYPTION_KEY_ENV || isCredentialName(name)) return name;
+  try { if (new URL(value).password) return `${name} (a URL with a password)`; } catch { /* not a URL */ }
+  if (!value.trim().startsWith('{')) return undefined;
+  let found: string | undefined;
+  const walk = (v: unknown, path: string): void => {
+    if (found || !v || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      if (CREDENTIAL_FIELDS.test(k) && typeof x === 'string' && x) { found = `${name} (${path}${k})`; return; }
+      walk(x, `${path}${k}.`);
+    }
+  };
+  try { walk(JSON.parse(value), ''); } catch { /* not JSON */ }
+  return found;
+}
+
+/** RUNNER_ENV_FROM_SECRETS: JSON `{VAR: {name, key}}` (the chart sets it), the Secrets the Pods' variables come from. */
+export function envSecretRefs(env: NodeJS.ProcessEnv): Record<string, SecretKeyRef> {
   const refs = json<Record<string, SecretKeyRef>>(env, 'RUNNER_ENV_FROM_SECRETS') ?? {};
+  if (typeof refs !== 'object' || Array.isArray(refs)) throw new Error('RUNNER_ENV_FROM_SECRETS must be a JSON object {VAR: {name, key}}');
+  return refs;
+}
+
+/**
+ * The env the operator gives Pods it creates, for the variables `names`: a variable listed in RUNNER_ENV_FROM_SECRETS
+ * is a reference to its Secret; another one is copied from this process, unless it holds a credential: then this
+ * throws, naming the variable, so a credential never becomes a literal of a Job spec. ENCRYPTION_KEY is never copied.
+ */
+export function podEnvFor(env: NodeJS.ProcessEnv, names: string[], refs = envSecretRefs(env)): V1EnvVar[] {
   const out: V1EnvVar[] = [];
-  for (const name of [...RUNNER_ENV, ENCRYPTION_KEY_ENV]) {
+  for (const name of names) {
     const ref = Object.hasOwn(refs, name) ? refs[name] : undefined;
-    if (ref?.name && ref.key) out.push({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } });
-    else if (name !== ENCRYPTION_KEY_ENV && name !== 'WATCH_NAMESPACE' && env[name] !== undefined) out.push({ name, value: env[name]! });
+    if (ref?.name && ref.key) { out.push({ name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }); continue; }
+    const value = env[name];
+    if (value === undefined || name === ENCRYPTION_KEY_ENV) continue;
+    const credential = credentialIn(name, value);
+    if (credential) {
+      throw new Error(`${credential} holds a credential, which Pods the operator creates would get as a literal in their Job spec: `
+        + `set it from a Secret and name that Secret in RUNNER_ENV_FROM_SECRETS ({"${name}": {"name": "<secret>", "key": "<key>"}}; `
+        + 'the Helm chart does this, see docs/kubernetes.md "Secrets")');
+    }
+    out.push({ name, value });
   }
-  out.push({ name: 'WATCH_NAMESPACE', value: namespace });
   return out;
 }
 
@@ -123,10 +161,28 @@ function jobTtl(raw: string): number {
   return n;
 }
 
-export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
-  const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
+/**
+ * The env of task Pods: what the runner needs to reach storage and the log store (credentials by reference only, see
+ * podEnvFor), and WATCH_NAMESPACE.
+ */
+export function runnerEnv(env: NodeJS.ProcessEnv, namespace: string): V1EnvVar[] {
+  return [...podEnvFor(env, [...RUNNER_ENV.filter((n) => n !== 'WATCH_NAMESPACE'), ENCRYPTION_KEY_ENV]), { name: 'WATCH_NAMESPACE', value: namespace }];
+}
+
+/** Variables of the operator passed to batch inference runner Pods (models, bucket access, limits). */
+export const INFERENCE_ENV = /^(INFERENCE_|S3_|AWS_|GCS_)/;
+
+/** The env of inference runner Pods: every INFERENCE_/S3_/AWS_/GCS_ variable, credentials by reference only. */
+export function inferenceRunnerEnv(env: NodeJS.ProcessEnv, namespace: string): V1EnvVar[] {
+  const own = new Set(['INFERENCE_JOB_NAME', 'INFERENCE_ACCESS_TOKEN']); // set by the runner Job itself (job.ts)
+  const names = Object.keys(env).filter((n) => INFERENCE_ENV.test(n) && !own.has(n) && env[n] !== undefined).sort();
+  return [...podEnvFor(env, names), { name: 'WATCH_NAMESPACE', value: namespace }];
+}
+
+/** Image, ServiceAccount, resources and env of task Pods (throws when a credential would be a literal of a Job). */
+export function loadLauncherSettings(env: NodeJS.ProcessEnv, namespace: string): LauncherSettings {
   const pull = env.RUNNER_IMAGE_PULL_POLICY as PullPolicy | undefined;
-  const launcher: LauncherSettings = {
+  return {
     runnerImage: env.RUNNER_IMAGE || 'ghcr.io/flowpilot/flowpilot-runner:0.1.0',
     ...(pull ? { imagePullPolicy: pull } : {}),
     ...(env.RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: env.RUNNER_SERVICE_ACCOUNT } : {}),
@@ -134,6 +190,10 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     ...(env.RUNNER_TTL_SECONDS_AFTER_FINISHED ? { ttlSecondsAfterFinished: jobTtl(env.RUNNER_TTL_SECONDS_AFTER_FINISHED) } : {}),
     env: runnerEnv(env, namespace),
   };
+}
+
+export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
+  const namespace = env.WATCH_NAMESPACE || env.POD_NAMESPACE || 'default';
   return {
     namespace,
     identity: env.POD_NAME || `${hostname()}-${process.pid}`,
@@ -143,7 +203,6 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
     storage: storageFromEnv(env),
     logStoreUrl: required(env, 'LOG_STORE_URL'),
     secretsSecretName: env.SECRETS_SECRET_NAME || 'flowpilot-secrets',
-    launcher,
     executionTtlSeconds: intSetting(env, 'EXECUTION_TTL_SECONDS', 3600, 0,
       'seconds a finished Execution resource is kept after its end once archived; 0 deletes it as soon as archived'),
     executionSweepIntervalMs: intSetting(env, 'EXECUTION_SWEEP_INTERVAL_MS', 30_000, 100,

@@ -1,7 +1,7 @@
 // Tables for the pure Job builder: names/labels, env, deadline from the task timeout, the Docker runner layout.
 import { describe, expect, it } from 'vitest';
 import type { Execution, Task, TaskRun } from '../core/types.js';
-import { loadClusterSettings } from './config.js';
+import { loadLauncherSettings } from './config.js';
 import { buildJob, deadlineSeconds, DEFAULT_JOB_TTL_SECONDS, dockerRunnerOf, INIT_CONTAINER, MAIN_CONTAINER, type JobSpecInput } from './job-spec.js';
 import { jobName, LABELS, MANAGER } from './names.js';
 
@@ -88,22 +88,25 @@ describe('no secret value in a Job', () => {
   };
   // A task whose properties read secrets and SECRET inputs: they are rendered by the runner, never into the Job.
   const task = shell({ env: { T: "{{ secret('TOKEN') }}", P: '{{ inputs.pw }}' }, commands: ["echo {{ secret('TOKEN') }}"] });
-  const jobOf = (env: NodeJS.ProcessEnv) => JSON.stringify(job(task, { settings: loadClusterSettings(env).launcher }));
+  const jobOf = (env: NodeJS.ProcessEnv) => JSON.stringify(job(task, { settings: loadLauncherSettings(env, 'ns') }));
 
   it('with the chart\'s RUNNER_ENV_FROM_SECRETS: credentials and the key by reference only', () => {
     const text = jobOf({ ...base, RUNNER_ENV_FROM_SECRETS: JSON.stringify(refs) });
     for (const v of [...Object.values(CREDENTIALS), 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(text).not.toContain(v);
-    const env = job(task, { settings: loadClusterSettings({ ...base, RUNNER_ENV_FROM_SECRETS: JSON.stringify(refs) }).launcher }).spec!.template.spec!.containers[0]!.env!;
+    const env = job(task, { settings: loadLauncherSettings({ ...base, RUNNER_ENV_FROM_SECRETS: JSON.stringify(refs) }, 'ns') }).spec!.template.spec!.containers[0]!.env!;
     expect(env).toContainEqual({ name: 'ENCRYPTION_KEY', valueFrom: { secretKeyRef: { name: 'enc', key: 'key' } } });
     expect(env).toContainEqual({ name: 'LOG_STORE_URL', valueFrom: { secretKeyRef: { name: 'logs', key: 'url' } } });
     expect(env).toContainEqual({ name: 'STORAGE_S3_ENDPOINT', value: 'http://s3:9000' });
-    // Without references (a local run), the encryption key and the flow secrets are still never copied.
-    for (const v of [CREDENTIALS.ENCRYPTION_KEY, 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(jobOf(base)).not.toContain(v);
+    // Without references, a credential stops the operator (naming it) rather than becoming a literal of the Job.
+    expect(() => jobOf(base)).toThrow(/STORAGE_S3_ACCESS_KEY_ID holds a credential.*RUNNER_ENV_FROM_SECRETS/);
+    // Without credentials (a local run with ambient identity), the encryption key and the flow secrets are never copied.
+    const { STORAGE_S3_ACCESS_KEY_ID: _i, STORAGE_S3_SECRET_ACCESS_KEY: _s, LOG_STORE_URL: _u, ...local } = base;
+    for (const v of [CREDENTIALS.ENCRYPTION_KEY, 'flow-secret', 'Zmxvdy1zZWNyZXQ=']) expect(jobOf(local)).not.toContain(v);
   });
 });
 
 describe('RUNNER_TTL_SECONDS_AFTER_FINISHED', () => {
-  const settings = (v?: string) => loadClusterSettings({ LOG_STORE_URL: 'postgres://x', STORAGE_S3_ENDPOINT: 'http://s3:9000', STORAGE_S3_BUCKET: 'b', ...(v === undefined ? {} : { RUNNER_TTL_SECONDS_AFTER_FINISHED: v }) }).launcher;
+  const settings = (v?: string) => loadLauncherSettings({ LOG_STORE_URL: 'postgres://x', STORAGE_S3_ENDPOINT: 'http://s3:9000', STORAGE_S3_BUCKET: 'b', ...(v === undefined ? {} : { RUNNER_TTL_SECONDS_AFTER_FINISHED: v }) }, 'ns');
   it('sets the TTL of task Jobs (default 600 s, so finished Jobs do not pile up in the cluster and the operator\'s caches)', () => {
     expect(DEFAULT_JOB_TTL_SECONDS).toBe(600);
     expect(job(shell(), { settings: settings() }).spec?.ttlSecondsAfterFinished).toBe(600);

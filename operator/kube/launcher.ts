@@ -29,6 +29,8 @@ export interface KubeLauncherOptions {
   storage: InternalStorage;
   report: Report;
   settings: LauncherSettings;
+  /** The Execution resource holding an execution id (the store's cache; hand-made Executions have any name). */
+  executionResource?: (executionId: string) => { name: string; uid: string } | undefined;
   onError?: (message: string, err?: unknown) => void;
   /**
    * Partitioned operators: whether this replica acts on the execution's outcomes (default: all). Jobs of others stay
@@ -231,8 +233,14 @@ export class KubeLauncher implements Launcher {
     return true;
   }
 
-  /** The Execution resource owning the Job, when it exists (cluster stores create it). */
+  /**
+   * The Execution resource owning the Job, when it exists: the store's resource for the id (any name, kubectl-made ones
+   * too), else the resource of the derived name read from the API (launchers used without the cluster stores).
+   */
   private async ownerOf(executionId: string): Promise<{ apiVersion: string; kind: string; name: string; uid: string } | undefined> {
+    const owner = (resource: { name: string; uid: string }) => ({ apiVersion: API_VERSION, kind: KINDS.Execution.kind, ...resource });
+    const known = this.o.executionResource?.(executionId);
+    if (known) return owner(known);
     const name = executionName(executionId);
     let uid = this.owners.get(executionId);
     if (!uid) {
@@ -247,7 +255,7 @@ export class KubeLauncher implements Launcher {
       this.owners.set(executionId, uid);
       if (this.owners.size > MAX_TRACKED) this.owners.delete(this.owners.keys().next().value!);
     }
-    return { apiVersion: API_VERSION, kind: KINDS.Execution.kind, name, uid };
+    return owner({ name, uid });
   }
 
   private readonly mine = (k: AttemptKey | undefined): k is AttemptKey => Boolean(k) && (this.o.owns?.(k!.executionId) ?? true);

@@ -9,14 +9,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initExpressions } from '../expr/index.js';
 import { createOperatorMetrics, serveMetrics } from '../metrics.js';
-import { loadClusterSettings } from './config.js';
+import { inferenceRunnerEnv, loadClusterSettings, loadLauncherSettings } from './config.js';
 import { openClusterEdges } from './edges.js';
 import { startOperator, type RunningOperator } from './operator.js';
 import { startInferenceReconciler } from '../inference/kube/reconciler.js';
-
-/** Settings of the inference runner (models, bucket access, limits) passed through to its Pods. */
-const inferenceEnv = (env: NodeJS.ProcessEnv): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => /^(INFERENCE_|S3_|AWS_|GCS_)/.test(e[0]) && e[1] !== undefined));
 
 /** METRICS_HOST: address of `/metrics` and `/healthz` (default 0.0.0.0, every interface: Prometheus scrapes the Pod IP). */
 export function metricsHost(env: NodeJS.ProcessEnv): string {
@@ -30,13 +26,16 @@ export function metricsHost(env: NodeJS.ProcessEnv): string {
 export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig): Promise<{ operator: RunningOperator; close(): Promise<void>; metricsPort: number; metricsHost: string }> {
   const settings = loadClusterSettings(env);
   const host = metricsHost(env);
+  // Before anything starts: a credential that would be a literal in a Job spec stops the operator, naming it.
+  const launcher = loadLauncherSettings(env, settings.namespace);
+  const inferencePodEnv = inferenceRunnerEnv(env, settings.namespace);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
   const { storage, logs, archive } = edges;
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
-    kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher: settings.launcher,
+    kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher,
     leaderElection: settings.leaderElection, partitions: settings.partitions, secretsSecretName: settings.secretsSecretName, env, metrics,
     archive: { archive, ttlSeconds: settings.executionTtlSeconds, sweepIntervalMs: settings.executionSweepIntervalMs },
     leaderTasks: [{
@@ -44,7 +43,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       start: () => startInferenceReconciler({
         kc: kc!, namespace: settings.namespace,
         launcherSettings: {
-          ...settings.launcher, env: { ...inferenceEnv(env), WATCH_NAMESPACE: settings.namespace },
+          ...launcher, env: inferencePodEnv,
           ...(env.INFERENCE_RUNNER_SERVICE_ACCOUNT ? { runnerServiceAccountName: env.INFERENCE_RUNNER_SERVICE_ACCOUNT } : {}),
         },
       }),

@@ -129,7 +129,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     let launcher!: KubeLauncher;
     const controller = new Controller(stores, {
       env, secrets: lookup, ...(o.clock ? { clock: o.clock } : {}), ...(owns ? { owns } : {}), ...(startsFlow ? { startsFlow } : {}),
-      launcher: (report) => (launcher = new KubeLauncher({ kc: o.kc, namespace: o.namespace, storage: o.storage, report, settings: launcherSettings, ...(owns ? { owns } : {}) })),
+      launcher: (report) => (launcher = new KubeLauncher({
+        kc: o.kc, namespace: o.namespace, storage: o.storage, report, settings: launcherSettings,
+        executionResource: (id) => kubeStores.executions.resourceOf(id), ...(owns ? { owns } : {}),
+      })),
       ...(o.metrics ? { observe: (ms: number, ok: boolean) => { o.metrics!.reconcileDuration.observe({ kind: 'execution' }, ms / 1000); if (!ok) o.metrics!.reconcileErrors.inc({ kind: 'execution' }); } } : {}),
     });
     await launcher.start();

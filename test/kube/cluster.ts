@@ -76,7 +76,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   const services: Service[] = [];
   const denied: string[] = [];
   const tokens = Object.fromEntries([['admin', 'admin'], ...Object.keys(COMPONENT_ROLES).map((u) => [u, u])].map(([u]) => [`${u}-token`, { username: u! }]));
-  const server = await startKubeTestServer({ tokens, authorize: chartAuthorizer(denied), authorizeRequests: true });
+  const server = await startKubeTestServer({ tokens, authorize: chartAuthorizer(denied), authorizeRequests: true, ownerReferencesPermissionEnforcement: true });
   const kc = server.kubeConfig('admin-token');
   const kubeconfig = join(tmp, 'kubeconfig');
   writeFileSync(kubeconfig, server.kubeConfig('task-token').exportConfig());

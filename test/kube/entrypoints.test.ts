@@ -47,11 +47,13 @@ beforeAll(async () => {
   const tokens = Object.fromEntries(['admin', ...Object.keys(COMPONENT_ROLES), 'alice', 'bob'].map((u) => [`${u}-token`, { username: u }]));
   // alice may use flowpilot resources; bob is authenticated but allowed nothing.
   server = await startKubeTestServer({
-    tokens, authorizeRequests: true,
+    tokens, authorizeRequests: true, ownerReferencesPermissionEnforcement: true,
     authorize: (a) => (a.user === 'alice' ? a.group === 'flowpilot.io' : a.user === 'bob' ? false : chart(a)),
   });
   const admin = server.kubeConfig('admin-token');
   await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+  // The bucket key pair as the chart passes it: a Secret, named in RUNNER_ENV_FROM_SECRETS (task Jobs carry references).
+  await admin.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'flowpilot-s3' }, stringData: { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } } });
   const [pg, s3] = await Promise.all([startPostgres(), startS3rver()]);
   services = [pg, s3];
   tmp = mkdtempSync(join(tmpdir(), 'entry-'));
@@ -62,6 +64,9 @@ beforeAll(async () => {
     LEADER_ELECTION_LEASE_NAME: 'flowpilot-operator', RUNNER_IMAGE: 'flowpilot-runner:test',
     STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: 'flowpilot', STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
     LOG_STORE_URL: pg.url, PATH: process.env.PATH, KUBECONFIG: join(tmp, 'kubeconfig'),
+    RUNNER_ENV_FROM_SECRETS: JSON.stringify({
+      STORAGE_S3_ACCESS_KEY_ID: { name: 'flowpilot-s3', key: 'AWS_ACCESS_KEY_ID' }, STORAGE_S3_SECRET_ACCESS_KEY: { name: 'flowpilot-s3', key: 'AWS_SECRET_ACCESS_KEY' },
+    }),
   };
   op = await operatorMain(env, server.kubeConfig('operator-token'));
   api = await apiMain({ ...env, ...webhookCertificate(tmp) }, server.kubeConfig('api-token'));

@@ -14,6 +14,8 @@
 // Termination messages as a real kubelet makes them: each container's terminationMessagePath (default
 // /dev/termination-log) maps to an empty file of the Pod; what the container wrote there (at most 4096 bytes) is the
 // message, else, with FallbackToLogsOnError and a non-zero exit, the tail of its output.
+// `serviceAccounts` stands for the ServiceAccount token a real node mounts: a Pod of a listed ServiceAccount (token
+// automount not disabled) gets KUBECONFIG pointing to that account's kubeconfig, unless its env sets KUBECONFIG.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +32,8 @@ export interface SimulatedKubeletOptions {
   pathMap: Record<string, string>;
   /** A waiting reason (e.g. 'ImagePullBackOff') for images that cannot be pulled; the Pod then stays Pending. */
   pullError?: (image: string) => string | undefined;
+  /** ServiceAccount name → kubeconfig file (its token): KUBECONFIG of the Pods running as it (the token mount). */
+  serviceAccounts?: Record<string, string>;
 }
 
 export interface SimulatedKubelet {
@@ -156,6 +160,8 @@ export async function startSimulatedKubelet(o: SimulatedKubeletOptions): Promise
 
   async function containerEnv(pod: V1Pod, c: V1Container, map: (p: string) => string): Promise<Record<string, string>> {
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    const sa = pod.spec?.serviceAccountName;
+    if (sa && pod.spec?.automountServiceAccountToken !== false && o.serviceAccounts?.[sa]) env.KUBECONFIG = o.serviceAccounts[sa];
     const secret = async (name: string) => Object.fromEntries(Object.entries((await core.readNamespacedSecret({ name, namespace: ns })).data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     const configMap = async (name: string) => (await core.readNamespacedConfigMap({ name, namespace: ns })).data ?? {};
     // A missing source fails the container (CreateContainerConfigError) unless it is marked optional, as on a real node.

@@ -72,19 +72,56 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-encryption-key" (include "flowpilot.fullname" .)) .Values.encryption.secretName }}
 {{- end }}
 
-{{/* Variables of task Pods that come from Secrets (RUNNER_ENV_FROM_SECRETS): the operator puts references to them in
-Jobs, never their values. JSON {VAR: {name, key}}. */}}
+{{/* Secret of the chart holding credentials given inline in values (storage.s3.accessKeyId / secretAccessKey,
+logStore.postgres.url), so that no Pod or ConfigMap carries them as literals. */}}
+{{- define "flowpilot.credentialsSecret" -}}
+{{- printf "%s-credentials" (include "flowpilot.fullname" .) }}
+{{- end }}
+
+{{/* The Secret and keys of the bucket credentials: JSON {name, id, secret}; name empty: none (ambient identity). */}}
+{{- define "flowpilot.s3Credentials" -}}
+{{- $s3 := .Values.storage.s3 }}
+{{- if $s3.credentialsSecret.name }}
+{{- dict "name" $s3.credentialsSecret.name "id" $s3.credentialsSecret.accessKeyIdKey "secret" $s3.credentialsSecret.secretAccessKeyKey | toJson }}
+{{- else if or $s3.accessKeyId $s3.secretAccessKey }}
+{{- dict "name" (include "flowpilot.credentialsSecret" .) "id" "STORAGE_S3_ACCESS_KEY_ID" "secret" "STORAGE_S3_SECRET_ACCESS_KEY" | toJson }}
+{{- else }}
+{{- dict "name" "" | toJson }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret and key of the log store URL: JSON {name, key}; name empty: none. */}}
+{{- define "flowpilot.logStoreUrl" -}}
+{{- $pg := .Values.logStore.postgres }}
+{{- if $pg.urlSecret.name }}
+{{- dict "name" $pg.urlSecret.name "key" $pg.urlSecret.key | toJson }}
+{{- else if $pg.url }}
+{{- dict "name" (include "flowpilot.credentialsSecret" .) "key" "LOG_STORE_URL" | toJson }}
+{{- else }}
+{{- dict "name" "" | toJson }}
+{{- end }}
+{{- end }}
+
+{{/* Variables of task and inference runner Pods that come from Secrets (RUNNER_ENV_FROM_SECRETS): the operator puts
+references to them in Jobs, never their values. JSON {VAR: {name, key}}: the encryption key, the bucket credentials,
+the log store URL, and every operator.extraEnv variable taken from a Secret (inference credentials). */}}
 {{- define "flowpilot.runnerEnvFromSecrets" -}}
 {{- $refs := dict "ENCRYPTION_KEY" (dict "name" (include "flowpilot.encryptionKeySecret" .) "key" .Values.encryption.key) }}
-{{- with .Values.storage.s3.credentialsSecret }}
-{{- if .name }}
-{{- $_ := set $refs "STORAGE_S3_ACCESS_KEY_ID" (dict "name" .name "key" .accessKeyIdKey) }}
-{{- $_ := set $refs "STORAGE_S3_SECRET_ACCESS_KEY" (dict "name" .name "key" .secretAccessKeyKey) }}
+{{- $s3 := include "flowpilot.s3Credentials" . | fromJson }}
+{{- if $s3.name }}
+{{- $_ := set $refs "STORAGE_S3_ACCESS_KEY_ID" (dict "name" $s3.name "key" $s3.id) }}
+{{- $_ := set $refs "STORAGE_S3_SECRET_ACCESS_KEY" (dict "name" $s3.name "key" $s3.secret) }}
 {{- end }}
+{{- $logs := include "flowpilot.logStoreUrl" . | fromJson }}
+{{- if $logs.name }}
+{{- $_ := set $refs "LOG_STORE_URL" (dict "name" $logs.name "key" $logs.key) }}
 {{- end }}
-{{- with .Values.logStore.postgres.urlSecret }}
-{{- if .name }}
-{{- $_ := set $refs "LOG_STORE_URL" (dict "name" .name "key" .key) }}
+{{- range .Values.operator.extraEnv }}
+{{- $var := .name }}
+{{- with .valueFrom }}
+{{- with .secretKeyRef }}
+{{- $_ := set $refs $var (dict "name" .name "key" .key) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- $refs | toJson }}
@@ -105,28 +142,26 @@ Jobs, never their values. JSON {VAR: {name, key}}. */}}
     secretKeyRef:
       name: {{ include "flowpilot.encryptionKeySecret" . }}
       key: {{ .Values.encryption.key }}
-{{- with .Values.storage.s3.credentialsSecret }}
-{{- if .name }}
+{{- $s3 := include "flowpilot.s3Credentials" . | fromJson }}
+{{- if $s3.name }}
 - name: STORAGE_S3_ACCESS_KEY_ID
   valueFrom:
     secretKeyRef:
-      name: {{ .name }}
-      key: {{ .accessKeyIdKey }}
+      name: {{ $s3.name }}
+      key: {{ $s3.id }}
 - name: STORAGE_S3_SECRET_ACCESS_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ .name }}
-      key: {{ .secretAccessKeyKey }}
+      name: {{ $s3.name }}
+      key: {{ $s3.secret }}
 {{- end }}
-{{- end }}
-{{- with .Values.logStore.postgres.urlSecret }}
-{{- if .name }}
+{{- $logs := include "flowpilot.logStoreUrl" . | fromJson }}
+{{- if $logs.name }}
 - name: LOG_STORE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ .name }}
-      key: {{ .key }}
-{{- end }}
+      name: {{ $logs.name }}
+      key: {{ $logs.key }}
 {{- end }}
 {{- end }}
 

@@ -67,7 +67,7 @@ beforeAll(async () => {
   s3 = await startS3(['bucket']);
   server = await startKubeTestServer({
     tokens: { 'admin-token': { username: 'admin' }, ...Object.fromEntries(Object.entries(USERS).map(([t, u]) => [t, { username: u }])) },
-    authorize, authorizeRequests: true,
+    authorize, authorizeRequests: true, ownerReferencesPermissionEnforcement: true,
   });
   kc = server.kubeConfig('admin-token');
   dir = mkdtempSync(join(tmpdir(), 'inference-kube-'));
@@ -112,7 +112,11 @@ describe('cluster-mode batch inference', () => {
     expect(JSON.stringify(ij)).not.toContain(TOKEN);
     const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS });
     expect(Buffer.from(secret.data!.token!, 'base64').toString()).toBe(TOKEN);
-    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'InferenceJob', name: ij!.metadata.name, uid: ij!.metadata.uid });
+    // Made by the API without an owner (it may not delete Secrets, which an ownerReference needs under the admission
+    // plugin); the operator adopts it before starting the runner Job.
+    const adopted = await until('the operator to adopt the token Secret', async () =>
+      (await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS })).metadata?.ownerReferences?.[0]);
+    expect(adopted).toEqual({ apiVersion: 'flowpilot.io/v1', kind: 'InferenceJob', name: ij!.metadata.name, uid: ij!.metadata.uid, controller: true, blockOwnerDeletion: true });
     // The API's identity may create that Secret but not read it back (the chart's Role, enforced by the test server).
     await expect(server.kubeConfig('api-token').makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS }))
       .rejects.toMatchObject({ code: 403 });
@@ -191,6 +195,19 @@ describe('cluster-mode batch inference', () => {
     });
     expect(s.error).toBe(`the access token Secret '${tokenSecretName(taskId)}' does not exist`);
     await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
+  }, 60_000);
+
+  it('a job deleted before the operator adopted its token Secret takes that Secret with it (and no other)', async () => {
+    const taskId = 'e'.repeat(32);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, BROKEN_NS);
+    const ij = await api.create({ ...buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never, { tokenHash: 'x', requestHash: 'y' }) });
+    await until('FAILED', async () => (await api.get(inferenceJobName(taskId)))?.status?.status === 'FAILED'); // no Secret in time: never adopted
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedSecret({ namespace: BROKEN_NS, body: { metadata: { name: tokenSecretName(taskId), annotations: { 'flowpilot.io/inference-job-uid': ij.metadata.uid! } }, stringData: { token: TOKEN } } });
+    await core.createNamespacedSecret({ namespace: BROKEN_NS, body: { metadata: { name: 'unrelated', annotations: { 'flowpilot.io/inference-job-uid': 'another-uid' } }, stringData: { token: TOKEN } } });
+    await api.delete(ij.metadata.name);
+    await until('the orphan token Secret to go', async () => !(await core.readNamespacedSecret({ name: tokenSecretName(taskId), namespace: BROKEN_NS }).catch(() => undefined)));
+    expect((await core.readNamespacedSecret({ name: 'unrelated', namespace: BROKEN_NS })).metadata?.name).toBe('unrelated');
   }, 60_000);
 
   it('a runner Job that fails for good marks the InferenceJob FAILED with a message', async () => {

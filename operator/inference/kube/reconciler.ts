@@ -1,15 +1,18 @@
 // Operator side of cluster-mode batch inference (runs on the leader): watches InferenceJobs and, for each unfinished
-// one, creates its runner Job (job.ts) once the token Secret exists; watches those Jobs and marks the InferenceJob
+// one, adopts its token Secret (an ownerReference to the InferenceJob: the API may only create Secrets) and creates its
+// runner Job (job.ts) once that Secret exists; a job deleted before its Secret was adopted takes the Secret with it.
+// Watches those Jobs and marks the InferenceJob
 // FAILED with a message when its Job fails for good (backoff limit, deadline) or ends without a final status. Progress
 // and the normal outcome are written by the runner itself (runner.ts).
 import {
-  BatchV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod,
+  BatchV1Api, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions,
+  type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
 import { leanJob, makeLeanInformer } from '../../kube/informer.js';
 import { GROUP, KINDS, LABELS, VERSION } from '../../kube/names.js';
 import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/kube-api.js';
 import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
-import { isFinal, runnerJobName, taskIdOf, type InferenceJobResource } from './resource.js';
+import { isFinal, runnerJobName, taskIdOf, TOKEN_OWNER_ANNOTATION, tokenSecretName, type InferenceJobResource } from './resource.js';
 import { patchInferenceJobStatus } from './store.js';
 import { restartOnWatchError } from '../../kube/watch-restart.js';
 
@@ -78,6 +81,26 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     return `${t.reason ?? 'Error'} (exit ${t.exitCode})${lines.length ? `: ${lines.slice(-3).join(' | ').slice(-1000)}` : ''}`;
   };
 
+  /** The token Secret the API made for this job (annotated with its uid) gets the job as owner, once. */
+  const adopt = async (r: InferenceJobResource, secret: V1Secret): Promise<void> => {
+    const m = secret.metadata;
+    if (!m?.name || (m.ownerReferences?.length ?? 0) > 0 || m.annotations?.[TOKEN_OWNER_ANNOTATION] !== r.metadata.uid) return;
+    const owner = { apiVersion: r.apiVersion, kind: r.kind, name: r.metadata.name, uid: r.metadata.uid!, controller: true, blockOwnerDeletion: true };
+    await core.patchNamespacedSecret({ name: m.name, namespace: ns, body: { metadata: { resourceVersion: m.resourceVersion, ownerReferences: [owner] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  };
+
+  /** A job deleted before its Secret was adopted: delete the Secret made for it (nothing else's). */
+  const dropOrphanSecret = async (r: InferenceJobResource): Promise<void> => {
+    const taskId = taskIdOf(r);
+    if (!taskId) return;
+    let secret: V1Secret;
+    try { secret = await core.readNamespacedSecret({ name: tokenSecretName(taskId), namespace: ns }); } catch (e) { if (isNotFound(e)) return; throw e; }
+    const m = secret.metadata;
+    if ((m?.ownerReferences?.length ?? 0) > 0 || m?.annotations?.[TOKEN_OWNER_ANNOTATION] !== r.metadata.uid) return;
+    try { await core.deleteNamespacedSecret({ name: m!.name!, namespace: ns, body: { preconditions: { uid: m!.uid!, resourceVersion: m!.resourceVersion! } } }); } catch (e) { if (!isNotFound(e) && !isConflict(e)) throw e; }
+  };
+
   async function reconcile(name: string): Promise<void> {
     const r = ijs.get(name, ns);
     if (!r || r.metadata.deletionTimestamp || isFinal(r.status?.status)) return;
@@ -88,12 +111,14 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     if (!job) {
       const ref = r.spec.tokenSecretRef;
       if (!ref) return fail(r, 'the InferenceJob has no tokenSecretRef: the runner cannot reach the bucket folder');
-      try { await core.readNamespacedSecret({ name: ref.name, namespace: ns }); } catch (e) {
+      let secret: V1Secret;
+      try { secret = await core.readNamespacedSecret({ name: ref.name, namespace: ns }); } catch (e) {
         if (!isNotFound(e)) throw e;
         const age = (Date.now() - new Date(String(r.metadata.creationTimestamp)).getTime()) / 1000;
         if (age > (o.secretWaitSeconds ?? 120)) return fail(r, `the access token Secret '${ref.name}' does not exist`);
         return later(name, 1000);
       }
+      await adopt(r, secret);
       // QUEUED before the Job exists, so this write can never land after the runner's RUNNING.
       if (!r.status?.status) await patchInferenceJobStatus(o.kc, ns, name, { status: 'QUEUED', message: `runner Job ${jobName}` });
       try { await batch.createNamespacedJob({ namespace: ns, body: buildRunnerJob(r, ns, o.launcherSettings) }); } catch (e) {
@@ -120,6 +145,7 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   };
   ijs.on('add', onIj);
   ijs.on('update', onIj);
+  ijs.on('delete', (r) => { dropOrphanSecret(r).catch((e) => onError(e, `token Secret of deleted inference job ${r.metadata.name}`)); });
   jobs.on('add', onJob);
   jobs.on('update', onJob);
   jobs.on('delete', onJob);

@@ -40,7 +40,10 @@ export const PLURAL = KINDS.InferenceJob.plural;
 
 export const isFinal = (s: InferenceJobStatusName | undefined): boolean => s === 'SUCCESS' || s === 'FAILED' || s === 'CANCELLED';
 
-/** Secret holding a job's access token (owned by the InferenceJob, so it goes with it). */
+/** Uid of the InferenceJob a token Secret was made for (the operator adopts the Secret only for that owner). */
+export const TOKEN_OWNER_ANNOTATION = `${GROUP}/inference-job-uid`;
+
+/** Secret holding a job's access token (adopted by the InferenceJob's reconciler, so it goes with it). */
 export const tokenSecretName = (taskId: string): string => `${inferenceJobName(taskId)}-token`;
 /** The Kubernetes Job running an InferenceJob (one per job; Pod retries happen inside it). */
 export const runnerJobName = (taskId: string): string => `${inferenceJobName(taskId)}-run`;

@@ -1,10 +1,12 @@
 // Cluster job records of the batch inference API: a submission becomes an InferenceJob resource (named from the task id)
-// plus a Secret holding the caller's access token, owned by the InferenceJob so it is deleted with it. The token is
-// needed by the runner (it names the bucket folder `<token>/<session>`) and is never written into the resource.
+// plus a Secret holding the caller's access token. The token is needed by the runner (it names the bucket folder
+// `<token>/<session>`) and is never written into the resource. The API creates the Secret without an owner: setting an
+// ownerReference needs `delete` on the Secret where OwnerReferencesPermissionEnforcement runs, and the API may only
+// create Secrets; the operator adopts it (reconciler.ts), so it is deleted with its InferenceJob.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, inferenceJobName, KINDS, VERSION } from '../../kube/names.js';
 import { isConflict, KindApi } from '../../kube/store/kube-api.js';
-import { resourceLabels, taskIdOf, tokenSecretName, TOKEN_KEY, type InferenceJobResource, type InferenceJobStatus } from './resource.js';
+import { resourceLabels, taskIdOf, TOKEN_OWNER_ANNOTATION, tokenSecretName, TOKEN_KEY, type InferenceJobResource, type InferenceJobStatus } from './resource.js';
 
 export class KubeInferenceJobStore {
   readonly jobs: KindApi<InferenceJobResource>;
@@ -42,10 +44,7 @@ export class KubeInferenceJobStore {
       await this.core.createNamespacedSecret({
         namespace: this.namespace,
         body: {
-          metadata: {
-            name: tokenSecretName(taskId), labels: resourceLabels(taskId),
-            ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true }],
-          },
+          metadata: { name: tokenSecretName(taskId), labels: resourceLabels(taskId), annotations: { [TOKEN_OWNER_ANNOTATION]: owner.metadata.uid! } },
           type: 'Opaque',
           stringData: { [TOKEN_KEY]: token },
         },

@@ -84,7 +84,7 @@ it('refuses a record that cannot fit even compressed, with a clear error, and ke
 
 it('from the API (chart RBAC: no status writes) a record too large for its annotation is refused with 413, leaving nothing', async () => {
   const tokens = { 'admin-token': { username: 'admin' }, 'api-token': { username: 'api' } };
-  const srv = await startKubeTestServer({ tokens, authorize: chartAuthorizer(), authorizeRequests: true });
+  const srv = await startKubeTestServer({ tokens, authorize: chartAuthorizer(), authorizeRequests: true, ownerReferencesPermissionEnforcement: true });
   const tmp = tempDir('kube-api-large-');
   const local = openEmbeddedStores(tmp.dir);
   const api = await openKubeStores({ kc: srv.kubeConfig('api-token'), namespace: K8S_NAMESPACE, logs: local.logs, storage: local.storage, resyncMs: 0 });

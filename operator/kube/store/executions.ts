@@ -330,6 +330,12 @@ export class KubeExecutionStore implements ExecutionStore {
     return this.commands.subscribe(listener);
   }
 
+  /** Name and uid of the resource holding an execution (any name: hand-made ones too), from the cache. */
+  resourceOf(id: string): { name: string; uid: string } | undefined {
+    const obj = this.find(id);
+    return obj?.metadata.uid ? { name: obj.metadata.name, uid: obj.metadata.uid } : undefined;
+  }
+
   /** The cached resource of an execution id (deterministic name first, then the id index for hand-made ones). */
   private find(id: string): ExecutionObject | undefined {
     const byName = this.cache.get(executionName(id));

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound, type StatusCause } from './errors.js';
+import type { AdmissionRequest } from './owner-references.js';
 import { Collector, type Propagation } from './gc.js';
 import { checkSize, generateName, now, pruneMeta, sameObject, specPart, validateMeta } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
@@ -24,6 +25,8 @@ export class Api {
   fieldValidation = '';
   /** Unknown fields pruned by the last write (the server answers them as Warning headers). */
   pruned: string[] = [];
+  /** Set by the server around one request when admission plugins run: sees each create / update before it is stored. */
+  admitOwnerRefs?: (req: Omit<AdmissionRequest, 'who'>) => void;
 
   private applyDefaults(t: ResourceType, o: KubeObject, old?: KubeObject): void {
     const pruned = t.defaults?.(o, old) ?? [];
@@ -108,6 +111,7 @@ export class Api {
     o.metadata = pruneMeta({ ...(o.metadata ?? {}) });
     this.checkNamespace(t, o, ns);
     if (t.namespaced) this.checkNamespaceUsable(ns!);
+    this.admitOwnerRefs?.({ t, version, ns, name: String(o.metadata.name ?? ''), obj: o });
     const m = o.metadata;
     if (!m.name && m.generateName) m.name = generateName(String(m.generateName));
     for (const k of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete m[k];
@@ -180,6 +184,8 @@ export class Api {
         else next.status = clone(old.status);
       }
     }
+    // Admission sees the object as sent (a status write's own metadata too, before the status strategy drops it).
+    this.admitOwnerRefs?.({ t, version, ns, name, sub, obj: sub === 'status' ? { ...given, metadata: gm } : next, old });
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     next.apiVersion = apiVersionOf(t.group, version);
     next.kind = t.kind;

@@ -29,6 +29,8 @@
 //   request (403); no RBAC objects. No quotas, no audit, no protobuf, no table output.
 // - Validating admission webhooks only as `validatingWebhooks` (admission.ts): http(s) URL, CREATE/UPDATE of the main
 //   resource, called with the object as sent (before pruning and defaulting), failurePolicy Fail; no mutating webhooks.
+//   The only built-in admission plugin is OwnerReferencesPermissionEnforcement (`ownerReferencesPermissionEnforcement`,
+//   owner-references.ts, asking `authorize`).
 // - Outages (`startOutage`): requests get 503 ServiceUnavailable with Retry-After, the way a kube-apiserver that is
 //   restarting answers through its load balancer (or while its storage is not ready); open watches end when one starts.
 //   Real outages also refuse connections or time out: use test/kube/fault-proxy.ts for those.
@@ -43,6 +45,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Api } from './api.js';
+import { enforceOwnerReferencePermissions, type Requester } from './owner-references.js';
 import { TokenTable, subjectAccessReview, tokenReview, type AuthzAttributes, type TokenUser } from './auth.js';
 import { KUBE_VERSION, apiGroup, apiGroupList, apiVersions, resourceList } from './discovery.js';
 import { ApiError, methodNotAllowed } from './errors.js';
@@ -89,6 +92,12 @@ export interface KubeTestServerOptions {
   validatingWebhooks?: ValidatingWebhook[];
   /** Namespaces created at start (default default, kube-system, kube-public). */
   namespaces?: string[];
+  /**
+   * Run the OwnerReferencesPermissionEnforcement admission plugin (default on in OpenShift; admission.ts) on every
+   * create and update, asking `authorize` (needs it): changing ownerReferences needs `delete` on the object, setting
+   * blockOwnerDeletion needs `update` on the owner's `<resource>/finalizers`. Default false, like upstream.
+   */
+  ownerReferencesPermissionEnforcement?: boolean;
 }
 
 export interface KubeTestServerStats {
@@ -163,6 +172,8 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
   if (dir) for (const crd of loadCrdFiles(dir)) addCrd(crd);
   for (const crd of opts.crds ?? []) addCrd(crd);
 
+  if (opts.ownerReferencesPermissionEnforcement && !opts.authorize) throw new Error('ownerReferencesPermissionEnforcement needs authorize');
+  const authorizeAll = (a: AuthzAttributes): boolean => opts.authorize?.(a) === true;
   const store = new Store(opts.historyLimit ?? 1000);
   const api = new Api(store, types, {
     maxObjectBytes: opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES, requireNamespaces: opts.requireNamespaces ?? false, gracefulPods: opts.gracefulPodDeletion ?? false,
@@ -219,7 +230,7 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     const user = tokens.fromHeader(req.headers.authorization);
     if (tokens.enabled && !user && path !== '/version') throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const method = (req.method ?? 'GET').toUpperCase();
-    const who = { user: user?.username ?? 'system:anonymous', groups: user ? [...(user.groups ?? []), 'system:authenticated'] : ['system:unauthenticated'] };
+    const who: Requester = { user: user?.username ?? 'system:anonymous', groups: user ? [...(user.groups ?? []), 'system:authenticated'] : ['system:unauthenticated'] };
     const doc = nonResource(path);
     if (doc !== undefined) {
       if (opts.authorizeRequests && opts.authorize && !opts.authorize({ ...who, verb: 'get', path })) throw new ApiError(403, 'Forbidden', `forbidden: User "${who.user}" cannot get path "${path}"`);
@@ -284,7 +295,8 @@ export async function startKubeTestServer(opts: KubeTestServerOptions = {}): Pro
     api.dryRun = dry.length > 0;
     api.fieldValidation = fv;
     api.pruned = [];
-    try { write(raw, url, req, res, route); } finally { api.dryRun = false; api.fieldValidation = ''; api.pruned = []; }
+    if (opts.ownerReferencesPermissionEnforcement) api.admitOwnerRefs = (r) => enforceOwnerReferencePermissions({ ...r, who }, authorizeAll, types.values());
+    try { write(raw, url, req, res, route); } finally { api.dryRun = false; api.fieldValidation = ''; api.pruned = []; api.admitOwnerRefs = undefined; }
   }
 
   /** The write verbs, run synchronously once the body is read (so dryRun cannot leak into another request). */
