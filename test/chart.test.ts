@@ -91,7 +91,8 @@ describe('Helm chart charts/flowpilot', () => {
     for (const g of ['flowpilot.io/executions/status:patch', 'batch/jobs:create', '/pods/log:get', '/secrets:watch', '/events:create']) expect(op).toContain(g);
     // Secrets: read (flow secrets), patch and delete (adopting inference token Secrets); never create or update.
     expect(op.some((g) => g.startsWith('/secrets:') && !/:(get|list|watch|patch|delete)$/.test(g))).toBe(false);
-    expect(grants(role('operator-lease')).sort()).toEqual(['coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:update']);
+    // list: partition and member Leases (one request a round); delete: member Leases of replicas gone for an hour.
+    expect(grants(role('operator-lease')).sort()).toEqual(['create', 'delete', 'get', 'list', 'update'].map((v) => `coordination.k8s.io/leases:${v}`));
     expect(grants(role('auth')).sort()).toEqual(['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);
   });
 

@@ -3,6 +3,10 @@
 // Faults: a transient error retries the batch after a backoff (nothing is dropped; the retry re-derives the record's
 // work); a permanent one ends that execution FAILED with the reason. A periodic resync re-derives the work of every
 // active execution from the store, so a lost wake-up only delays; recovery after a restart is the same resync.
+// Partitioned (several operator replicas): `owns` says which executions this controller acts on; the others' events,
+// commands, resyncs and reports are dropped, and news that crosses partitions (a child ended, a concurrency slot freed)
+// reaches the owner through the store's watch feed. Start decisions of a flow with a concurrency limit are made by one
+// controller (`startsFlow`) whoever owns the execution, so the limit holds across replicas; the owner then takes over.
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +47,8 @@ type QueueItem =
   | { event: { type: 'fail'; reason: string }; acks: number[] };
 
 const CONTROL = new Set(['start-due', 'resync', 'fail']);
+/** States of an execution waiting for its start decision. */
+const WAITING = new Set<ExecutionState>(['CREATED', 'QUEUED']);
 const RESYNC: QueueItem = { event: { type: 'resync' } };
 
 /** Actions applied between two yields to the event loop. */
@@ -66,7 +72,17 @@ export interface ControllerOptions {
   secrets?: (name: string) => string | undefined;
   /** Resync period (default: RESYNC_INTERVAL_MS from `env`, see core/limits.ts). */
   resyncIntervalMs?: number;
+  /**
+   * Whether this controller acts on an execution (default: all). It may change at any time: an execution no longer
+   * owned is dropped at its next batch; one newly owned is picked up by `recover()`.
+   */
+  owns?: (executionId: string) => boolean;
+  /** Whether this controller decides the starts of a flow with a concurrency limit (default: all; one per flow when partitioned). */
+  startsFlow?: (namespace: string, flowId: string) => boolean;
 }
+
+/** Ended executions whose cross-partition news were forwarded (bounded; a resync covers anything forgotten). */
+const FORWARDED_MAX = 10_000;
 
 export class Controller {
   readonly launcher: Launcher;
@@ -86,12 +102,19 @@ export class Controller {
   /** Namespaces flows may reach beyond their own (ALLOWED_NAMESPACES). */
   private readonly grants: NamespaceGrants;
   private readonly stopping = new AbortController();
+  private readonly owns: (executionId: string) => boolean;
+  private readonly startsFlow: (namespace: string, flowId: string) => boolean;
+  private readonly forwarded = new Set<string>();
+  /** Executions owned here whose start another controller decides (their flow has a concurrency limit). */
+  private readonly awaitingStart = new Set<string>();
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
   constructor(private readonly stores: Stores, private readonly opts: ControllerOptions = {}) {
     const env = opts.env ?? process.env;
     this.clock = opts.clock ?? (() => new Date());
+    this.owns = opts.owns ?? (() => true);
+    this.startsFlow = opts.startsFlow ?? (() => true);
     this.limits = limitsFromEnv(env);
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
@@ -114,14 +137,29 @@ export class Controller {
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
     this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {
-      busy: (id) => this.queue.has(id), resync: (id) => this.queue.push(id, RESYNC), command: (c) => this.onCommand(c),
+      busy: (id) => this.queue.has(id),
+      resync: (exec) => {
+        if (this.owns(exec.id)) this.queue.push(exec.id, RESYNC);
+        else if (this.mayStart(exec)) this.queue.push(exec.id, { event: { type: 'start-due' } });
+      },
+      command: (c) => this.onCommand(c),
     });
   }
 
   /** Subscribes to the store, then recovers: every active execution resumes from its record, pending commands replay. */
   async start(): Promise<void> {
     this.unsubscribe.push(this.stores.executions.watch((e) => {
-      if (e.type === 'ADDED' && !this.stopped) this.onNew(e.execution);
+      if (this.stopped) return;
+      const exec = e.execution;
+      if (!this.owns(exec.id)) {
+        if (this.mayStart(exec)) this.queue.push(exec.id, { event: { type: 'start-due' } });
+        if (e.type === 'MODIFIED') this.onModified(exec);
+      } else if (e.type === 'ADDED') this.onNew(exec);
+      else if (this.awaitingStart.has(exec.id) && !WAITING.has(exec.state.current)) {
+        // Started by the controller deciding its flow's starts: take it over from its record.
+        this.awaitingStart.delete(exec.id);
+        this.queue.push(exec.id, RESYNC);
+      }
     }));
     this.unsubscribe.push(this.stores.executions.onCommand((c) => this.onCommand(c)));
     await this.resync.start();
@@ -136,6 +174,21 @@ export class Controller {
     this.launcher.killAll();
     await this.queue.close();
     await this.flowQueue.close();
+  }
+
+  /**
+   * Takes over executions newly owned (a partition acquired): each active one among `only` resumes from its record and
+   * its pending commands replay, as at start. Resolves false when the store could not be listed (the resync retries).
+   */
+  recover(only: (executionId: string) => boolean): Promise<boolean> {
+    return this.resync.run(true, (id) => only(id) && this.owns(id));
+  }
+
+  /** Takes over the start decisions of flows newly given to this controller (`only`): their waiting executions are started or queued. */
+  async recoverStarts(only: (namespace: string, flowId: string) => boolean): Promise<void> {
+    for (const { execution: e } of await this.stores.executions.listActive()) {
+      if (!this.owns(e.id) && only(e.namespace, e.flowId) && this.mayStart(e)) this.queue.push(e.id, { event: { type: 'start-due' } });
+    }
   }
 
   /** Type of the task of a run, when the execution's flow revision is cached (metrics). */
@@ -157,7 +210,23 @@ export class Controller {
   }
 
   private onCommand(c: PendingCommand): void {
-    this.queue.push(c.executionId, { event: c.command as EngineEvent, ack: c.seq });
+    if (this.owns(c.executionId)) this.queue.push(c.executionId, { event: c.command as EngineEvent, ack: c.seq });
+  }
+
+  /**
+   * An execution owned elsewhere ended: its owner told its parent and its flow's queue only if it owns them too, so the
+   * owners of those hear it here (once per execution; the periodic resync re-checks children in any case).
+   */
+  private onModified(exec: Execution): void {
+    if (!isTerminal(exec.state.current) || this.forwarded.has(exec.id)) return;
+    const parent = exec.parent?.executionId;
+    const wakeParent = parent !== undefined && this.owns(parent);
+    this.forwarded.add(exec.id);
+    if (this.forwarded.size > FORWARDED_MAX) this.forwarded.delete(this.forwarded.values().next().value!);
+    if (wakeParent) this.children.ended(exec);
+    void this.flow(exec).then(async (flow) => {
+      if (flow.concurrency) await this.dequeue(exec.namespace, exec.flowId);
+    }).catch((err: unknown) => { if (isTransient(err)) this.forwarded.delete(exec.id); });
   }
 
   /** A batch failed for good: the execution ends FAILED with the reason (that write itself retried while transient). */
@@ -195,13 +264,24 @@ export class Controller {
   /** One batch of events for one execution: step through all of them, write once, then act. */
   private async process(id: string, items: QueueItem[]): Promise<void> {
     if (this.stopped) return;
+    const startDue = items.some((i) => i.event.type === 'start-due');
+    if (!this.owns(id)) {
+      if (startDue) await this.startForFlow(id);
+      this.disown(id);
+      return;
+    }
     const fail = items.find((i): i is Extract<QueueItem, { acks: number[] }> => i.event.type === 'fail');
     if (fail) return this.failNow(id, fail.event.reason, fail.acks);
-    const resync = items.some((i) => i.event.type === 'resync');
+    let resync = items.some((i) => i.event.type === 'resync');
     if (resync) this.cache.delete(id);
-    if (items.some((i) => i.event.type === 'start-due') || resync) {
+    if (startDue || resync) {
       const state = (await this.load(id))?.execution.state.current;
       if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
+      else if (startDue && !resync && state && this.opts.startsFlow) {
+        // Already started (or ended) by the controller deciding its flow's starts: take it over from its record.
+        resync = true;
+        this.cache.delete(id);
+      }
     }
     const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
     if (!events.length && !resync) { this.resync.processed(id); return; }
@@ -222,6 +302,28 @@ export class Controller {
     await this.reconcile(flow, exec, resync);
     this.settled(exec, events);
     if (!isTerminal(exec.state.current)) this.resync.processed(id);
+  }
+
+  /** Whether this controller (not the execution's owner) may decide the start of this waiting execution (if its flow has a concurrency limit). */
+  private mayStart(exec: Execution): boolean {
+    return WAITING.has(exec.state.current) && Boolean(exec.flowRevision) && !this.owns(exec.id) && this.startsFlow(exec.namespace, exec.flowId);
+  }
+
+  /** The start of an execution owned elsewhere whose flow's starts are decided here (concurrency limits hold across replicas). */
+  private async startForFlow(id: string): Promise<void> {
+    this.cache.delete(id);
+    const e = (await this.stores.executions.get(id))?.execution;
+    if (!e || !WAITING.has(e.state.current) || !e.flowRevision || !this.startsFlow(e.namespace, e.flowId)) return;
+    if (!(await this.flow(e)).concurrency) return;
+    await this.startViaFlowQueue(id);
+  }
+
+  /** An execution of a partition this controller lost (or never held): forget what it kept, its new owner acts. */
+  private disown(id: string): void {
+    this.awaitingStart.delete(id);
+    this.cache.delete(id);
+    this.timers.clear(id);
+    this.resync.forget(id);
   }
 
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
@@ -303,9 +405,23 @@ export class Controller {
       return this.startNow(id);
     }
     const flow = await this.flow(exec0);
+    // Another controller decides the starts of this flow (partitioned operators): it starts or queues this one.
+    if (flow.concurrency && !this.startsFlow(exec0.namespace, exec0.flowId)) {
+      if (!this.owns(id)) return;
+      this.awaitingStart.add(id);
+      // It may have been started while this decision was on its way (the watch event came before the line above).
+      const now = (await this.stores.executions.get(id))?.execution.state.current;
+      if (now && !WAITING.has(now) && this.awaitingStart.delete(id)) this.queue.push(id, RESYNC);
+      return;
+    }
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
     const r = await this.decide(flow, exec0, [{ type: 'start', runningCount: running }]);
     if (changed(exec0, r.execution, false)) await this.write(r.execution, stored.resourceVersion, []);
+    if (!this.owns(id)) {
+      // Started for its flow's limit only: its owner carries out the rest from the record (launches, children, timers).
+      for (const a of r.actions) if (a.type === 'log') this.log(r.execution, a.level, a.message, a.taskRunId);
+      return;
+    }
     await this.apply(flow, r.execution, r.actions);
     await this.reconcile(flow, r.execution, false);
   }
@@ -393,7 +509,7 @@ export class Controller {
     });
   }
 
-  /** A slot freed: start the oldest QUEUED execution of the flow. */
+  /** A slot freed: start the oldest QUEUED execution of the flow (its owner does: others drop the push). */
   private async dequeue(namespace: string, flowId: string): Promise<void> {
     const page = await this.stores.executions.search({ namespace, flowId, state: ['QUEUED'], limit: 1000 });
     const oldest = page.results.filter((e) => e.namespace === namespace).sort((a, b) => a.state.startDate.localeCompare(b.state.startDate))[0];

@@ -2,13 +2,14 @@
 // controller to re-derive their work from the record (timers, running attempts, child executions), and commands left
 // pending that long are delivered again; so a lost wake-up only delays. Recovery after a restart is one resync of all.
 import { backoff, reasonOf } from '../faults.js';
+import type { Execution } from '../core/types.js';
 import type { PendingCommand, Stores } from '../store/types.js';
 
 export interface ResyncHooks {
   /** Whether the execution has work queued or running already (it needs no resync). */
   busy(executionId: string): boolean;
-  /** Hands the execution over to re-derive its work. */
-  resync(executionId: string): void;
+  /** Hands the execution over to re-derive its work (or, when owned elsewhere, to decide its start). */
+  resync(execution: Execution): void;
   /** Delivers a pending command again. */
   command(c: PendingCommand): void;
 }
@@ -35,17 +36,18 @@ export class Resync {
     clearTimeout(this.timer);
   }
 
-  /** One pass; `all` (recovery) ignores recency. False when the store could not be listed. */
-  async run(all = false): Promise<boolean> {
+  /** One pass; `all` (recovery) ignores recency; `only` limits it to some executions. False when the store could not be listed. */
+  async run(all = false, only: (executionId: string) => boolean = () => true): Promise<boolean> {
     const cutoff = Date.now() - this.intervalMs;
     try {
       for (const stored of await this.stores.executions.listActive()) {
         const id = stored.execution.id;
         if (this.stopped) return true;
-        if (this.hooks.busy(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
-        this.hooks.resync(id);
+        if (!only(id) || this.hooks.busy(id) || (!all && (this.seen.get(id) ?? 0) > cutoff)) continue;
+        this.hooks.resync(stored.execution);
       }
       for (const c of await this.stores.executions.pendingCommands()) {
+        if (!only(c.executionId)) continue;
         if (all || (!this.hooks.busy(c.executionId) && Date.parse(c.created) < cutoff)) this.hooks.command(c);
       }
       return true;

@@ -6,11 +6,14 @@ import type { V1EnvVar } from '@kubernetes/client-node';
 import { ENCRYPTION_KEY_ENV } from '../secrets/env.js';
 import type { LauncherSettings, PullPolicy } from './job-spec.js';
 import type { S3StorageOptions } from '../storage/s3.js';
+import { partitionsFromEnv } from './partitioning.js';
 
 export interface ClusterSettings {
   namespace: string;
   identity: string;
-  leaderElection: { enabled: boolean; leaseName: string };
+  leaderElection: { enabled: boolean; leaseName: string; leaseDurationSec: number; renewEverySec: number };
+  /** OPERATOR_PARTITIONS: executions are spread over the replicas in this many partitions (with leader election). */
+  partitions: number;
   metricsPort: number;
   storage: S3StorageOptions;
   logStoreUrl: string;
@@ -125,6 +128,30 @@ export function podEnvFor(env: NodeJS.ProcessEnv, names: string[], refs = envSec
   return out;
 }
 
+/**
+ * Timing of the operator's Leases (leader and partitions): LEADER_ELECTION_LEASE_DURATION_SECONDS (default 15, how long
+ * a dead replica keeps its work) and LEADER_ELECTION_RENEW_SECONDS (default 5, below 2/3 of the duration, when a holder
+ * that cannot renew steps down).
+ */
+export function leaseTimingFromEnv(env: NodeJS.ProcessEnv): { leaseDurationSec: number; renewEverySec: number } {
+  const num = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number of seconds, got '${raw}'`);
+    return n;
+  };
+  const leaseDurationSec = num('LEADER_ELECTION_LEASE_DURATION_SECONDS', 15);
+  if (!Number.isInteger(leaseDurationSec) || leaseDurationSec < 2 || leaseDurationSec > 300) {
+    throw new Error(`LEADER_ELECTION_LEASE_DURATION_SECONDS must be a whole number of seconds from 2 to 300, got '${env.LEADER_ELECTION_LEASE_DURATION_SECONDS}'`);
+  }
+  const renewEverySec = num('LEADER_ELECTION_RENEW_SECONDS', Math.min(5, leaseDurationSec / 3));
+  if (renewEverySec >= (leaseDurationSec * 2) / 3) {
+    throw new Error(`LEADER_ELECTION_RENEW_SECONDS (${renewEverySec}) must be below 2/3 of LEADER_ELECTION_LEASE_DURATION_SECONDS (${leaseDurationSec})`);
+  }
+  return { leaseDurationSec, renewEverySec };
+}
+
 /** RUNNER_TTL_SECONDS_AFTER_FINISHED: a whole number of seconds (0: deleted as soon as finished). */
 function jobTtl(raw: string): number {
   const n = Number(raw.trim());
@@ -170,7 +197,8 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv): ClusterSettings {
   return {
     namespace,
     identity: env.POD_NAME || `${hostname()}-${process.pid}`,
-    leaderElection: { enabled: env.LEADER_ELECTION_ENABLED !== 'false', leaseName: env.LEADER_ELECTION_LEASE_NAME || 'flowpilot-operator' },
+    leaderElection: { enabled: env.LEADER_ELECTION_ENABLED !== 'false', leaseName: env.LEADER_ELECTION_LEASE_NAME || 'flowpilot-operator', ...leaseTimingFromEnv(env) },
+    partitions: partitionsFromEnv(env),
     metricsPort: Number(env.METRICS_PORT ?? 9090),
     storage: storageFromEnv(env),
     logStoreUrl: required(env, 'LOG_STORE_URL'),

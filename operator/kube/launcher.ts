@@ -32,6 +32,11 @@ export interface KubeLauncherOptions {
   /** The Execution resource holding an execution id (the store's cache; hand-made Executions have any name). */
   executionResource?: (executionId: string) => { name: string; uid: string } | undefined;
   onError?: (message: string, err?: unknown) => void;
+  /**
+   * Partitioned operators: whether this replica acts on the execution's outcomes (default: all). Jobs of others stay
+   * in the informer caches (read when the partition comes here: launch() adopts them) but are not settled here.
+   */
+  owns?: (executionId: string) => boolean;
 }
 
 interface Attempt extends AttemptKey {
@@ -253,9 +258,11 @@ export class KubeLauncher implements Launcher {
     return owner({ name, uid });
   }
 
+  private readonly mine = (k: AttemptKey | undefined): k is AttemptKey => Boolean(k) && (this.o.owns?.(k!.executionId) ?? true);
+
   private onJob(job: V1Job): void {
     const k = attemptKeyOf(job);
-    if (!k || !job.metadata?.name) return;
+    if (!this.mine(k) || !job.metadata?.name) return;
     const a = this.track(k, job.metadata.name);
     if (a.outcome) return;
     const finish = jobFinish(job);
@@ -270,7 +277,7 @@ export class KubeLauncher implements Launcher {
 
   private onJobDeleted(job: V1Job): void {
     const k = attemptKeyOf(job);
-    if (!k || !job.metadata?.name) return;
+    if (!this.mine(k) || !job.metadata?.name) return;
     // A finished Job going (ttlSecondsAfterFinished) was settled when it finished (an evicted attempt was reported):
     // forget its attempt rather than track it again; a repeated launch() reads the result file.
     const key = `${k.taskRunId}:${k.attempt}`, known = this.attempts.get(key);
@@ -286,7 +293,7 @@ export class KubeLauncher implements Launcher {
   /** A Pod that cannot start (bad image...) would leave the Job waiting until its deadline: fail the attempt now. */
   private onPod(pod: V1Pod): void {
     const k = attemptKeyOf(pod);
-    if (!k || pod.metadata?.deletionTimestamp) return;
+    if (!this.mine(k) || pod.metadata?.deletionTimestamp) return;
     const stuck = podStuck(pod);
     if (!stuck) return;
     const a = this.track(k);

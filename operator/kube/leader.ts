@@ -51,8 +51,11 @@ export interface LeaderElectionOptions {
 
 export interface LeaderElection {
   isLeader(): boolean;
-  /** Stops the elector, releases the lease when holding it, and calls onStoppedLeading if it was leading. */
-  stop(): Promise<void>;
+  /**
+   * Stops the elector, releases the lease when holding it, and calls onStoppedLeading if it was leading.
+   * `release: false` leaves the lease to expire, as a replica killed at once would (tests of a crash).
+   */
+  stop(opts?: { release?: boolean }): Promise<void>;
 }
 
 const toMs = (t: unknown): number | undefined => {
@@ -71,7 +74,23 @@ export function leaseView(lease: V1Lease): LeaseView {
   return view;
 }
 
-const statusOf = (err: unknown): number | undefined => (err as { code?: number })?.code;
+export const statusOf = (err: unknown): number | undefined => (err as { code?: number })?.code;
+
+/** The spec of a Lease `identity` holds from `now` (created, taken over, or renewed). */
+export function heldSpec(previous: V1Lease['spec'], identity: string, durationSec: number, now: number, takeOver: boolean): V1Lease['spec'] {
+  return {
+    ...previous,
+    holderIdentity: identity,
+    leaseDurationSeconds: durationSec,
+    renewTime: new V1MicroTime(now),
+    acquireTime: takeOver || !previous?.acquireTime ? new V1MicroTime(now) : previous.acquireTime,
+    leaseTransitions: (previous?.leaseTransitions ?? 0) + (takeOver && previous ? 1 : 0),
+  };
+}
+
+/** The spec of a released Lease: no holder, expired at once for anyone reading it. */
+export const releasedSpec = (previous: V1Lease['spec'], now: number): V1Lease['spec'] =>
+  ({ ...previous, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new V1MicroTime(now) });
 
 export function startLeaderElection(options: LeaderElectionOptions): LeaderElection {
   const { namespace, leaseName: name, identity } = options;
@@ -88,14 +107,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
-  const spec = (now: number, previous: V1Lease['spec'], takeOver: boolean): V1Lease['spec'] => ({
-    ...previous,
-    holderIdentity: identity,
-    leaseDurationSeconds: durationSec,
-    renewTime: new V1MicroTime(now),
-    acquireTime: takeOver || !previous?.acquireTime ? new V1MicroTime(now) : previous.acquireTime,
-    leaseTransitions: (previous?.leaseTransitions ?? 0) + (takeOver && previous ? 1 : 0),
-  });
+  const spec = (now: number, previous: V1Lease['spec'], takeOver: boolean): V1Lease['spec'] => heldSpec(previous, identity, durationSec, now, takeOver);
 
   // Callbacks run beside the renew loop (a long onStartedLeading must not delay renewals); stop() awaits them.
   let callbacks: Promise<void> = Promise.resolve();
@@ -168,7 +180,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     try {
       const lease = await api.readNamespacedLease({ name, namespace });
       if (lease.spec?.holderIdentity !== identity) return;
-      const body: V1Lease = { ...lease, spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new V1MicroTime(Date.now()) } };
+      const body: V1Lease = { ...lease, spec: releasedSpec(lease.spec, Date.now()) };
       await api.replaceNamespacedLease({ name, namespace, body });
     } catch (err) {
       onError(err as Error);
@@ -184,7 +196,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   loop();
   return {
     isLeader: () => leading,
-    async stop() {
+    async stop(opts = {}) {
       if (stopped) return;
       stopped = true;
       clearInterval(watchdog);
@@ -192,7 +204,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       await running;
       clearTimeout(timer);
       const wasLeading = leading;
-      if (wasLeading) await release();
+      if (wasLeading && opts.release !== false) await release();
       await loseLeadership();
     },
   };

@@ -1,6 +1,7 @@
 // Cluster-mode operator entry point (`node --import tsx operator/kube/main.ts`, the image's default command): loads the
 // settings the Helm chart sets (docs/kubernetes.md), connects the internal storage bucket and the PostgreSQL log store,
-// and runs the operator with leader election; `/metrics` and `/healthz` on METRICS_HOST:METRICS_PORT on every replica.
+// and runs the operator with leader election and execution partitions; `/metrics` and `/healthz` on
+// METRICS_HOST:METRICS_PORT on every replica.
 import '../harden.js'; // first: Object.prototype takes no new properties (operator/harden.ts)
 import { KubeConfig } from '@kubernetes/client-node';
 import { isIP } from 'node:net';
@@ -35,7 +36,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const metrics = createOperatorMetrics();
   const operator = await startOperator({
     kc, namespace: settings.namespace, identity: settings.identity, storage, logs, launcher,
-    leaderElection: settings.leaderElection, secretsSecretName: settings.secretsSecretName, env, metrics,
+    leaderElection: settings.leaderElection, partitions: settings.partitions, secretsSecretName: settings.secretsSecretName, env, metrics,
     archive: { archive, ttlSeconds: settings.executionTtlSeconds, sweepIntervalMs: settings.executionSweepIntervalMs },
     leaderTasks: [{
       name: 'inference',
@@ -48,7 +49,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
       }),
     }],
   });
-  const listening = await serveMetrics(metrics.registry, settings.metricsPort, host, () => ({ status: 'UP', leader: operator.isLeader() }));
+  const listening = await serveMetrics(metrics.registry, settings.metricsPort, host, () => ({ status: 'UP', leader: operator.isLeader(), partitions: operator.partitions() }));
   const metricsPort = listening.port;
   console.log(`[operator] ${settings.identity} watching namespace ${settings.namespace}; metrics on ${host}:${metricsPort}`);
   return {

@@ -1,7 +1,9 @@
-// Cluster mode, composed: the stores on custom resources (every replica keeps their caches warm), and on the replica
-// holding the Lease: Flow reconciliation (kubectl-applied Flows → revisions), the controller with one Job per task
-// attempt, the trigger service and the inference reconciler. Losing the Lease stops all of them at once. Every store
-// write goes through the secret layer (values of the flow-secrets Secrets, refreshed on change; ENCRYPTION_KEY).
+// Cluster mode, composed: the stores on custom resources (every replica keeps their caches warm); the singletons on the
+// replica holding the leader Lease (Flow reconciliation of kubectl-applied Flows, the trigger service, the inference
+// reconciler; losing the Lease stops them at once); and the execution workers (the controller with one Job per task
+// attempt). Partitioned (`partitions`, OPERATOR_PARTITIONS), every replica runs workers for the partitions it holds
+// (partitions.ts); otherwise they run on the leader only. Every store write goes through the secret layer (values of
+// the flow-secrets Secrets, refreshed on change; ENCRYPTION_KEY).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from '../controller/controller.js';
 import { createSecretRenderer, secretFromEnv } from '../controller/secrets.js';
@@ -13,6 +15,8 @@ import { defaultTriggerComponents, startTriggerService, type TriggerService } fr
 import type { LauncherSettings } from './job-spec.js';
 import { KubeLauncher } from './launcher.js';
 import { startLeaderElection, type LeaderElection } from './leader.js';
+import { flowPartitionOf, partitionOf } from './partitioning.js';
+import { startPartitions, type PartitionSet } from './partitions.js';
 import { POD_SECRET_PREFIX } from './names.js';
 import { startKubeSecrets } from './secrets.js';
 import { openKubeStores, type KubeStores } from './store/index.js';
@@ -30,6 +34,11 @@ export interface OperatorOptions {
   launcher: LauncherSettings;
   /** Disabled: this replica leads at once (a single replica, or tests). */
   leaderElection?: { enabled: boolean; leaseName: string; leaseDurationSec?: number; renewEverySec?: number };
+  /**
+   * Executions spread over the replicas in this many partitions (each a Lease named after the leader Lease, same
+   * duration and renewal). Without leader election this replica holds them all. Unset: workers run on the leader only.
+   */
+  partitions?: number;
   /** Secret whose keys are the flow secrets (null: none; `SECRET_<NAME>` env only). */
   secretsSecretName?: string | null;
   /** Start the trigger service on the leader (default true). */
@@ -48,14 +57,20 @@ export interface RunningOperator {
   /** The stores behind the secret layer. */
   stores: MaskedStores<KubeStores>;
   isLeader(): boolean;
-  /** The controller while this replica leads. */
+  /** The controller while this replica runs one (partitioned: always; else while it leads). */
   controller(): Controller | undefined;
-  /** The task launcher while this replica leads (its caches' sizes: tests, the memory bench). */
+  /** Partitions this replica holds (partitioned mode), ascending. */
+  partitions(): number[];
+  /** The task launcher while this replica runs one (its caches' sizes: tests, the memory bench). */
   launcher(): KubeLauncher | undefined;
   /** Resolves when the leader's parts are started (tests). */
   whenLeading(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops; `release: false` leaves the Leases to expire, as a replica killed at once would (tests of a crash). */
+  stop(opts?: { release?: boolean }): Promise<void>;
 }
+
+interface Workers { controller: Controller; launcher: KubeLauncher }
+interface Singletons { triggers?: TriggerService; stopFlows: () => void; extra: { stop(): Promise<void> }[] }
 
 
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
@@ -87,40 +102,51 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const observed = new Set<string>();
   const stopWatch = o.metrics ? stores.executions.watch((e) => {
     const exec = e.execution;
-    if (!leading || !isTerminal(exec.state.current) || observed.has(exec.id)) return;
+    if (!workers || !isTerminal(exec.state.current) || observed.has(exec.id) || !(partitionSet?.owns(exec.id) ?? true)) return;
     observed.add(exec.id);
     // Bounded, oldest first (clearing it all would observe recent executions twice on their next event).
     if (observed.size > 10_000) observed.delete(observed.values().next().value!);
     for (const run of exec.taskRunList) {
       const end = run.state.endDate, start = run.state.startDate;
       if (!end || !start) continue;
-      o.metrics!.observeTaskRun(leading.controller.taskType(exec, run) ?? 'unknown', run.state.current, (Date.parse(end) - Date.parse(start)) / 1000);
+      o.metrics!.observeTaskRun(workers.controller.taskType(exec, run) ?? 'unknown', run.state.current, (Date.parse(end) - Date.parse(start)) / 1000);
     }
   }) : () => {};
-  const sampleDepth = () => o.metrics?.setQueueDepth('executions', leading?.controller.queueDepth ?? 0);
+  const sampleDepth = () => o.metrics?.setQueueDepth('executions', workers?.controller.queueDepth ?? 0);
   const depth = o.metrics ? setInterval(sampleDepth, 1000) : undefined;
   depth?.unref();
 
-  let leading: { controller: Controller; launcher: KubeLauncher; triggers?: TriggerService; stopFlows: () => void; extra: { stop(): Promise<void> }[] } | undefined;
+  let workers: Workers | undefined;
+  let singletons: Singletons | undefined;
+  let partitionSet: PartitionSet | undefined;
   sampleDepth();
   let transition: Promise<void> = Promise.resolve();
   let notifyLeading!: () => void;
   const leadingStarted = new Promise<void>((r) => { notifyLeading = r; });
 
-  const lead = async () => {
-    const stopFlows = stores.flows.reconcileOnChange((e) => onError(e, 'flow reconcile'));
-    await stores.flows.ensureRevisions();
+  /** The controller and its Job launcher; `owns` limits them to the partitions held. */
+  const startWorkers = async (owns?: (executionId: string) => boolean, startsFlow?: (namespace: string, flowId: string) => boolean): Promise<Workers> => {
     let launcher!: KubeLauncher;
     const controller = new Controller(stores, {
-      env, secrets: lookup, ...(o.clock ? { clock: o.clock } : {}),
+      env, secrets: lookup, ...(o.clock ? { clock: o.clock } : {}), ...(owns ? { owns } : {}), ...(startsFlow ? { startsFlow } : {}),
       launcher: (report) => (launcher = new KubeLauncher({
         kc: o.kc, namespace: o.namespace, storage: o.storage, report, settings: launcherSettings,
-        executionResource: (id) => kubeStores.executions.resourceOf(id),
+        executionResource: (id) => kubeStores.executions.resourceOf(id), ...(owns ? { owns } : {}),
       })),
       ...(o.metrics ? { observe: (ms: number, ok: boolean) => { o.metrics!.reconcileDuration.observe({ kind: 'execution' }, ms / 1000); if (!ok) o.metrics!.reconcileErrors.inc({ kind: 'execution' }); } } : {}),
     });
     await launcher.start();
     await controller.start();
+    return { controller, launcher };
+  };
+  const stopWorkers = async (w: Workers | undefined) => {
+    if (!w) return;
+    await w.controller.stop();
+    await w.launcher.stop();
+  };
+
+  /** What exactly one replica runs: Flow reconciliation (started by the caller), the trigger service, the leader tasks. */
+  const startSingletons = async (stopFlows: () => void): Promise<Singletons> => {
     const renderer = createSecretRenderer(stores, env, lookup);
     const triggers = o.triggers === false ? undefined : await startTriggerService(
       { stores, renderer, clock: o.clock ?? (() => new Date()), env, onError },
@@ -137,21 +163,51 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       extra.push(sweeper);
     }
     for (const t of o.leaderTasks ?? []) extra.push(await t.start());
-    leading = { controller, launcher, ...(triggers ? { triggers } : {}), stopFlows, extra };
-    notifyLeading();
+    return { ...(triggers ? { triggers } : {}), stopFlows, extra };
   };
-
-  const follow = async () => {
-    const l = leading;
-    leading = undefined;
+  const stopSingletons = async (l: Singletons | undefined) => {
     if (!l) return;
     for (const e of l.extra.reverse()) await e.stop().catch((err) => onError(err, 'stopping leader task'));
     await l.triggers?.stop();
-    await l.controller.stop();
-    await l.launcher.stop();
     l.stopFlows();
   };
+
+  const partitioned = o.partitions !== undefined && o.leaderElection?.enabled === true;
+  const lead = async () => {
+    const stopFlows = stores.flows.reconcileOnChange((e) => onError(e, 'flow reconcile'));
+    await stores.flows.ensureRevisions();
+    // Unpartitioned, the leader runs the workers too (after the Flow revisions, as executions are bound to them).
+    if (!partitioned) workers = await startWorkers();
+    singletons = await startSingletons(stopFlows);
+    notifyLeading();
+  };
+  const follow = async () => {
+    const l = singletons;
+    singletons = undefined;
+    await stopSingletons(l);
+    if (!partitioned) { const w = workers; workers = undefined; await stopWorkers(w); }
+  };
   const serially = (f: () => Promise<void>) => { transition = transition.then(f).catch((e) => onError(e, 'leadership change')); return transition; };
+
+  if (partitioned) {
+    const count = o.partitions!;
+    workers = await startWorkers((id) => partitionSet?.owns(id) ?? false, (ns, flowId) => partitionSet?.holds(flowPartitionOf(ns, flowId, count)) ?? false);
+    const w = workers;
+    partitionSet = startPartitions({
+      kc: o.kc, namespace: o.namespace, group: o.leaderElection!.leaseName, identity: o.identity, partitions: count,
+      ...(o.leaderElection!.leaseDurationSec ? { leaseDurationSec: o.leaderElection!.leaseDurationSec } : {}),
+      ...(o.leaderElection!.renewEverySec ? { renewEverySec: o.leaderElection!.renewEverySec } : {}),
+      // A partition acquired: its active executions resume from their records (a failed listing: the resync retries),
+      // and the waiting executions of the concurrency-limited flows it decides the starts of are started or queued.
+      onAcquired: async (p) => {
+        await w.controller.recover((id) => partitionOf(id, count) === p);
+        await w.controller.recoverStarts((ns, flowId) => flowPartitionOf(ns, flowId, count) === p);
+      },
+      // A partition lost: owns() is already false, so the controller and launcher drop its work as it comes.
+      onLost: () => {},
+      onError: (e) => onError(e, 'partitions'),
+    });
+  }
 
   let election: LeaderElection | undefined;
   if (o.leaderElection?.enabled === false || !o.leaderElection) await serially(lead);
@@ -168,19 +224,21 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
 
   return {
     stores,
-    isLeader: () => leading !== undefined,
-    controller: () => leading?.controller,
-    launcher: () => leading?.launcher,
+    isLeader: () => singletons !== undefined,
+    controller: () => workers?.controller,
+    partitions: () => partitionSet?.held() ?? [],
+    launcher: () => workers?.launcher,
     whenLeading: () => leadingStarted,
-    async stop() {
-      await election?.stop();
+    async stop(opts = {}) {
+      await election?.stop(opts);
+      await partitionSet?.stop(opts);
       stopWatch();
       if (depth) clearInterval(depth);
       await serially(follow);
+      if (partitioned) { const w = workers; workers = undefined; await stopWorkers(w); }
       stopRefresh?.();
       await secrets?.stop();
       await stores.close();
     },
   };
 }
-

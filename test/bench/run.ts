@@ -1,6 +1,6 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|archive|kube-memory|json|masking|render selects one group (kube
-// includes archive and kube-memory); default runs all.
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render selects one group
+// (kube includes kube-scale, archive and kube-memory); default runs all.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;
@@ -18,6 +18,12 @@ if (!only || only === 'triggers') {
 if (!only || only === 'kube') {
   const { runKubeBench } = await import('./kube.js');
   await runKubeBench();
+  const { runKubeScaleBench } = await import('./kube-scale.js');
+  await runKubeScaleBench();
+}
+if (only === 'kube-scale') {
+  const { runKubeScaleBench } = await import('./kube-scale.js');
+  await runKubeScaleBench();
 }
 if (!only || only === 'kube' || only === 'archive') {
   const { runArchiveBench } = await import('./archive.js');

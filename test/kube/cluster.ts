@@ -1,6 +1,7 @@
 // Test support: cluster mode end to end on this machine. The Kubernetes API test server (CRDs from crds/), the simulated
 // kubelet running task Pods as local processes, a real PostgreSQL log store and a real S3-protocol bucket (s3rver),
-// one or more operator replicas (leader election on a Lease) and the Koa API over its own custom-resource stores.
+// one or more operator replicas (leader election on a Lease, executions spread over them in partitions, each replica
+// with its own token, stores and identity) and the Koa API over its own custom-resource stores.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ export interface ClusterOptions {
   /** Keys of the flow-secrets Secret (plain values). */
   secrets?: Record<string, string>;
   leaseDurationSec?: number;
+  /** OPERATOR_PARTITIONS of every replica (default 16); false: the leader runs every execution (no partitions). */
+  partitions?: number | false;
   /** Execution history in the PostgreSQL database (operators and the API read it; the leader archives and deletes). */
   archive?: ArchiveSettings;
   /** More env of task Pods (e.g. RUNNER_START_TIMEOUT_MS) and of the operators (e.g. TASK_INFRA_RETRIES). */
@@ -61,6 +64,8 @@ export interface TestCluster {
   pg: pg.Pool;
   /** Starts one more operator replica (e.g. after stopping one), with its own archive settings if given. */
   addOperator(identity?: string, archive?: ArchiveSettings): Promise<RunningOperator>;
+  /** Stops a replica as kill -9 would for the others: its Leases are left to expire (it is removed from `operators`). */
+  crash(op: RunningOperator): Promise<void>;
   leader(): RunningOperator | undefined;
   close(): Promise<void>;
 }
@@ -118,6 +123,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
       kc: server.kubeConfig('operator-token'), namespace: CLUSTER_NS, identity, storage: new S3Storage(storageOpts), logs: await openLogs(),
       launcher: { runnerImage: 'flowpilot-runner:test', env: podEnv, terminationGracePeriodSeconds: 5 },
       leaderElection: { enabled: true, leaseName: 'flowpilot-operator', leaseDurationSec: opts.leaseDurationSec ?? 6, renewEverySec: 1 },
+      ...(opts.partitions === false ? {} : { partitions: opts.partitions ?? 16 }),
       env: { PATH: process.env.PATH, ENCRYPTION_KEY: encryptionKey, ...opts.operatorEnv },
       onError: (err, where) => console.error(`[${identity}] ${where}:`, (err as Error)?.message ?? err),
     });
@@ -134,6 +140,10 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     server, kc, denied, kubelet, operators, base: `http://127.0.0.1:${api.port}/api/v1`, apiStores, logs, storage, addOperator,
     ...(archive ? { archive } : {}), pg: pools[pools.length - 1]!,
     leader: () => operators.find((o) => o.isLeader()),
+    async crash(op) {
+      operators.splice(operators.indexOf(op), 1);
+      await op.stop({ release: false });
+    },
     async close() {
       await api.close();
       for (const op of operators) await op.stop().catch(() => undefined);

@@ -10,6 +10,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/wait.js';
 import { main as apiMain } from '../../api/kube-main.js';
 import { main as operatorMain, metricsHost } from '../../operator/kube/main.js';
 import { startPostgres, startS3rver, type Service } from '../support/services.js';
@@ -100,6 +101,8 @@ describe('cluster entry points', () => {
     expect((await fetch(url('/healthz'))).status).toBe(200);
     const health = await (await fetch(`http://127.0.0.1:${op.metricsPort}/healthz`)).json() as { status: string };
     expect(health.status).toBe('UP');
+    // The only replica holds every partition (OPERATOR_PARTITIONS default 16), listed by its health endpoint.
+    await until(async () => ((await (await fetch(`http://127.0.0.1:${op.metricsPort}/healthz`)).json()) as { partitions: number[] }).partitions.length === 16, 'the replica to hold the 16 partitions');
     expect(await (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text()).toContain('flowpilot_executions');
     // METRICS_HOST=127.0.0.1: bound to that address only (another loopback address of the machine is refused).
     expect(op.metricsHost).toBe('127.0.0.1');
