@@ -286,8 +286,34 @@ export class KubeLauncher implements Launcher {
     if (a.reported || a.settling) return;
     const finish = jobFinish(job);
     if (finish) { void this.settle(a, job, finish); return; }
-    this.deliver(a, a.killing || job.metadata.deletionTimestamp ? KILLED
-      : { state: 'FAILED', error: `The Job ${job.metadata.name} of this attempt was deleted before it finished` });
+    if (a.killing) { this.deliver(a, KILLED); return; }
+    void this.settleDeleted(a, job);
+  }
+
+  /**
+   * A Job deleted while it looked unfinished: the copy we hold may be stale (it finished and went by its TTL while the
+   * watch was down, and the re-list only tells us it is gone), so its result file decides. Without one, a Job being
+   * deleted by someone (deletionTimestamp) is a kill; a Job that vanished is the infrastructure's failure: a new attempt.
+   */
+  private async settleDeleted(a: Attempt, job: V1Job, tries = 0): Promise<void> {
+    if (a.settling || a.outcome || this.stopped) return;
+    const inputUri = job.metadata?.annotations?.[ANNOTATIONS.inputUri];
+    let result: TaskOutcome | undefined;
+    a.settling = true;
+    try {
+      result = inputUri ? await readAttemptResult(this.o.storage, inputUri) : undefined;
+    } catch (err) {
+      if (isTransient(err) && tries < 5) {
+        this.onError(`could not read the result of deleted Job ${a.jobName} yet (try ${tries + 1})`, err);
+        setTimeout(() => { void this.settleDeleted(a, job, tries + 1); }, backoff(tries, { baseMs: 500, maxMs: 30_000 })).unref();
+        return;
+      }
+      this.onError(`could not read the result of deleted Job ${a.jobName}`, err);
+    } finally {
+      a.settling = false;
+    }
+    this.deliver(a, result ?? (job.metadata?.deletionTimestamp ? KILLED
+      : { state: 'FAILED', infrastructure: true, error: `The Job ${job.metadata?.name ?? a.jobName} of this attempt was deleted before it finished` }));
   }
 
   /** A Pod that cannot start (bad image...) would leave the Job waiting until its deadline: fail the attempt now. */

@@ -90,4 +90,30 @@ describe('KubeLauncher memory', () => {
     expect(reportsOf(a).map((r) => r.outcome)).toEqual([{ state: 'SUCCESS', outputs: { value: 'two' } }, { state: 'SUCCESS', outputs: { value: 'two' } }]);
     expect((await batch().listNamespacedJob({ namespace: NS })).items.map((j) => j.metadata?.name)).not.toContain(name);
   });
+
+  it('a Job deleted while it looked unfinished reports its result file when there is one (a stale copy), else a new attempt', async () => {
+    const launchOnly = async (a: Attempt) => {
+      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        group: GROUP, version: VERSION, namespace: NS, plural: KINDS.Execution.plural,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: KINDS.Execution.kind, metadata: { name: executionName(a.exec.id) }, spec: { namespace: a.flow.namespace, flowId: a.flow.id } },
+      });
+      launcher.launch(a.flow, a.exec, a.run, 1);
+      const name = jobName(a.exec.id, a.run.id, 1);
+      return until(() => batch().readNamespacedJob({ name, namespace: NS }).catch(() => undefined), 'the Job');
+    };
+    // The runner wrote its result, but the launcher never saw the Job finish (its watch was down while the Job
+    // completed and went by its TTL): the last copy it holds is unfinished.
+    const done = oneTask('id: t\ntype: ai.service.plugin.core.debug.Return\nformat: x', 'mem-stale');
+    const job = await launchOnly(done);
+    await writeAttemptResult(storage, job.metadata!.annotations![ANNOTATIONS.inputUri]!, { state: 'SUCCESS', outputs: { value: 'kept' } });
+    await ttlDelete(job.metadata!.name!);
+    await until(() => reportsOf(done)[0], 'the report');
+    expect(reportsOf(done).map((r) => r.outcome)).toEqual([{ state: 'SUCCESS', outputs: { value: 'kept' } }]);
+    // No result: the Job vanished under the attempt (someone deleted it): the infrastructure's failure, a new attempt.
+    const lost = oneTask('id: t\ntype: ai.service.plugin.core.debug.Return\nformat: x', 'mem-lost');
+    const lostJob = await launchOnly(lost);
+    await ttlDelete(lostJob.metadata!.name!);
+    await until(() => reportsOf(lost)[0], 'the report');
+    expect(reportsOf(lost)[0]!.outcome).toMatchObject({ state: 'FAILED', infrastructure: true, error: expect.stringContaining('was deleted before it finished') });
+  });
 });
