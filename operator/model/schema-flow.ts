@@ -19,6 +19,8 @@ const inputSchema: Schema = {
   required: ['id', 'type'],
   properties: {
     id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    /** Kestra's former spelling of `id` (normalize.ts moves it); left here only when it differs from `id`. */
+    name: STRING,
     type: { type: 'string', enum: [...InputTypes] },
     required: BOOL,
     defaults: ANY,
@@ -39,6 +41,8 @@ const outputSchema: Schema = {
   required: ['id', 'type', 'value'],
   properties: {
     id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    /** Kestra's former spelling of `id` (normalize.ts moves it); left here only when it differs from `id`. */
+    name: STRING,
     type: { type: 'string', enum: [...InputTypes] },
     value: ANY,
     description: STRING,
