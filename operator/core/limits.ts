@@ -57,6 +57,18 @@ export const LIMIT_SETTINGS = {
     env: 'TASK_INFRA_RETRIES', default: 3, min: 0,
     doc: 'new attempts a task run gets when its runner failed rather than the task (exited without a result, could not start, reported an infrastructure failure); they do not count against the task\'s retry policy',
   },
+  storageMaxItemBytes: {
+    env: 'STORAGE_MAX_ITEM_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) read, in bytes',
+  },
+  storageMaxSplitFiles: {
+    env: 'STORAGE_MAX_SPLIT_FILES', default: 10_000, min: 1,
+    doc: 'files one core.storage.Split may create',
+  },
+  storageMaxDistinctKeys: {
+    env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
+    doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
+  },
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
     doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',

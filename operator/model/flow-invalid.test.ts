@@ -159,6 +159,8 @@ const CASES: [string, string, string, string][] = [
   // Inputs
   ['input without type', withTasks(log(), 'inputs: [{ id: a }]\n'), 'inputs[0].type', 'required'],
   ['input bad type', withTasks(log(), 'inputs: [{ id: a, type: TEXT }]\n'), 'inputs[0].type', 'not one of STRING'],
+  ['Labels given plain text', one('{ id: lb, type: ai.service.plugin.core.execution.Labels, labels: "env=prod" }'), 'tasks[0].labels', 'must'],
+  ['input name and id differ', withTasks(log(), 'inputs: [{ id: a, name: b, type: STRING }]\n'), 'inputs[0].name', 'former spelling of `id`'],
   ['input bad id', withTasks(log(), 'inputs: [{ id: "a b", type: STRING }]\n'), 'inputs[0].id', 'not a valid id'],
   ['duplicate input', withTasks(log(), 'inputs: [{ id: a, type: STRING }, { id: a, type: INT }]\n'), 'inputs[1].id', 'duplicate input id `a`'],
   ['ENUM without values', withTasks(log(), 'inputs: [{ id: a, type: ENUM }]\n'), 'inputs[0].values', 'required'],
@@ -175,7 +177,7 @@ const CASES: [string, string, string, string][] = [
   ['ENUM defaults not a value', withTasks(log(), 'inputs: [{ id: a, type: ENUM, values: [A, B], defaults: C }]\n'), 'inputs[0].defaults', 'not one of A, B'],
   ['STRING defaults vs validator', withTasks(log(), 'inputs: [{ id: a, type: STRING, validator: "[a-z]+", defaults: ABC }]\n'), 'inputs[0].defaults', 'does not match the validator'],
   ['INT defaults above max', withTasks(log(), 'inputs: [{ id: a, type: INT, max: 5, defaults: 6 }]\n'), 'inputs[0].defaults', 'greater than the maximum'],
-  ['input unknown field', withTasks(log(), 'inputs: [{ id: a, type: STRING, name: x }]\n'), 'inputs[0].name', 'unknown property'],
+  ['input unknown field', withTasks(log(), 'inputs: [{ id: a, type: STRING, title: x }]\n'), 'inputs[0].title', 'unknown property'],
   // Outputs
   ['output without value', withTasks(log(), 'outputs: [{ id: o, type: STRING }]\n'), 'outputs[0].value', 'required'],
   ['output bad type', withTasks(log(), 'outputs: [{ id: o, type: TEXT, value: x }]\n'), 'outputs[0].type', 'not one of'],

@@ -122,6 +122,8 @@ function checkInputs(inputs: unknown, path: string, out: ValidationIssue[]): voi
   const items = list(inputs).map((input, i) => ({ input, path: `${path}[${i}]` })).filter((x) => isObj(x.input));
   uniqueIds(items.map((x) => ({ id: (x.input as Obj).id, path: x.path })), 'input', out);
   for (const { input, path: p } of items) {
+    const { id, name } = input as Obj;
+    if (name !== undefined) out.push({ path: `${p}.name`, message: `\`name\` is the former spelling of \`id\`: give one of them (here \`${String(name)}\` and \`${String(id)}\` differ)` });
     if (typeof (input as Obj).type === 'string') checkInput(input as unknown as Input, p, out);
   }
 }

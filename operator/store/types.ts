@@ -166,6 +166,8 @@ export interface InternalStorage {
   get(uri: string): Promise<Buffer>;
   /** Synchronous read for the `read()` template function. */
   getSync(uri: string): Buffer;
+  /** Synchronous size in bytes (undefined when the file does not exist), for `fileSize()` / `fileExists()` / `isFileEmpty()`. */
+  statSync(uri: string): number | undefined;
   stream(uri: string): Promise<NodeJS.ReadableStream>;
   exists(uri: string): Promise<boolean>;
   size(uri: string): Promise<number>;
