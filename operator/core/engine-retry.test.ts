@@ -191,3 +191,29 @@ describe('retry on Subflow: each attempt is a new child execution', () => {
     expect(h.state).toBe('FAILED');
   });
 });
+
+describe('retry on ForEachItem: its failed batches get new child executions', () => {
+  it('a batch whose child execution failed is retried; the other batch is not', () => {
+    const each = `  - id: each\n    type: ${P}core.flow.ForEachItem\n    items: "kestra:///x"\n    namespace: test\n    flowId: child\n    retry: { type: constant, interval: PT1S, maxAttempt: 2 }\n`;
+    const h = new EngineHarness(flow(each));
+    const children: string[] = [];
+    const answer = (actions: Action[], failFirst: boolean) => {
+      for (const c of actions.filter((a): a is Extract<Action, { type: 'create-subflow' }> => a.type === 'create-subflow')) {
+        children.push(c.request.executionId);
+        const first = h.run(c.request.taskRunId).iteration === 0;
+        h.send({ type: 'subflow-created', taskRunId: c.request.taskRunId, executionId: c.request.executionId });
+        h.send({ type: 'subflow-ended', taskRunId: c.request.taskRunId, child: { id: c.request.executionId, state: first && failFirst ? 'FAILED' : 'SUCCESS' } });
+      }
+    };
+    h.drive({ each_split: { state: 'SUCCESS', outputs: { batches: ['kestra:///b1', 'kestra:///b2'] } } });
+    answer(h.actions, true);
+    const batches = h.runsOf('each_items');
+    expect(batches.map((b) => b.state.current)).toEqual(['RETRYING', 'SUCCESS']);
+    h.advanceClock(1000);
+    answer(h.send({ type: 'timer', kind: 'retry', taskRunId: batches[0]!.id }), false);
+    expect(h.runsOf('each_items').map((b) => b.attempts.length)).toEqual([2, 1]);
+    expect(new Set(children).size).toBe(3);
+    expect(h.stateOf('each')).toBe('SUCCESS');
+    expect(h.state).toBe('SUCCESS');
+  });
+});

@@ -55,6 +55,10 @@ export interface Task {
   disabled?: boolean;
   logLevel?: LogLevel;
   allowFailure?: boolean;
+  /** A WARNING ends the run SUCCESS (and, with allowFailure, a failure too). */
+  allowWarning?: boolean;
+  /** Rendered when the run is created: false ends it at once, SUCCESS, with no attempt and no child. */
+  runIf?: string | boolean;
   [property: string]: unknown;
 }
 
