@@ -6,7 +6,7 @@ import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, nextAttempt, retryAfter, retryDelayOf, successState, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, nextAttempt, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
@@ -88,7 +88,8 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     if (e.kind === 'retry') {
       if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
       if (exec.state.current === 'KILLING') { completeRun(ctx, run, 'KILLED'); return; }
-      nextAttempt(ctx, run);
+      // A runnable keeps the error of its last attempt while the next one runs; a flowable starts afresh.
+      if (isFlowableType(taskOf(ctx, run).type)) nextAttempt(ctx, run); else startAttempt(ctx, run);
     } else if (e.kind === 'timeout') {
       if (run.state.current !== 'RUNNING' || e.attempt !== run.attempts.length) return;
       const task = taskOf(ctx, run);
