@@ -151,6 +151,17 @@ const TASKS: [string, string][] = [
     logLevel: DEBUG
     timeout: PT1M
     retry: { type: constant, interval: PT0.25S, maxAttempt: 3, warningOnRetry: true }`],
+  ['runIf, allowWarning and retry on Fail and flowables', `
+  - id: seq
+    type: ai.service.plugin.core.flow.Sequential
+    runIf: "{{ inputs.go }}"
+    allowWarning: true
+    retry: { type: constant, interval: PT1S, maxAttempt: 2 }
+    tasks:
+      - id: inner
+        type: io.kestra.plugin.core.execution.Fail
+        runIf: false
+        retry: { type: exponential, interval: PT1S, maxInterval: PT5S, maxDuration: PT1M }`],
   ['Return', `
   - id: ret
     type: ai.service.plugin.core.debug.Return

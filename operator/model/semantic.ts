@@ -5,6 +5,7 @@ import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
 import { conditionIssues } from './semantic-conditions.js';
 import { selfCallIssues } from './semantic-subflow.js';
+import { taskPropIssues, triggerWorkerGroupIssues } from './semantic-task-props.js';
 import { templateIssues } from './semantic-templates.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
@@ -86,6 +87,7 @@ function checkTask({ task, path }: LocatedTask, out: ValidationIssue[]): void {
   if (type === `${PREFIX}core.flow.Subflow`) checkSubflowCall(task, path, false, out);
   if (type === `${PREFIX}core.flow.ForEachItem`) checkSubflowCall(task, path, true, out);
   if (type === `${PREFIX}core.flow.Pause`) checkInputs(task.onResume, `${path}.onResume`, out);
+  out.push(...taskPropIssues({ task, path }));
 }
 
 function checkInputRange(input: Input, path: string, out: ValidationIssue[]): void {
@@ -156,6 +158,7 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   uniqueIds(located(flow.outputs, 'outputs'), 'output', out);
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
   out.push(...triggerIssues(flow.triggers));
+  out.push(...triggerWorkerGroupIssues(flow.triggers));
   out.push(...conditionIssues(flow.triggers));
   out.push(...templateIssues(flow));
   return out;
