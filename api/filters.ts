@@ -14,6 +14,7 @@ import {
   type SearchResource, type TextField, type TextOp,
 } from '../operator/store/filters.js';
 import { badRequest } from './errors.js';
+import { parseLabels } from './query.js';
 
 /** Kestra's system flows namespace (kestra.system-flows.namespace default): `scope` SYSTEM is it, USER the rest. */
 export const SYSTEM_NAMESPACE = 'system';
@@ -100,20 +101,15 @@ function dateValue(f: RawFilter): string {
   return new Date(ms).toISOString();
 }
 
+/** A label of `filters[labels][OP][key]=value`, or `key:value` (as the `labels` parameter); CONTAINS also takes a bare text. */
 function label(text: string, f: RawFilter, key?: string): Label {
-  let l: Label;
-  if (key !== undefined) l = { key, value: text };
-  else {
-    const i = text.indexOf(':');
-    if (i <= 0) {
-      if (f.op !== 'CONTAINS') throw badRequest(`Invalid label '${text}' in '${f.param}': expected 'key:value' or filters[labels][${f.op}][key]=value`, f.param);
-      return { key: '', value: text };
-    }
-    l = { key: text.slice(0, i), value: text.slice(i + 1) };
+  if (key === undefined) {
+    if (f.op === 'CONTAINS' && text.indexOf(':') <= 0) return { key: '', value: text };
+    return parseLabels([text], f.param)[0]!;
   }
-  const reserved = reservedSegment(l.key);
-  if (reserved !== undefined) throw badRequest(`Invalid label key '${l.key}' in '${f.param}': '${reserved}' is reserved`, f.param);
-  return l;
+  const reserved = reservedSegment(key);
+  if (reserved !== undefined) throw badRequest(`Invalid label key '${key}' in '${f.param}': '${reserved}' is reserved`, f.param);
+  return { key, value: text };
 }
 
 /** scope as a namespace condition: USER is every namespace but the system one. */

@@ -4,7 +4,7 @@ import type { Router, RouterContext } from '@koa/router';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { Flow, Label } from '../../operator/core/types.js';
 import { parseFlow, withWrittenTypes } from '../../operator/model/index.js';
-import { flowLabels } from '../../operator/store/filters.js';
+import { flowLabels } from '../../operator/core/execution.js';
 import type { FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';

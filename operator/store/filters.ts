@@ -1,6 +1,7 @@
 // Kestra's search filters (`filters[field][OPERATION]=value`, QueryFilter): which fields each resource searches on and
 // which operations each field takes, the parsed filter a store receives, and its two evaluations shared by every
 // store: an in-memory predicate (cluster caches, triggers) and SQL over bind parameters (SQLite and PostgreSQL).
+import { flowLabels } from '../core/execution.js';
 import type { Execution, Flow, Label } from '../core/types.js';
 import { regexTest } from '../expr/regex.js';
 
@@ -156,14 +157,6 @@ export function executionRow(e: Execution): FilterRow {
     labels,
     q: [e.id, e.namespace, e.flowId, ...labels.map((l) => `${l.key}:${l.value}`)],
   };
-}
-
-/** A flow's labels as a list, whether written as a map or a list of `{key, value}`. */
-export function flowLabels(flow: Pick<Flow, 'labels'>): Label[] {
-  const raw = flow.labels;
-  if (!raw) return [];
-  if (Array.isArray(raw)) return raw.map((l) => ({ key: l.key, value: String(l.value) }));
-  return Object.entries(raw).map(([key, value]) => ({ key, value: String(value) }));
 }
 
 /** A flow as the filters see it (`q`: id, namespace and description). */

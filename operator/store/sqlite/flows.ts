@@ -34,7 +34,7 @@ function toRecord(row: FlowRow): FlowRecord {
 /** One label of the flow's JSON, whether stored as a map (`key: value`) or a list of `{key, value}`. */
 const LABEL_KEY = "CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.key') ELSE j.key END";
 const LABEL_VALUE = "CAST(CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.value') ELSE j.value END AS TEXT)";
-const labelWhere = (cond: string): string => `EXISTS (SELECT 1 FROM json_each(json, '$.labels') j WHERE ${cond})`;
+const labelWhere = (cond: string): string => `EXISTS (SELECT 1 FROM json_each(flows.json, '$.labels') j WHERE ${cond})`;
 const lowerHas = (column: string, p: string): string => `instr(lower(coalesce(${column}, '')), lower(${p})) > 0`;
 
 /** Search filters on the flows table (the `q` of FlowQuery, as a filter too). */
