@@ -1,7 +1,7 @@
 // Kestra's search filters on PostgreSQL (real server): the log store and the cluster execution history answer the
 // shared cases of test/support/filter-cases.ts as the SQLite stores do (REGEX through `~` after RE2 accepted it).
 import pg from 'pg';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionFilterCases, filterExecutions, filterLogLines, logFilterCases } from '../../../test/support/filter-cases.js';
 import { startPostgres } from '../../../test/support/services.js';
 import { PgExecutionArchive } from '../../kube/archive/pg-archive.js';
@@ -35,5 +35,14 @@ describe('PostgreSQL execution history search filters', () => {
   executionFilterCases(async (filters) => {
     const page = await archive.search({ filters }, []);
     return { ids: page.results.map((e) => e.id), total: page.total };
+  });
+});
+
+describe('a REGEX PostgreSQL refuses', () => {
+  it('fails with invalid_regular_expression (2201B), which the API answers 400 (api/errors.ts)', async () => {
+    const { toResponse } = await import('../../../api/errors.js');
+    const err = await logs.search({ filters: [{ kind: 'text', field: 'namespace', op: 'REGEX', values: ['(?P<n>a)'] }] }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('2201B');
+    expect(toResponse(err)?.status).toBe(400);
   });
 });
