@@ -1,21 +1,19 @@
 // Kestra's Execution JSON from our record: `deleted` (a deleted execution is gone here, so always false), `metadata`
 // (ExecutionMetadata: attemptNumber, originalCreatedDate) and the trigger's `type` as written in the flow's source.
-import type { Execution } from '../operator/core/types.js';
+import { metadataOf } from '../operator/core/execution.js';
+import type { Execution, ExecutionMetadata } from '../operator/core/types.js';
 import { withWrittenTypes } from '../operator/model/index.js';
 import type { FlowRecord, Stores } from '../operator/store/types.js';
 
 export type ExecutionJson = Execution & {
   deleted: boolean;
-  metadata: { attemptNumber: number; originalCreatedDate: string };
+  metadata: ExecutionMetadata;
 };
-
-/** The date the execution was created: its first state's date (an execution keeps its history across restarts). */
-const createdDate = (e: Execution): string => e.state.histories[0]?.date ?? e.state.startDate;
 
 /** Kestra's shape of one execution; `flow` (its revision) gives the trigger type as written. */
 export function executionJson(e: Execution, flow?: FlowRecord): ExecutionJson {
   const json: ExecutionJson = {
-    ...e, deleted: false, metadata: { attemptNumber: e.attemptNumber ?? 1, originalCreatedDate: createdDate(e) },
+    ...e, deleted: false, metadata: metadataOf(e),
   };
   if (e.trigger && flow) {
     const written = withWrittenTypes(flow.flow, flow.source, `${flow.namespace}\u0000${flow.id}\u0000${flow.revision}`)
