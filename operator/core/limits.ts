@@ -57,6 +57,10 @@ export const LIMIT_SETTINGS = {
     env: 'TASK_INFRA_RETRIES', default: 3, min: 0,
     doc: 'new attempts a task run gets when its runner failed rather than the task (exited without a result, could not start, reported an infrastructure failure); they do not count against the task\'s retry policy',
   },
+  namespaceMaxBytes: {
+    env: 'NAMESPACE_MAX_BYTES', default: 256 * 1024, min: 1024,
+    doc: 'largest namespace (its description, variables and plugin defaults as JSON) the API stores; every execution of the namespace and of its children carries it, in bytes',
+  },
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
     doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',
