@@ -27,6 +27,8 @@ function toRecord(obj: NsObject): NamespaceRecord {
 export class KubeNamespaceStore implements NamespaceStore {
   readonly cache: KubeCache<NsObject>;
   private readonly api: KindApi<NsObject>;
+  /** Records `chain` made from cached objects (a new object per resourceVersion, so no stale entry is reused). */
+  private readonly converted = new WeakMap<NsObject, NamespaceRecord>();
 
   constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, readonly misses = new MissReads()) {
     this.api = new KindApi<NsObject>(kc, KINDS.FlowNamespace, namespace);
@@ -84,7 +86,13 @@ export class KubeNamespaceStore implements NamespaceStore {
     await this.cache.ready();
     return namespaceChain(namespace).flatMap((id) => {
       const obj = this.find(id);
-      return obj ? [toRecord(obj)] : [];
+      if (!obj) return [];
+      // The copy of a cached resource is made once per resourceVersion (variables may be large; chain runs every step).
+      const known = this.converted.get(obj);
+      if (known) return [known];
+      const rec = toRecord(obj);
+      this.converted.set(obj, rec);
+      return [rec];
     });
   }
 

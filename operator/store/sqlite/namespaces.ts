@@ -7,6 +7,8 @@ import type { Db } from './db.js';
 
 interface Row { id: string; body: string; updated: string; version: number }
 
+const PARSED_MAX = 1000;
+
 function toRecord(row: Row): NamespaceRecord {
   const body = parseJsonSafe(row.body) as Omit<NamespaceSpec, 'id'>;
   const rec: NamespaceRecord = {
@@ -24,6 +26,8 @@ function bodyOf(spec: NamespaceSpec): string {
 
 export class SqliteNamespaceStore implements NamespaceStore {
   private readonly stmts;
+  /** Parsed records `chain` handed out, reused while their version and date are unchanged (bodies may be large). */
+  private readonly parsed = new Map<string, NamespaceRecord>();
 
   constructor(private readonly db: Db) {
     this.stmts = {
@@ -35,6 +39,7 @@ export class SqliteNamespaceStore implements NamespaceStore {
       insert: db.prepare(`INSERT INTO namespaces (id, body, updated, version) VALUES (@id, @body, @updated, 1)
         ON CONFLICT (id) DO NOTHING RETURNING id, body, updated, version`),
       delete: db.prepare('DELETE FROM namespaces WHERE id = ?'),
+      head: db.prepare('SELECT version, updated FROM namespaces WHERE id = ?'),
     };
   }
 
@@ -61,8 +66,17 @@ export class SqliteNamespaceStore implements NamespaceStore {
   async chain(namespace: string): Promise<NamespaceRecord[]> {
     const out: NamespaceRecord[] = [];
     for (const id of namespaceChain(namespace)) {
-      const row = this.stmts.get.get(id) as Row | undefined;
-      if (row) out.push(toRecord(row));
+      const head = this.stmts.head.get(id) as Pick<Row, 'version' | 'updated'> | undefined;
+      if (!head) { this.parsed.delete(id); continue; }
+      let rec = this.parsed.get(id);
+      if (!rec || rec.version !== head.version || rec.updated !== head.updated) {
+        const row = this.stmts.get.get(id) as Row | undefined;
+        if (!row) continue;
+        rec = toRecord(row);
+        this.parsed.set(id, rec);
+        if (this.parsed.size > PARSED_MAX) this.parsed.delete(this.parsed.keys().next().value!);
+      }
+      out.push(rec);
     }
     return out;
   }
