@@ -1,5 +1,5 @@
 // /api/v1/namespaces (Kestra's Namespace: get, search, create, update, delete, inherited variables and plugin
-// defaults) and the namespace lists of other resources: /flows/distinct-namespaces, /executions/namespaces and
+// defaults, ids, autocomplete) and the namespace lists of other resources: /flows/distinct-namespaces, /executions/namespaces and
 // /executions/namespaces/{namespace}/flows. A namespace exists when it is stored or when a live flow is in it or below it.
 import type { Router, RouterContext } from '@koa/router';
 import { LIMIT_SETTINGS } from '../../operator/core/limits.js';
@@ -70,15 +70,34 @@ function flowForExecution(rec: FlowRecord): Record<string, unknown> {
 export function registerNamespaceRoutes(r: Router, deps: ApiDeps): void {
   const { namespaces } = deps.stores;
 
+  /** Kestra: the namespaces of flows and all their parents (`a.b.c` implies `a` and `a.b`), and the stored ones. */
+  const known = async (existingOnly: boolean, q?: string): Promise<{ ids: string[]; byId: Map<string, NamespaceRecord> }> => {
+    const byId = new Map((await namespaces.list()).map((n) => [n.id, n]));
+    const fromFlows = existingOnly ? [] : (await liveFlows(deps)).flatMap((rec) => namespaceTree(rec.namespace));
+    const needle = q?.toLowerCase();
+    return { ids: sortedUnique([...byId.keys(), ...fromFlows]).filter((id) => !needle || id.toLowerCase().includes(needle)), byId };
+  };
+
+  r.get('/namespaces/ids', async (ctx) => {
+    ctx.body = (await known(false)).ids;
+  });
+
+  // Kestra: at most 50 matches of `q`, plus the `ids` asked for that exist.
+  r.post('/namespaces/autocomplete', async (ctx) => {
+    const body = await readJson(ctx, deps.maxBodyBytes) as { q?: unknown; ids?: unknown; existingOnly?: unknown } | null;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The body must be {q, ids, existingOnly}', 'body');
+    if (body.q !== undefined && body.q !== null && typeof body.q !== 'string') throw badRequest('q must be a string', 'q');
+    const ids = body.ids ?? [];
+    if (!Array.isArray(ids) || ids.some((i) => typeof i !== 'string')) throw badRequest('ids must be a list of namespaces', 'ids');
+    const all = (await known(body.existingOnly === true)).ids;
+    const forced = all.filter((id) => (ids as string[]).includes(id));
+    const matches = all.filter((id) => !forced.includes(id) && (typeof body.q !== 'string' || id.toLowerCase().includes(body.q.toLowerCase())));
+    ctx.body = sortedUnique([...matches.slice(0, 50), ...forced]);
+  });
+
   r.get('/namespaces/search', async (ctx) => {
-    const q = queryOne(ctx, 'q')?.toLowerCase();
-    const desc = queryList(ctx, 'sort').some((s) => /:desc$/i.test(s));
-    const stored = await namespaces.list();
-    const byId = new Map(stored.map((n) => [n.id, n]));
-    // Kestra: the namespaces of flows and all their parents (`a.b.c` implies `a` and `a.b`); `existing` keeps the stored ones.
-    const fromFlows = queryBool(ctx, 'existing') ? [] : (await liveFlows(deps)).flatMap((rec) => namespaceTree(rec.namespace));
-    const ids = sortedUnique([...byId.keys(), ...fromFlows]).filter((id) => !q || id.toLowerCase().includes(q));
-    if (desc) ids.reverse();
+    const { ids, byId } = await known(queryBool(ctx, 'existing'), queryOne(ctx, 'q'));
+    if (queryList(ctx, 'sort').some((s) => /:desc$/i.test(s))) ids.reverse();
     const p = paging(ctx);
     ctx.body = {
       results: ids.slice(p.offset, p.offset + p.limit).map((id) => ({ ...namespaceJson(id, byId.get(id)), disabled: false })),

@@ -129,3 +129,20 @@ describe('namespace lists of other resources', () => {
     expect((await call(`${api.url}/api/v1/executions/namespaces/company.ops/flows`)).body).toEqual([]);
   });
 });
+
+describe('namespace ids and autocomplete (Kestra OSS routes)', () => {
+  it('GET /namespaces/ids lists every known namespace with the parents', async () => {
+    const ids = (await call(ns('/ids'))).body;
+    expect(ids).toEqual(expect.arrayContaining(['company', 'company.team', 'company.team.etl', 'echo']));
+    expect(ids).toEqual([...ids].sort());
+  });
+
+  it('POST /namespaces/autocomplete matches q, always includes the ids asked for that exist, refuses bad fields', async () => {
+    expect((await call(ns('/autocomplete'), jsonInit('POST', { q: 'etl' }))).body).toEqual(['company.team.etl']);
+    expect((await call(ns('/autocomplete'), jsonInit('POST', { q: 'etl', ids: ['echo', 'absent'] }))).body).toEqual(['company.team.etl', 'echo']);
+    expect((await call(ns('/autocomplete'), jsonInit('POST', { q: 'company', existingOnly: true }))).body).toEqual(['company.ops']);
+    const bad = await call(ns('/autocomplete'), jsonInit('POST', { ids: 'echo' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].path).toBe('ids');
+  });
+});

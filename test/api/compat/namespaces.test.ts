@@ -48,6 +48,8 @@ describe('namespace routes answer Kestra shapes', () => {
   it('the distinct-namespace lists are List<String>, the executable flows List<FlowForExecution>', async () => {
     expectShape(await get('/flows/distinct-namespaces'), ['string']);
     expectShape(await get('/executions/namespaces'), ['string']);
+    expectShape(await get('/namespaces/ids'), ['string']);
+    expectShape((await call(`${api.url}/api/v1/namespaces/autocomplete`, jsonInit('POST', { q: 'compat' }))).body, ['string']);
     expectShape(await get('/executions/namespaces/compat.ns.child/flows'), [FLOW_FOR_EXECUTION]);
   });
 });
