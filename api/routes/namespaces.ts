@@ -4,14 +4,12 @@
 import type { Router, RouterContext } from '@koa/router';
 import { LIMIT_SETTINGS } from '../../operator/core/limits.js';
 import type { Flow, Task } from '../../operator/core/types.js';
-import { formatIssue, namespaceContextOf, namespaceTree, validateNamespace } from '../../operator/model/index.js';
+import { formatIssue, isNamespaceId, namespaceContextOf, namespaceTree, validateNamespace } from '../../operator/model/index.js';
 import type { FlowRecord, NamespaceRecord, NamespaceSpec } from '../../operator/store/types.js';
 import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import { paging, queryBool, queryList, queryOne } from '../query.js';
-
-const ID = /^[a-z0-9][a-z0-9._-]*$/;
 
 /** Kestra's Namespace JSON: what is stored, or the bare namespace (no variables, no defaults) when nothing is. */
 export function namespaceJson(id: string, rec?: NamespaceRecord): Record<string, unknown> {
@@ -23,7 +21,7 @@ export function namespaceJson(id: string, rec?: NamespaceRecord): Record<string,
 
 function pathId(ctx: RouterContext): string {
   const id = (ctx.params as { id: string }).id;
-  if (!ID.test(id) || id.length > 150) throw badRequest(`Invalid namespace '${id}'`, 'id');
+  if (!isNamespaceId(id)) throw badRequest(`Invalid namespace '${id}'`, 'id');
   return id;
 }
 

@@ -10,7 +10,7 @@ export {
 } from './task-types.js';
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
 export { applyFlowDefaults, applyPluginDefaults } from './plugin-defaults.js';
-export { namespaceChain, namespaceContextOf, namespaceTree, validateNamespace, withNamespaceContext } from './namespaces.js';
+export { isNamespaceId, namespaceChain, namespaceContextOf, namespaceTree, validateNamespace, withNamespaceContext } from './namespaces.js';
 export { reservedNameIssues } from './semantic-keys.js';
 export { parseDuration, isDuration, formatDuration } from './duration.js';
 export { resolveInputs, type ResolveOptions } from './inputs.js';

@@ -7,6 +7,13 @@ import { deepMerge } from './plugin-defaults.js';
 import { NAMESPACE_PATTERN } from './schema-common.js';
 import { reservedNameIssues } from './semantic-keys.js';
 
+const NAMESPACE_RE = new RegExp(NAMESPACE_PATTERN);
+/** The longest namespace a flow may have (the flow schema's bound). */
+export const NAMESPACE_MAX_LENGTH = 150;
+
+/** A valid namespace id (Kestra's pattern, at most NAMESPACE_MAX_LENGTH characters): safe to walk up its tree. */
+export const isNamespaceId = (s: unknown): s is string => typeof s === 'string' && s.length <= NAMESPACE_MAX_LENGTH && NAMESPACE_RE.test(s);
+
 /** `a.b.c` → `['a', 'a.b', 'a.b.c']` (Kestra's NamespaceUtils.asTree). */
 export function namespaceTree(namespace: string): string[] {
   const parts = namespace.split('.');
@@ -33,7 +40,6 @@ export function withNamespaceContext(flow: Flow, context: NamespaceContext | und
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const NAMESPACE_RE = new RegExp(NAMESPACE_PATTERN);
 
 /** Kestra Enterprise fields of a Namespace we do not implement: accepted when null or empty (not set), refused otherwise. */
 const UNSUPPORTED = [
@@ -63,8 +69,8 @@ export function validateNamespace(doc: unknown, pathId?: string): { spec: Namesp
   if (!isObj(doc)) return { issues: [{ path: '', message: 'a namespace must be a JSON object' }] };
   const issues: ValidationIssue[] = [];
   const id = doc.id ?? pathId;
-  if (typeof id !== 'string' || !NAMESPACE_RE.test(id) || id.length > 150) {
-    issues.push({ path: 'id', message: `must match ${NAMESPACE_PATTERN} (at most 150 characters)` });
+  if (!isNamespaceId(id)) {
+    issues.push({ path: 'id', message: `must match ${NAMESPACE_PATTERN} (at most ${NAMESPACE_MAX_LENGTH} characters)` });
   } else if (pathId !== undefined && id !== pathId) {
     issues.push({ path: 'id', message: `'${id}' differs from the namespace of the path ('${pathId}')` });
   }

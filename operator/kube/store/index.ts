@@ -1,6 +1,7 @@
 // Cluster stores: flows, executions, KV, namespaces and trigger state on flowpilot.io/v1 custom resources in one Kubernetes
 // namespace (informer caches + conditional writes), composed with a LogStore and an InternalStorage given by the caller.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { namespaceContextOf } from '../../model/namespaces.js';
 import type { InternalStorage, LogStore, Stores } from '../../store/types.js';
 import type { ExecutionArchive } from '../archive/types.js';
 import type { CacheOptions } from './cache.js';
@@ -59,10 +60,11 @@ export interface KubeStoresOptions {
 export async function openKubeStores(opts: KubeStoresOptions): Promise<KubeStores> {
   const cacheOpts: CacheOptions = { resyncMs: opts.resyncMs, onError: opts.onWatchError };
   const ttl = opts.readMissTtlMs ?? readMissTtlMs();
-  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
+  const namespaces = new KubeNamespaceStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
+  const inherited = async (ns: string) => namespaceContextOf(await namespaces.chain(ns))?.pluginDefaults ?? [];
+  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl), inherited);
   const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts, opts.archive, new MissReads(ttl));
   const kv = new KubeKVStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
-  const namespaces = new KubeNamespaceStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
   const triggers = new KubeTriggerStateStore(opts.kc, opts.namespace, cacheOpts);
   const caches = [flows.res.flows, flows.res.revisions, executions.cache, kv.cache, namespaces.cache, triggers.cache];
   for (const cache of caches) cache.start();

@@ -31,4 +31,15 @@ describe('KubeNamespaceStore', () => {
     const body = { apiVersion: 'flowpilot.io/v1', kind: 'FlowNamespace', metadata: { name: 'bad' }, spec: { id: 'Not Valid' } };
     await expect(h.co.createNamespacedCustomObject({ ...crd('flownamespaces'), body })).rejects.toBeDefined();
   });
+
+  it('reconciles a kubectl-applied Flow that relies on its namespace\'s plugin defaults as Ready', async () => {
+    await h.stores.namespaces.put({ id: 'applied', variables: {}, pluginDefaults: [{ type: 'io.kestra.plugin.core.log.Log', values: { message: 'x' } }] });
+    const spec = (ns: string) => ({ id: 'relies', namespace: ns, tasks: [{ id: 'log', type: 'io.kestra.plugin.core.log.Log' }] });
+    for (const [name, ns] of [['relies-ok', 'applied.team'], ['relies-bad', 'unrelated']]) {
+      await h.co.createNamespacedCustomObject({ ...crd('flows'), body: { apiVersion: 'flowpilot.io/v1', kind: 'Flow', metadata: { name }, spec: spec(ns) } });
+      await until(() => h.stores.flows.res.flows.get(name), 'the informer');
+    }
+    expect(await h.stores.flows.reconcile('relies-ok')).toMatchObject({ status: 'ready', revision: 1 });
+    expect(await h.stores.flows.reconcile('relies-bad')).toMatchObject({ status: 'invalid', message: expect.stringContaining('message') });
+  });
 });

@@ -84,6 +84,11 @@ export class KubeNamespaceStore implements NamespaceStore {
 
   async chain(namespace: string): Promise<NamespaceRecord[]> {
     await this.cache.ready();
+    return this.chainSync(namespace);
+  }
+
+  /** `chain` from the cache as it is (the admission webhook answers synchronously). */
+  chainSync(namespace: string): NamespaceRecord[] {
     return namespaceChain(namespace).flatMap((id) => {
       const obj = this.find(id);
       if (!obj) return [];
