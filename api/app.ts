@@ -12,6 +12,7 @@ import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
+import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 
@@ -30,6 +31,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerWebhookRoutes(r, deps);
   registerLogRoutes(r, deps);
   registerKvRoutes(r, deps);
+  registerNamespaceRoutes(r, deps);
   registerTriggerRoutes(r, deps);
   return r;
 }

@@ -77,6 +77,10 @@ export const LIMIT_SETTINGS = {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
   },
+  namespaceMaxBytes: {
+    env: 'NAMESPACE_MAX_BYTES', default: 256 * 1024, min: 1024,
+    doc: 'largest namespace (its description, variables and plugin defaults as JSON) the API stores; every execution of the namespace and of its children carries it, in bytes',
+  },
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
     doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',

@@ -4,6 +4,7 @@
 import { stringify } from 'yaml';
 import { ExecutionStates } from '../core/types.js';
 import { flowCrdSchema } from '../model/crd-schema.js';
+import { NAMESPACE_PATTERN } from '../model/schema-common.js';
 import { FLOW_SPEC_DOCS } from './crd-docs.js';
 import { GROUP, KINDS, VERSION, type KindInfo } from './names.js';
 
@@ -205,6 +206,26 @@ function kvCrd(): Schema {
   });
 }
 
+function flowNamespaceCrd(): Schema {
+  const pluginDefault = obj('Defaults for one task type.', {
+    type: str('Task type (or type prefix) the defaults apply to.'),
+    values: openObject('Property values to apply.'),
+    forced: bool('true overrides values set on the task itself.'),
+  }, ['type', 'values']);
+  return crd(KINDS.FlowNamespace, {
+    description: 'A flow namespace as a thing (Kestra\'s Namespace): variables and plugin defaults inherited by the flows of the namespace and of its children.',
+    spec: obj('The namespace.', {
+      id: str('Flow namespace (dotted, e.g. company.team; not the Kubernetes namespace).', { pattern: NAMESPACE_PATTERN, maxLength: 150 }),
+      description: str('Description.'),
+      variables: openObject('Variables read by templates as namespace.<name>; a child namespace\'s win over its parents\'.'),
+      pluginDefaults: arr('Plugin defaults applied to the tasks of its flows and of its children\'s flows, after each flow\'s own.', pluginDefault),
+      updated: str('When the namespace was last written (RFC 3339).'),
+    }, ['id']),
+    columns: [col('FLOW-NS', 'string', '.spec.id', 'Flow namespace (spec.id; not the Kubernetes namespace).'),
+      col('DESCRIPTION', 'string', '.spec.description', 'Description.', 1), AGE],
+  });
+}
+
 function triggerStateCrd(): Schema {
   return crd(KINDS.TriggerState, {
     description: 'Durable state of one trigger of one flow (schedule progress, backfill, MultipleCondition windows).',
@@ -273,7 +294,7 @@ function inferenceJobCrd(): Schema {
 
 /** Every CRD of flowpilot.io, in a stable order. */
 export function buildCrds(): Schema[] {
-  return [flowCrd(), flowRevisionCrd(), executionCrd(), kvCrd(), triggerStateCrd(), inferenceJobCrd()];
+  return [flowCrd(), flowRevisionCrd(), executionCrd(), kvCrd(), flowNamespaceCrd(), triggerStateCrd(), inferenceJobCrd()];
 }
 
 /** File name of a CRD in crds/: `<plural>.flowpilot.io.yaml`. */

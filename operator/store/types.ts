@@ -1,7 +1,7 @@
 // Store interfaces: what the controller and the API read and write. Embedded mode implements them on
 // SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
 // concurrency through `resourceVersion`, and a watch feed of changes.
-import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, LogLevel, LogLine, NamespaceSpec } from '../core/types.js';
 import type { SecretLayer } from '../secrets/layer.js';
 import type { SearchFilter } from './filters.js';
 
@@ -120,6 +120,30 @@ export interface KVStore {
   /** Returns false when the key did not exist. */
   delete(namespace: string, key: string): Promise<boolean>;
   list(namespace: string): Promise<KVEntry[]>;
+}
+
+export type { NamespaceSpec };
+
+export interface NamespaceRecord extends NamespaceSpec {
+  /** ISO date of the last write. */
+  updated: string;
+  /** Grows on every write (a new version of the namespace: caches of what it gives executions are rebuilt). */
+  version: number;
+}
+
+export interface NamespaceStore {
+  get(id: string): Promise<NamespaceRecord | undefined>;
+  /** Every stored namespace, by id. */
+  list(): Promise<NamespaceRecord[]>;
+  /** Creates or replaces; with `create`, an existing namespace is a ConflictError. */
+  put(spec: NamespaceSpec, opts?: { create?: boolean }): Promise<NamespaceRecord>;
+  /** Returns false when it was not stored. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * The stored ones among the namespace and its parents, nearest first: what its flows inherit (read for every
+   * execution step, so cluster mode answers from its cache without asking the API server).
+   */
+  chain(namespace: string): Promise<NamespaceRecord[]>;
 }
 
 export interface LogQuery {
@@ -247,6 +271,7 @@ export interface Stores {
   flows: FlowStore;
   executions: ExecutionStore;
   kv: KVStore;
+  namespaces: NamespaceStore;
   logs: LogStore;
   storage: InternalStorage;
   triggers: TriggerStateStore;
