@@ -68,9 +68,13 @@ async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
 /** SSE comment lines keep idle proxies from closing a long follow. */
 const HEARTBEAT_MS = 15_000;
 
-const sseEvent = (e: Execution): string => `data: ${JSON.stringify(e)}\n\n`;
+/** One server-sent event with Kestra's event id (`start`, `progress`, `end`). */
+export const sseEvent = (id: 'start' | 'progress' | 'end', data: unknown): string => `id: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
 
-/** Server-sent events: the current execution, then every change, ending after the terminal state. */
+/**
+ * Server-sent events as Kestra sends them: `start` (`{id}`), then the current execution and every change as
+ * `progress`, and the terminal state as `end`, after which the stream closes.
+ */
 async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const id = ctx.params.id!;
   await getExecution(deps, id);
@@ -80,8 +84,9 @@ async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const send = (e: Execution, version: number): void => {
     if (closed || version <= lastVersion) return;
     lastVersion = version;
-    out.write(sseEvent(e));
-    if (isTerminal(e.state.current)) finish();
+    const terminal = isTerminal(e.state.current);
+    out.write(sseEvent(terminal ? 'end' : 'progress', e));
+    if (terminal) finish();
   };
   const unsubscribe = deps.stores.executions.watch((ev) => {
     if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
@@ -100,6 +105,7 @@ async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   ctx.status = 200;
   ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
   ctx.body = out;
+  out.write(sseEvent('start', { id }));
   const current = await deps.stores.executions.get(id);
   if (current) send(current.execution, current.resourceVersion);
 }

@@ -1,7 +1,7 @@
 // Creating executions: a new one for a flow (state CREATED, or FAILED at once for a disabled flow) and replays.
 import { newState, transition } from './state.js';
 import type { Execution, ExecutionTrigger, Flow, Label, ParentLink, TaskRun } from './types.js';
-import { isTerminal } from './types.js';
+import { isSystemLabel, isTerminal } from './types.js';
 
 export const DISABLED_MESSAGE = 'Cannot execute a flow which is disabled';
 
@@ -16,6 +16,18 @@ export function mergeLabels(...lists: (Label[] | undefined)[]): Label[] {
   const map = new Map<string, string>();
   for (const list of lists) for (const l of list ?? []) map.set(l.key, l.value);
   return [...map].map(([key, value]) => ({ key, value }));
+}
+
+/**
+ * The labels of a terminated execution set by a caller (Kestra's rule): `requested` replaces the caller's labels, the
+ * existing system labels stay; a system label that is not already there, as it is, is refused (`offending`).
+ */
+export function replaceLabels(existing: Label[], requested: Label[]): { labels: Label[] } | { offending: Label } {
+  const system = existing.filter((l) => isSystemLabel(l.key));
+  const offending = requested.find((l) => isSystemLabel(l.key) && !system.some((s) => s.key === l.key && s.value === l.value));
+  if (offending) return { offending };
+  const kept = system.filter((s) => !requested.some((l) => l.key === s.key));
+  return { labels: mergeLabels(requested, kept).filter((l) => l.key !== '' || l.value !== '') };
 }
 
 /** Subflow/ForEachItem ancestors of an execution (0 for a root; a malformed value counts as 0, never below). */

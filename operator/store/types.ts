@@ -170,6 +170,8 @@ export interface InternalStorage {
   exists(uri: string): Promise<boolean>;
   size(uri: string): Promise<number>;
   delete(uri: string): Promise<boolean>;
+  /** Deletes every file under a storage folder (path or URI); returns how many files were removed (0 when none). */
+  deleteTree(pathOrUri: string): Promise<number>;
   /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
   localPath?(uri: string): string | undefined;
 }
