@@ -154,6 +154,12 @@ export interface LogStore {
    * time and insertion order), so a reader (the text download) never holds them all.
    */
   pagesForExecution(executionId: string, filter?: ExecutionLogFilter, pageSize?: number): AsyncIterable<LogLine[]>;
+  /**
+   * Lines of one execution stored after `cursor` (0: from the first), in the order they were stored, at most `limit`;
+   * `cursor` of the answer continues after them. For following an execution's log: a line that arrives late with an
+   * earlier time is still delivered (a time-ordered offset would skip it).
+   */
+  linesAfter(executionId: string, cursor: number, filter?: ExecutionLogFilter, limit?: number): Promise<{ lines: LogLine[]; cursor: number }>;
   /** Full-text search (FTS5 syntax for `q`), newest first. */
   search(query: LogQuery): Promise<Page<LogLine>>;
   deleteExecution(executionId: string): Promise<void>;
