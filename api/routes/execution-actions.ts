@@ -1,60 +1,73 @@
 // /api/v1/executions/{id}/kill|restart|resume|replay|labels|change-status: the API queues commands for the controller
-// (kill, restart, resume), creates a new execution (replay), or amends a terminated execution, which the controller no
-// longer writes (labels, change-status: a conditional update, retried on a conflict). A command that does not fit the
-// current state is a 409, except labels on a running execution: Kestra's 400.
+// (kill, restart, resume, and for an ended execution set-labels and change-state, whose application it waits for) or
+// creates a new execution (replay). A command that does not fit the current state is a 409, except labels on a
+// running execution: Kestra's 400.
 import type { Router, RouterContext } from '@koa/router';
 import { replaceLabels, replayExecution } from '../../operator/core/execution.js';
 import { newId } from '../../operator/core/ids.js';
-import { transition } from '../../operator/core/state.js';
 import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import type { Execution, ExecutionState, Label } from '../../operator/core/types.js';
-import { ConflictError } from '../../operator/store/types.js';
+import type { ExecutionCommand } from '../../operator/store/types.js';
 import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, HttpError } from '../errors.js';
-import { readInputs } from '../launch.js';
+import { clientGone, readInputs } from '../launch.js';
 import { parseLabelList, queryOne } from '../query.js';
 import { getExecution } from './executions.js';
 
 export const RESTARTABLE: ReadonlySet<ExecutionState> = new Set<ExecutionState>(['FAILED', 'KILLED', 'CANCELLED']);
 
-/** Conditional writes of one amendment before giving up with a 409 (the record keeps changing). */
-const AMEND_TRIES = 5;
-
 /**
- * Applies `change` to a terminated execution through a conditional update, re-reading it on a conflict. `refuse`
- * says why the current record cannot take the change (an HttpError to throw).
+ * Queues `command` for an ended execution and waits (at most the `?wait=true` timeout) until the controller has
+ * applied it: answers the execution then, or 202 with the record as it is when the wait ends first. Only the
+ * controller writes an execution (in the cluster the API may not write its status).
  */
-export async function amendTerminated(
-  deps: ApiDeps, id: string, change: (e: Execution) => Execution, refuse: (e: Execution) => HttpError | undefined,
-): Promise<Execution> {
-  for (let i = 0; i < AMEND_TRIES; i++) {
-    const stored = await getExecution(deps, id);
-    const refusal = refuse(stored.execution);
-    if (refusal) throw refusal;
-    if (stored.resourceVersion === 0) {
-      throw conflict(`Execution '${id}' is archived (read-only history); it can no longer be changed`);
-    }
-    try {
-      return (await deps.stores.executions.update(change(structuredClone(stored.execution)), stored.resourceVersion)).execution;
-    } catch (err) {
-      if (!(err instanceof ConflictError)) throw err;
-    }
-  }
-  throw conflict(`Execution '${id}' kept changing; try again`);
+async function commandEnded(
+  ctx: RouterContext, deps: ApiDeps, id: string, refuse: (e: Execution) => HttpError | undefined, command: (e: Execution) => ExecutionCommand,
+): Promise<void> {
+  const { execution } = await getExecution(deps, id);
+  const refusal = refuse(execution);
+  if (refusal) throw refusal;
+  const pending = await deps.stores.executions.addCommand(id, command(execution));
+  const applied = await waitForCommand(deps, id, pending.seq, clientGone(ctx));
+  if (applied) { ctx.body = applied; return; }
+  ctx.status = 202;
+  ctx.body = (await getExecution(deps, id)).execution;
 }
 
-const notTerminated = (status: number) => (e: Execution): HttpError | undefined =>
+/** The execution once command `seq` is consumed (the write that applied it acknowledged it); undefined on timeout. */
+async function waitForCommand(deps: ApiDeps, id: string, seq: number, signal: AbortSignal): Promise<Execution | undefined> {
+  const { executions } = deps.stores;
+  const consumed = async (): Promise<Execution | undefined> => {
+    if ((await executions.pendingCommands(id)).some((c) => c.seq === seq)) return undefined;
+    return (await executions.get(id))?.execution;
+  };
+  let unsubscribe = (): void => {};
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<Execution | undefined>((resolve) => {
+      const check = (): void => { consumed().then((e) => { if (e) resolve(e); }, () => undefined); };
+      unsubscribe = executions.watch((ev) => { if (ev.execution.id === id) check(); });
+      timer = setTimeout(() => resolve(undefined), deps.waitTimeoutMs);
+      signal.addEventListener('abort', () => resolve(undefined), { once: true });
+      check();
+    });
+  } finally {
+    unsubscribe();
+    if (timer) clearTimeout(timer);
+  }
+}
+
+export const notTerminated = (status: number) => (e: Execution): HttpError | undefined =>
   isTerminal(e.state.current) ? undefined : new HttpError(status, `Execution '${e.id}' is ${e.state.current}; it is not terminated`);
 
-/** The body of `POST /executions/{id}/labels` applied to `e` (Kestra's rule, operator/core replaceLabels). */
-export function withLabels(e: Execution, requested: Label[]): Execution {
+/** The labels `e` gets from a caller's list (Kestra's rule, operator/core replaceLabels); 400 for a new system label. */
+export function labelsFor(e: Execution, requested: Label[]): Label[] {
   const result = replaceLabels(e.labels, requested);
   if ('offending' in result) {
     throw badRequest(`System labels can only be set by the service itself, offending label: ${result.offending.key}=${result.offending.value}`, 'labels');
   }
-  e.labels = result.labels;
-  return e;
+  return result.labels;
 }
 
 /** A terminal state named by query parameter `name` (change-status). */
@@ -67,10 +80,6 @@ export function terminalStateParam(ctx: RouterContext, name: string): ExecutionS
   return v as ExecutionState;
 }
 
-export function withState(e: Execution, state: ExecutionState): Execution {
-  transition(e.state, state, new Date());
-  return e;
-}
 
 /** Adds the execution action routes to `r` (mounted under /api/v1). */
 export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
@@ -124,12 +133,12 @@ export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
   // Kestra: the labels of a terminated execution (400 while it runs); the list replaces the caller's labels.
   r.post('/executions/:id/labels', async (ctx) => {
     const labels = parseLabelList(await readJson(ctx, deps.maxBodyBytes), 'labels');
-    ctx.body = await amendTerminated(deps, ctx.params.id!, (e) => withLabels(e, labels), notTerminated(400));
+    await commandEnded(ctx, deps, ctx.params.id!, notTerminated(400), (e) => ({ type: 'set-labels', labels: labelsFor(e, labels) }));
   });
 
   // Kestra: a terminated execution moved to another terminal state (its task runs unchanged).
   r.post('/executions/:id/change-status', async (ctx) => {
     const state = terminalStateParam(ctx, 'status');
-    ctx.body = await amendTerminated(deps, ctx.params.id!, (e) => withState(e, state), notTerminated(409));
+    await commandEnded(ctx, deps, ctx.params.id!, notTerminated(409), () => ({ type: 'change-state', state }));
   });
 }

@@ -12,7 +12,7 @@ import { checkBulkCount, type ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
 import { clientGone } from '../launch.js';
 import { parseLabelList, queryBool } from '../query.js';
-import { RESTARTABLE, amendTerminated, terminalStateParam, withLabels, withState } from './execution-actions.js';
+import { RESTARTABLE, labelsFor, terminalStateParam } from './execution-actions.js';
 import { deleteExecution, deleteOptions, executionQuery, killAndWait } from './executions.js';
 
 /** One bulk action: why an execution is refused (Kestra's message), and what is done to each accepted one. */
@@ -88,15 +88,14 @@ const labels: BulkAction<Label[]> = {
   },
   refuse: notTerminated,
   // Kestra adds the given labels to each execution's own (the given ones win on the same key).
-  apply: each((deps, e, added) =>
-    amendTerminated(deps, e.id, (cur) => withLabels(cur, [...cur.labels, ...added]), () => undefined)),
+  apply: each((deps, e, added) => deps.stores.executions.addCommand(e.id, { type: 'set-labels', labels: labelsFor(e, [...e.labels, ...added]) })),
 };
 
 const changeStatus: BulkAction<ReturnType<typeof terminalStateParam>> = {
   verb: 'change executions state',
   params: (ctx) => terminalStateParam(ctx, 'newStatus'),
   refuse: (e) => (isTerminal(e.state.current) ? undefined : 'execution not in a terminated state'),
-  apply: each((deps, e, state) => amendTerminated(deps, e.id, (cur) => withState(cur, state), () => undefined)),
+  apply: each((deps, e, state) => deps.stores.executions.addCommand(e.id, { type: 'change-state', state })),
 };
 
 /** The JSON list of execution ids of a by-ids body (`field` names it in errors). */

@@ -1,7 +1,7 @@
 // Store interfaces: what the controller and the API read and write. Embedded mode implements them on
 // SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
 // concurrency through `resourceVersion`, and a watch feed of changes.
-import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, Label, LogLevel, LogLine } from '../core/types.js';
 import type { SecretLayer } from '../secrets/layer.js';
 
 /** Thrown when an update carries a stale resourceVersion (HTTP 409 in Kubernetes). */
@@ -47,7 +47,11 @@ export interface StoredExecution { execution: Execution; resourceVersion: number
 export type ExecutionCommand =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
-  | { type: 'restart' };
+  | { type: 'restart' }
+  /** The labels of an ended execution, replaced (API: POST /executions/{id}/labels). */
+  | { type: 'set-labels'; labels: Label[] }
+  /** An ended execution moved to another terminal state (API: change-status). */
+  | { type: 'change-state'; state: ExecutionState };
 
 export interface PendingCommand { seq: number; executionId: string; command: ExecutionCommand; created: string }
 
@@ -82,7 +86,7 @@ export interface ExecutionStore {
   listActive(): Promise<StoredExecution[]>;
   /** Counts executions of a flow in the given states. */
   count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
-  /** Durable command queue (kill, resume, restart) written by the API, consumed by the controller. */
+  /** Durable command queue (kill, resume, restart, set-labels, change-state) written by the API, consumed by the controller. */
   addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand>;
   pendingCommands(executionId?: string): Promise<PendingCommand[]>;
   /** Change feed; listeners run after the write commits. Returns an unsubscribe function. */

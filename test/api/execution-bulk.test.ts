@@ -1,7 +1,8 @@
 // API tests of Kestra's execution routes that act on terminated executions or on many: labels, change-status, the
 // bulk by-ids / by-query forms ({count} or {message, invalids}), and delete with its kill and its options. No
-// controller runs: commands are checked in the real store's queue, and states are written through the store by a
-// controller test double (which also answers kill commands, for deletions of running executions).
+// controller runs here: commands are checked in the real store's queue, and states are written through the store by a
+// controller test double (which also answers kill commands, for deletions of running executions). The controller
+// applying labels and change-status: test/api/execution-amend.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transition } from '../../operator/core/state.js';
 import type { Execution, ExecutionState } from '../../operator/core/types.js';
@@ -42,18 +43,7 @@ const commandsOf = async (id: string): Promise<unknown[]> =>
   (await api.stores.executions.pendingCommands(id)).map((c) => c.command);
 const stateOf = async (id: string): Promise<string | undefined> => (await api.stores.executions.get(id))?.execution.state.current;
 
-describe('POST /executions/{id}/labels', () => {
-  it('replaces the labels of a terminated execution and keeps its system labels', async () => {
-    const e = await createIn('SUCCESS');
-    const stored = (await api.stores.executions.get(e.id))!;
-    stored.execution.labels = [{ key: 'old', value: '1' }, { key: 'system.correlationId', value: 'c1' }];
-    await api.stores.executions.update(stored.execution, stored.resourceVersion);
-    const res = await call(`${base()}/${e.id}/labels`, jsonInit('POST', [{ key: 'team', value: 'data' }]));
-    expect(res.status).toBe(200);
-    expect(res.body.labels).toEqual([{ key: 'team', value: 'data' }, { key: 'system.correlationId', value: 'c1' }]);
-    expect((await api.stores.executions.get(e.id))!.execution.labels).toEqual(res.body.labels);
-  });
-
+describe('labels and change-status without a controller: refusals, and the queued command', () => {
   it('refuses a new system label (400), a running execution (400), a bad body (400) and an unknown id (404)', async () => {
     const done = await createIn('SUCCESS');
     const sys = await call(`${base()}/${done.id}/labels`, jsonInit('POST', [{ key: 'system.readOnly', value: 'true' }]));
@@ -65,17 +55,7 @@ describe('POST /executions/{id}/labels', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].path).toBe('labels[0]');
     expect((await call(`${base()}/nope/labels`, jsonInit('POST', []))).status).toBe(404);
-  });
-});
-
-describe('POST /executions/{id}/change-status', () => {
-  it('moves a terminated execution to another terminal state', async () => {
-    const e = await createIn('FAILED');
-    const res = await call(`${base()}/${e.id}/change-status?status=SUCCESS`, { method: 'POST' });
-    expect(res.status).toBe(200);
-    expect(res.body.state.current).toBe('SUCCESS');
-    expect(res.body.state.histories.map((h: { state: string }) => h.state)).toEqual(['CREATED', 'FAILED', 'SUCCESS']);
-    expect(await stateOf(e.id)).toBe('SUCCESS');
+    expect(await commandsOf(done.id)).toEqual([]);
   });
 
   it('refuses a non-terminal target (400 naming status) and a running execution (409)', async () => {
@@ -85,7 +65,24 @@ describe('POST /executions/{id}/change-status', () => {
     expect(res.body.errors[0].path).toBe('status');
     const running = await createIn('RUNNING');
     expect((await call(`${base()}/${running.id}/change-status?status=FAILED`, { method: 'POST' })).status).toBe(409);
-    expect(await stateOf(running.id)).toBe('RUNNING');
+    expect(await commandsOf(running.id)).toEqual([]);
+  });
+
+  it('queues the command for the controller and answers 202 with the record when it is not applied in time', async () => {
+    const short = await startTestApi({ waitTimeoutMs: 50 });
+    try {
+      await createFlow(short, simpleFlow(NS, 'f'));
+      const e = (await call(`${short.url}/api/v1/executions/${NS}/f`, { method: 'POST' })).body as Execution;
+      const stored = (await short.stores.executions.get(e.id))!;
+      transition(stored.execution.state, 'FAILED', new Date());
+      await short.stores.executions.update(stored.execution, stored.resourceVersion);
+      const res = await call(`${short.url}/api/v1/executions/${e.id}/change-status?status=SUCCESS`, { method: 'POST' });
+      expect(res.status).toBe(202);
+      expect(res.body.state.current).toBe('FAILED');
+      expect((await short.stores.executions.pendingCommands(e.id)).map((c) => c.command)).toEqual([{ type: 'change-state', state: 'SUCCESS' }]);
+    } finally {
+      await short.close();
+    }
   });
 });
 
@@ -127,7 +124,7 @@ describe('bulk by ids', () => {
     const e = await createIn('SUCCESS');
     const res = await call(`${base()}/labels/by-ids`, jsonInit('POST', { executionsId: [e.id], executionLabels: [{ key: 'k', value: 'v' }] }));
     expect(res.body).toEqual({ count: 1 });
-    expect((await api.stores.executions.get(e.id))!.execution.labels).toContainEqual({ key: 'k', value: 'v' });
+    expect(await commandsOf(e.id)).toEqual([{ type: 'set-labels', labels: [{ key: 'k', value: 'v' }] }]);
     const sys = await call(`${base()}/labels/by-ids`, jsonInit('POST', { executionsId: [e.id], executionLabels: [{ key: 'system.x', value: 'v' }] }));
     expect(sys.status).toBe(400);
   });
@@ -135,7 +132,7 @@ describe('bulk by ids', () => {
   it('changes the state of terminated executions (?newStatus=)', async () => {
     const e = await createIn('FAILED');
     expect((await call(`${base()}/change-status/by-ids?newStatus=CANCELLED`, jsonInit('POST', [e.id]))).body).toEqual({ count: 1 });
-    expect(await stateOf(e.id)).toBe('CANCELLED');
+    expect(await commandsOf(e.id)).toEqual([{ type: 'change-state', state: 'CANCELLED' }]);
   });
 
   it('refuses a body that is not a list of ids, and more ids than API_BULK_MAX_ITEMS (400 naming the setting)', async () => {
@@ -158,11 +155,11 @@ describe('bulk by query', () => {
     await setState(e2.id, 'SUCCESS');
     const res = await call(`${base()}/labels/by-query?namespace=${ns}&state=FAILED`, jsonInit('POST', [{ key: 'triaged', value: 'yes' }]));
     expect(res.body).toEqual({ count: 1 });
-    expect((await api.stores.executions.get(e1.id))!.execution.labels).toContainEqual({ key: 'triaged', value: 'yes' });
-    expect((await api.stores.executions.get(e2.id))!.execution.labels).not.toContainEqual({ key: 'triaged', value: 'yes' });
+    expect(await commandsOf(e1.id)).toEqual([{ type: 'set-labels', labels: [{ key: 'triaged', value: 'yes' }] }]);
+    expect(await commandsOf(e2.id)).toEqual([]);
 
     expect((await call(`${base()}/restart/by-query?namespace=${ns}&state=FAILED`, { method: 'POST' })).body).toEqual({ count: 1 });
-    expect(await commandsOf(e1.id)).toEqual([{ type: 'restart' }]);
+    expect((await commandsOf(e1.id)).at(-1)).toEqual({ type: 'restart' });
   });
 
   it('refuses a query matching more than API_BULK_MAX_ITEMS executions', async () => {

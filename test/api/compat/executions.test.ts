@@ -2,9 +2,9 @@
 // client or its UI reads them (ExecutionController, LogController, MetricController, KVController; models BulkResponse,
 // BulkErrorResponse, Label, MetricEntry, LogEntry; SSE events with ids start/progress/end).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transition } from '../../../operator/core/state.js';
-import type { Execution, ExecutionState } from '../../../operator/core/types.js';
-import { call, createFlow, jsonInit, simpleFlow, startTestApi, type TestApi } from '../helpers.js';
+import type { Execution } from '../../../operator/core/types.js';
+import { startEmbedded, type Embedded } from '../../support/embedded.js';
+import { call, jsonInit, simpleFlow } from '../helpers.js';
 import { expectShape, paged, type Shape } from './shape.js';
 
 const BULK_RESPONSE: Shape = { count: 'integer' };
@@ -18,21 +18,24 @@ const METRIC_ENTRY: Shape = {
 };
 const LOG_ENTRY: Shape = { namespace: 'string', flowId: 'string', executionId: 'string', level: 'string', timestamp: 'string', message: 'string' };
 
-let api: TestApi;
+// The whole embedded service: labels and change-status are applied by the controller.
+let svc: Embedded;
 const NS = 'compat.exec';
-const base = (): string => `${api.url}/api/v1/main/executions`;
+const root = (): string => svc.base.replace(/\/api\/v1$/, '');
+const base = (): string => `${root()}/api/v1/main/executions`;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  await createFlow(api, simpleFlow(NS, 'f'));
-});
-afterAll(async () => { await api.close(); });
+  svc = await startEmbedded();
+  await svc.createFlow(simpleFlow(NS, 'f'));
+}, 60_000);
+afterAll(async () => { await svc?.close(); });
 
-async function inState(state: ExecutionState): Promise<Execution> {
-  const e = (await call(`${base()}/${NS}/f`, { method: 'POST' })).body as Execution;
-  const stored = (await api.stores.executions.get(e.id))!;
-  transition(stored.execution.state, state, new Date());
-  return (await api.stores.executions.update(stored.execution, stored.resourceVersion)).execution;
+/** An execution run to its end (SUCCESS), then moved to `state` through change-status when another is asked for. */
+async function inState(state: 'SUCCESS' | 'FAILED'): Promise<Execution> {
+  const e = (await call(`${base()}/${NS}/f?wait=true`, { method: 'POST' })).body as Execution;
+  expect(e.state.current).toBe('SUCCESS');
+  if (state === 'SUCCESS') return e;
+  return (await call(`${base()}/${e.id}/change-status?status=${state}`, { method: 'POST' })).body as Execution;
 }
 
 /** Every event of a stream that ends by itself: `{id, data}`. */
@@ -81,29 +84,31 @@ describe('Kestra shapes of the execution routes', () => {
 
   it('GET /logs/{executionId}/follow sends start, then LogEntry events as progress', async () => {
     const e = await inState('SUCCESS');
-    api.stores.logs.append([{ executionId: e.id, namespace: NS, flowId: 'f', taskId: 'hello', level: 'INFO', timestamp: new Date().toISOString(), message: 'hi' }]);
-    const list = await events(`${api.url}/api/v1/main/logs/${e.id}/follow`);
-    expect(list.map((x) => x.id)).toEqual(['start', 'progress']);
-    expectShape(list[1]!.data, LOG_ENTRY, 'LogEntry');
+    svc.stores.logs.append([{ executionId: e.id, namespace: NS, flowId: 'f', taskId: 'hello', level: 'INFO', timestamp: new Date().toISOString(), message: 'hi' }]);
+    const list = await events(`${root()}/api/v1/main/logs/${e.id}/follow`);
+    expect(list[0]!.id).toBe('start');
+    expect(list.slice(1).map((x) => x.id)).toEqual(list.slice(1).map(() => 'progress'));
+    expect(list.slice(1).map((x) => (x.data as { message: string }).message)).toContain('hi');
+    for (const x of list.slice(1)) expectShape(x.data, LOG_ENTRY, 'LogEntry');
   });
 
   it('GET /metrics/{executionId} answers PagedResults<MetricEntry>', async () => {
     const e = await inState('SUCCESS');
-    const stored = (await api.stores.executions.get(e.id))!;
+    const stored = (await svc.stores.executions.get(e.id))!;
     const date = new Date().toISOString();
     const state = { current: 'SUCCESS' as const, histories: [{ state: 'SUCCESS' as const, date }], startDate: date, endDate: date };
     stored.execution.taskRunList = [{
       id: 'tr', executionId: e.id, namespace: NS, flowId: 'f', taskId: 'hello', state,
       attempts: [{ state, metrics: [{ name: 'n', type: 'counter', value: 1 }] }],
     }] as Execution['taskRunList'];
-    await api.stores.executions.update(stored.execution, stored.resourceVersion);
-    const res = await call(`${api.url}/api/v1/main/metrics/${e.id}`);
+    await svc.stores.executions.update(stored.execution, stored.resourceVersion);
+    const res = await call(`${root()}/api/v1/main/metrics/${e.id}`);
     expectShape(res.body, paged(METRIC_ENTRY), 'PagedResults<MetricEntry>');
     expect(res.body.total).toBe(1);
   });
 
   it('KV deletes answer a boolean and ApiDeleteBulkResponse {keys}', async () => {
-    const kv = `${api.url}/api/v1/main/namespaces/${NS}/kv`;
+    const kv = `${root()}/api/v1/main/namespaces/${NS}/kv`;
     await call(`${kv}/a`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '1' });
     expectShape((await call(`${kv}/a`, { method: 'DELETE' })).body, 'boolean', 'delete');
     expectShape((await call(kv, jsonInit('DELETE', { keys: ['a'] }))).body, { keys: ['string'] }, 'ApiDeleteBulkResponse');
