@@ -71,6 +71,38 @@ const HEARTBEAT_MS = 15_000;
 /** One server-sent event with Kestra's event id (`start`, `progress`, `end`). */
 export const sseEvent = (id: 'start' | 'progress' | 'end', data: unknown): string => `id: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
 
+export interface SseStream {
+  out: PassThrough;
+  readonly closed: boolean;
+  /** Ends the stream once (also when the client leaves), running the `onEnd` given at the opening first. */
+  end(): void;
+}
+
+/** Answers `ctx` with a server-sent-event stream kept alive by comment lines until it ends. */
+export function openSse(ctx: RouterContext, onEnd: () => void): SseStream {
+  const out = new PassThrough();
+  let closed = false;
+  const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
+  heartbeat.unref();
+  const stream: SseStream = {
+    out,
+    get closed() { return closed; },
+    end() {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      onEnd();
+      out.end();
+    },
+  };
+  ctx.res.on('close', () => stream.end());
+  ctx.req.socket.setTimeout(0);
+  ctx.status = 200;
+  ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  ctx.body = out;
+  return stream;
+}
+
 /**
  * Server-sent events as Kestra sends them: `start` (`{id}`), then the current execution and every change as
  * `progress`, and the terminal state as `end`, after which the stream closes.
@@ -78,34 +110,20 @@ export const sseEvent = (id: 'start' | 'progress' | 'end', data: unknown): strin
 async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const id = ctx.params.id!;
   await getExecution(deps, id);
-  const out = new PassThrough();
   let lastVersion = -1;
-  let closed = false;
+  let unsubscribe = (): void => {};
+  const sse = openSse(ctx, () => unsubscribe());
   const send = (e: Execution, version: number): void => {
-    if (closed || version <= lastVersion) return;
+    if (sse.closed || version <= lastVersion) return;
     lastVersion = version;
     const terminal = isTerminal(e.state.current);
-    out.write(sseEvent(terminal ? 'end' : 'progress', e));
-    if (terminal) finish();
+    sse.out.write(sseEvent(terminal ? 'end' : 'progress', e));
+    if (terminal) sse.end();
   };
-  const unsubscribe = deps.stores.executions.watch((ev) => {
+  unsubscribe = deps.stores.executions.watch((ev) => {
     if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
   });
-  const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
-  heartbeat.unref();
-  function finish(): void {
-    if (closed) return;
-    closed = true;
-    clearInterval(heartbeat);
-    unsubscribe();
-    out.end();
-  }
-  ctx.res.on('close', finish);
-  ctx.req.socket.setTimeout(0);
-  ctx.status = 200;
-  ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-  ctx.body = out;
-  out.write(sseEvent('start', { id }));
+  sse.out.write(sseEvent('start', { id }));
   const current = await deps.stores.executions.get(id);
   if (current) send(current.execution, current.resourceVersion);
 }

@@ -1,6 +1,6 @@
 // /api/v1/logs: the log lines of one execution (JSON, paged and bounded by LOGS_MAX_LINES, a streamed plain-text
 // download, or followed as server-sent events until the execution ends) and full-text search across logs.
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Router, RouterContext } from '@koa/router';
 import { isTerminal, LogLevels } from '../../operator/core/types.js';
 import type { LogLevel, LogLine } from '../../operator/core/types.js';
@@ -8,7 +8,7 @@ import type { ExecutionLogFilter } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
 import { paging, queryInt, queryOne } from '../query.js';
-import { sseEvent } from './execution-stream.js';
+import { openSse, sseEvent } from './execution-stream.js';
 import { getExecution } from './executions.js';
 
 function levelParam(ctx: RouterContext, ...names: string[]): LogLevel | undefined {
@@ -121,7 +121,6 @@ async function* downloadText(first: IteratorResult<LogLine[]>, rest: AsyncIterat
 const FOLLOW_POLL_MS = 1_000;
 /** Lines read per store call while following (a slow client is waited for between pages: memory stays bounded). */
 const FOLLOW_PAGE = 500;
-const HEARTBEAT_MS = 15_000;
 
 /**
  * Kestra's log follow as server-sent events: `start` (an empty entry), then every line of the execution at or above
@@ -135,18 +134,21 @@ async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   if (minLevel) filter.minLevel = minLevel;
   await getExecution(deps, id);
   const { logs, executions } = deps.stores;
-  const out = new PassThrough();
   let cursor = 0;
-  let closed = false;
   let ended = false;
   let pumping: Promise<void> = Promise.resolve();
+  let unsubscribe = (): void => {};
+  const poll = setInterval(() => pump(), FOLLOW_POLL_MS);
+  poll.unref();
+  const sse = openSse(ctx, () => { clearInterval(poll); unsubscribe(); });
+  const { out } = sse;
 
   const writeAll = async (text: string): Promise<void> => {
-    if (!out.write(text) && !closed) await new Promise<void>((resolve) => { out.once('drain', resolve); out.once('close', resolve); });
+    if (!out.write(text) && !sse.closed) await new Promise<void>((resolve) => { out.once('drain', resolve); out.once('close', resolve); });
   };
   const pumpOnce = async (): Promise<void> => {
     for (;;) {
-      if (closed) return;
+      if (sse.closed) return;
       const page = await logs.linesAfter(id, cursor, filter, FOLLOW_PAGE);
       cursor = page.cursor;
       if (page.lines.length > 0) await writeAll(page.lines.map((l) => sseEvent('progress', l)).join(''));
@@ -154,39 +156,22 @@ async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
     }
   };
   // One read at a time; the last one after the end sends what the execution logged last, then closes.
-  const pump = (): void => {
+  function pump(): void {
     pumping = pumping.then(async () => {
-      if (closed) return;
+      if (sse.closed) return;
       const wasEnded = ended;
       await pumpOnce();
-      if (wasEnded) finish();
+      if (wasEnded) sse.end();
     }).catch((err) => {
       console.error(`[api] log follow of ${id} failed: ${String((err as Error)?.message ?? err)}`);
-      finish();
+      sse.end();
     });
-  };
-  const unsubscribe = executions.watch((ev) => {
+  }
+  unsubscribe = executions.watch((ev) => {
     if (ev.execution.id !== id) return;
     if (isTerminal(ev.execution.state.current)) ended = true;
     pump();
   });
-  const poll = setInterval(pump, FOLLOW_POLL_MS);
-  const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
-  poll.unref();
-  heartbeat.unref();
-  function finish(): void {
-    if (closed) return;
-    closed = true;
-    clearInterval(poll);
-    clearInterval(heartbeat);
-    unsubscribe();
-    out.end();
-  }
-  ctx.res.on('close', finish);
-  ctx.req.socket.setTimeout(0);
-  ctx.status = 200;
-  ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-  ctx.body = out;
   out.write(sseEvent('start', {}));
   const current = await executions.get(id);
   if (!current || isTerminal(current.execution.state.current)) ended = true;
