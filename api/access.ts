@@ -1,6 +1,7 @@
 // Which Kubernetes permission each REST route needs in cluster mode: a table of (method, path pattern) → verbs on a
-// flowpilot.io resource, matched like the router does (the same precedence: api/route-order.ts). Webhooks and /healthz are public
-// (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied (fail closed).
+// flowpilot.io resource, matched like the router does (the same precedence: api/route-order.ts). Webhooks and
+// /healthz are public (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied
+// (fail closed).
 import { GROUP, KINDS } from '../operator/kube/names.js';
 import { comparePrecedence } from './route-order.js';
 

@@ -104,7 +104,10 @@ export function deleteOptions(ctx: RouterContext): DeleteOptions {
   return { deleteLogs: flag('deleteLogs'), deleteStorage: flag('deleteStorage') };
 }
 
-/** Queues a kill for each execution not yet terminated, then waits for them; 409 for one still running after the wait. */
+/**
+ * Queues a kill for each execution not yet terminated, then waits for them all, at most the `?wait=true` timeout in
+ * total; 409 for one still running after it.
+ */
 export async function killAndWait(deps: ApiDeps, ids: string[], signal?: AbortSignal): Promise<void> {
   const running: string[] = [];
   for (const id of ids) {
@@ -113,8 +116,9 @@ export async function killAndWait(deps: ApiDeps, ids: string[], signal?: AbortSi
     await deps.stores.executions.addCommand(id, { type: 'kill' });
     running.push(id);
   }
+  const deadline = Date.now() + deps.waitTimeoutMs;
   for (const id of running) {
-    const ended = await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, signal);
+    const ended = await waitForTerminal(deps.stores, id, Math.max(0, deadline - Date.now()), signal);
     if (ended && !isTerminal(ended.state.current)) {
       throw conflict(`Execution '${id}' is still ${ended.state.current} after its kill; it was not deleted, try again`);
     }
