@@ -150,6 +150,7 @@ describe('S3Storage', () => {
     expect(await s.exists('kestra:///tree/e1/a.txt')).toBe(false);
     expect(await s.exists(beside)).toBe(true);
     expect(await s.deleteTree('kestra:///tree/e1')).toBe(0);
+    expect(await s.deleteTree('a.b/f/executions/none')).toBe(0);
   });
 
   it.each([
