@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { stepMany, type StepResult } from '../core/engine.js';
+import { actsOnEnded, stepMany, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -291,7 +291,7 @@ export class Controller {
     const stored = await this.load(id);
     if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
     const acks = acksOf(items);
-    if (isTerminal(stored.execution.state.current) && !events.some((e) => e.type === 'restart')) {
+    if (isTerminal(stored.execution.state.current) && !events.some(actsOnEnded)) {
       // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
       if (acks.length) await this.write(stored.execution, stored.resourceVersion, acks);
       this.settled(stored.execution, events);

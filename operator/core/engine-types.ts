@@ -29,6 +29,10 @@ export type EngineEvent =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
   | { type: 'restart' }
+  /** Replaces the labels (an ended execution's too: the API checked it may). */
+  | { type: 'set-labels'; labels: Label[] }
+  /** Moves an ended execution to another terminal state (ignored while it runs). */
+  | { type: 'change-state'; state: ExecutionState }
   /** The controller created (or found) the child execution of a Subflow / ForEachItem batch run. */
   | { type: 'subflow-created'; taskRunId: string; executionId: string }
   | { type: 'subflow-error'; taskRunId: string; error: string }

@@ -49,6 +49,10 @@ export const LIMIT_SETTINGS = {
     env: 'API_MAX_BODY_BYTES', default: 10 * 1024 * 1024, min: 1024,
     doc: 'largest JSON, YAML or text request body, and largest multipart field, the API reads, in bytes',
   },
+  apiBulkMaxItems: {
+    env: 'API_BULK_MAX_ITEMS', default: 1_000, min: 1,
+    doc: 'executions (`/executions/.../by-ids`, `/by-query`) or KV keys (`DELETE /namespaces/{ns}/kv`) one bulk request may act on',
+  },
   apiMaxFileBytes: {
     env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
     doc: 'largest file one multipart upload part may hold, in bytes',

@@ -30,6 +30,10 @@ export interface StateRecord<S extends State = State> {
 
 export interface Label { key: string; value: string }
 
+/** Labels under this prefix (Kestra's `system.`) are set by the service itself, never by a caller. */
+export const SYSTEM_LABEL_PREFIX = 'system.';
+export const isSystemLabel = (key: string): boolean => key.startsWith(SYSTEM_LABEL_PREFIX);
+
 export type RetryType = 'constant' | 'exponential' | 'random';
 
 export interface RetryPolicy {

@@ -2,7 +2,7 @@
 // install on Kubernetes 1.24+). The Flow spec comes from the schema the engine validates flows with; the other
 // kinds are written here. `scripts/gen-crds.ts` writes them to crds/ and charts/flowpilot/crds/.
 import { stringify } from 'yaml';
-import { ExecutionStates } from '../core/types.js';
+import { ExecutionStates, isTerminal } from '../core/types.js';
 import { flowCrdSchema } from '../model/crd-schema.js';
 import { NAMESPACE_PATTERN } from '../model/schema-common.js';
 import { FLOW_SPEC_DOCS } from './crd-docs.js';
@@ -137,7 +137,7 @@ function flowRevisionCrd(): Schema {
   });
 }
 
-const COMMAND_TYPES = ['kill', 'resume', 'restart'];
+const COMMAND_TYPES = ['kill', 'resume', 'restart', 'set-labels', 'change-state'];
 
 function executionCrd(): Schema {
   return crd(KINDS.Execution, {
@@ -159,8 +159,10 @@ function executionCrd(): Schema {
       }),
       commands: arr('Commands for the execution, appended in order; status.acked is the last seq consumed.', obj('One command.', {
         seq: int('Sequence number, increasing by 1 from 1.', { minimum: 1 }),
-        type: str('kill (stop the execution), resume (continue a paused task) or restart (rerun failed tasks).', { enum: COMMAND_TYPES }),
+        type: str('kill (stop the execution), resume (continue a paused task), restart (rerun failed tasks), set-labels (replace the labels of an ended execution) or change-state (move an ended execution to another terminal state).', { enum: COMMAND_TYPES }),
         inputs: anyJson('Inputs of a resume command (on-resume inputs of a Pause task).'),
+        labels: arr('Labels of a set-labels command.', obj('One label.', { key: str('Label key.'), value: str('Label value.') }, ['key', 'value'])),
+        state: str('Terminal state of a change-state command.', { enum: [...ExecutionStates].filter(isTerminal) }),
         created: str('When the command was sent (RFC 3339).'),
       }, ['seq', 'type'])),
     }, ['namespace', 'flowId']),

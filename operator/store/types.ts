@@ -1,7 +1,7 @@
 // Store interfaces: what the controller and the API read and write. Embedded mode implements them on
 // SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
 // concurrency through `resourceVersion`, and a watch feed of changes.
-import type { Execution, ExecutionState, Flow, LogLevel, LogLine, NamespaceSpec } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, Label, LogLevel, LogLine, NamespaceSpec } from '../core/types.js';
 import type { SecretLayer } from '../secrets/layer.js';
 import type { SearchFilter } from './filters.js';
 
@@ -54,7 +54,11 @@ export interface StoredExecution { execution: Execution; resourceVersion: number
 export type ExecutionCommand =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
-  | { type: 'restart' };
+  | { type: 'restart' }
+  /** The labels of an ended execution, replaced (API: POST /executions/{id}/labels). */
+  | { type: 'set-labels'; labels: Label[] }
+  /** An ended execution moved to another terminal state (API: change-status). */
+  | { type: 'change-state'; state: ExecutionState };
 
 export interface PendingCommand { seq: number; executionId: string; command: ExecutionCommand; created: string }
 
@@ -91,7 +95,7 @@ export interface ExecutionStore {
   listActive(): Promise<StoredExecution[]>;
   /** Counts executions of a flow in the given states. */
   count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
-  /** Durable command queue (kill, resume, restart) written by the API, consumed by the controller. */
+  /** Durable command queue (kill, resume, restart, set-labels, change-state) written by the API, consumed by the controller. */
   addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand>;
   pendingCommands(executionId?: string): Promise<PendingCommand[]>;
   /** Change feed; listeners run after the write commits. Returns an unsubscribe function. */
@@ -189,6 +193,12 @@ export interface LogStore {
    * time and insertion order), so a reader (the text download) never holds them all.
    */
   pagesForExecution(executionId: string, filter?: ExecutionLogFilter, pageSize?: number): AsyncIterable<LogLine[]>;
+  /**
+   * Lines of one execution stored after `cursor` (0: from the first), in the order they were stored, at most `limit`;
+   * `cursor` of the answer continues after them. For following an execution's log: a line that arrives late with an
+   * earlier time is still delivered (a time-ordered offset would skip it).
+   */
+  linesAfter(executionId: string, cursor: number, filter?: ExecutionLogFilter, limit?: number): Promise<{ lines: LogLine[]; cursor: number }>;
   /** Full-text search (FTS5 syntax for `q`), newest first. */
   search(query: LogQuery): Promise<Page<LogLine>>;
   deleteExecution(executionId: string): Promise<void>;
@@ -207,6 +217,8 @@ export interface InternalStorage {
   exists(uri: string): Promise<boolean>;
   size(uri: string): Promise<number>;
   delete(uri: string): Promise<boolean>;
+  /** Deletes every file under a storage folder (path or URI); returns how many files were removed (0 when none). */
+  deleteTree(pathOrUri: string): Promise<number>;
   /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
   localPath?(uri: string): string | undefined;
 }
