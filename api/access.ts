@@ -24,6 +24,9 @@ const flows = (...verbs: string[]) => on(KINDS.Flow.plural, ...verbs);
 const executions = (...verbs: string[]) => on(KINDS.Execution.plural, ...verbs);
 const kv = (...verbs: string[]) => on(KINDS.KVPair.plural, ...verbs);
 const triggers = (...verbs: string[]) => on(KINDS.TriggerState.plural, ...verbs);
+const namespaces = (...verbs: string[]) => on(KINDS.FlowNamespace.plural, ...verbs);
+/** Namespace lists read the stored namespaces and the namespaces of flows. */
+const namespaceList = onBoth([KINDS.FlowNamespace.plural, 'list'], [KINDS.Flow.plural, 'list']);
 
 /** Every route under /api/v1 (and /api/v1/main). Keep in step with api/routes: a test checks that none is missing. */
 export const API_ROUTE_ACCESS: Rule[] = [
@@ -80,6 +83,19 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['PUT', '/namespaces/:namespace/kv/:key', kv('create', 'update')],
   ['DELETE', '/namespaces/:namespace/kv/:key', kv('delete')],
   ['DELETE', '/namespaces/:namespace/kv', kv('delete')],
+
+  ['GET', '/flows/distinct-namespaces', flows('list')],
+  ['GET', '/executions/namespaces', flows('list')],
+  ['GET', '/executions/namespaces/:namespace/flows', flows('list')],
+  ['POST', '/namespaces', namespaces('create')],
+  ['GET', '/namespaces/search', namespaceList],
+  ['GET', '/namespaces/ids', namespaceList],
+  ['POST', '/namespaces/autocomplete', namespaceList],
+  ['GET', '/namespaces/:id', namespaces('get')],
+  ['PUT', '/namespaces/:id', namespaces('create', 'update')],
+  ['DELETE', '/namespaces/:id', namespaces('delete')],
+  ['GET', '/namespaces/:id/inherited-variables', namespaces('list')],
+  ['GET', '/namespaces/:id/inherited-plugindefaults', namespaces('list')],
 
   ['GET', '/triggers/search', triggers('list')],
   ['GET', '/triggers/:namespace/:flowId', triggers('list')],
