@@ -9,8 +9,10 @@ import { registerExecutionActionRoutes } from './routes/execution-actions.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
+import { registerGraphRoutes } from './routes/graphs.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
+import { registerPluginRoutes } from './routes/plugins.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 
@@ -29,6 +31,8 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerLogRoutes(r, deps);
   registerKvRoutes(r, deps);
   registerTriggerRoutes(r, deps);
+  registerGraphRoutes(r, deps);
+  registerPluginRoutes(r, deps);
   return r;
 }
 

@@ -32,7 +32,8 @@ function assertYaml(source: string): void {
   }
 }
 
-async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
+/** Reads and validates a YAML flow body (400 when it is not YAML, 422 with the fields when it is not a valid flow). */
+export async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
   const source = await readText(ctx, deps.maxBodyBytes);
   assertYaml(source);
   return { flow: parseFlow(source), source };
