@@ -2,7 +2,8 @@
 // flows a Flow trigger listens to (FLOW_TRIGGER), for a flow (one hop or expanded, both directions) or a namespace. Pure.
 import type { Flow, Task, Trigger } from '../core/types.js';
 import { subflowRef } from './graph.js';
-import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES, normalizeType } from './task-types.js';
+import { CALLERS } from './semantic-subflow.js';
+import { CONDITION_TYPES, TRIGGER_TYPES, normalizeType } from './task-types.js';
 import { allTasks } from './traverse.js';
 
 export type FlowRelation = 'FLOW_TASK' | 'FLOW_TRIGGER';
@@ -17,7 +18,6 @@ export const flowNode = (f: { namespace: string; id: string }): FlowNode =>
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const CALLERS = new Set([`${PREFIX}core.flow.Subflow`, `${PREFIX}core.flow.ForEachItem`]);
 const condition = (name: string) => CONDITION_TYPES.find((t) => t.endsWith(`.${name}`))!;
 const FLOW_CONDITION = condition('ExecutionFlowCondition');
 const NAMESPACE_CONDITION = condition('ExecutionNamespaceCondition');
