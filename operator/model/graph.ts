@@ -333,10 +333,10 @@ export function subflowRef(task: Task): SubflowRef | undefined {
   return { namespace, flowId, ...(typeof revision === 'number' ? { revision } : {}) };
 }
 
-function collect(c: Cluster, graph: FlowGraph, parents: string[]): void {
+function collect(c: Cluster, graph: FlowGraph): void {
   for (const m of c.members) {
-    if (!isCluster(m)) { graph.nodes.push(m); continue; }
-    collect(m, graph, [...parents, `cluster_${m.base}`]);
+    if (!isCluster(m)) graph.nodes.push(m);
+    else collect(m, graph);
   }
 }
 
@@ -374,7 +374,7 @@ export function buildFlowGraph(flow: Flow, opts: GraphOptions = {}): GraphResult
   const root = b.newCluster('root', GRAPH_TYPES.cluster);
   b.fillFlow(root, flow, 0);
   const graph: FlowGraph = { nodes: [], edges: [], clusters: [] };
-  collect(root, graph, []);
+  collect(root, graph);
   collectEdges(root, graph.edges);
   collectClusters(root, [], graph.clusters);
   return { graph, missing: b.missing };
