@@ -97,6 +97,17 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['GET', '/namespaces/:id/inherited-variables', namespaces('list')],
   ['GET', '/namespaces/:id/inherited-plugindefaults', namespaces('list')],
 
+  ['GET', '/flows/:namespace/:id/graph', flows('get')],
+  ['POST', '/flows/graph', flows('create', 'get')],
+  ['GET', '/executions/:executionId/graph', onBoth([KINDS.Execution.plural, 'get'], [KINDS.Flow.plural, 'get'])],
+  ['GET', '/flows/:namespace/:id/dependencies', flows('list')],
+  ['GET', '/namespaces/:namespace/dependencies', flows('list')],
+  ['POST', '/flows/:namespace/:id/revisions/:revision/rollback', flows('get', 'update')],
+  // The plugin catalog and editor schemas: what any caller that may read flows may see.
+  ['GET', '/plugins', flows('list')],
+  ['GET', '/plugins/:cls', flows('list')],
+  ['GET', '/plugins/schemas/:type', flows('list')],
+
   ['GET', '/triggers/search', triggers('list')],
   ['GET', '/triggers/:namespace/:flowId', triggers('list')],
   ['PUT', '/triggers', triggers('update')],

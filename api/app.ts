@@ -12,9 +12,11 @@ import { registerMetricRoutes } from './routes/execution-metrics.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
+import { registerGraphRoutes } from './routes/graphs.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
+import { registerPluginRoutes } from './routes/plugins.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 import { orderRoutes } from './route-order.js';
@@ -42,6 +44,8 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerKvRoutes(r, deps);
   registerNamespaceRoutes(r, deps);
   registerTriggerRoutes(r, deps);
+  registerGraphRoutes(r, deps);
+  registerPluginRoutes(r, deps);
   orderRoutes(r);
   return r;
 }

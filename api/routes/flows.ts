@@ -51,7 +51,8 @@ async function inheritedDefaults(deps: ApiDeps, namespace: string | undefined): 
   return namespaceContextOf(await deps.stores.namespaces.chain(namespace))?.pluginDefaults ?? [];
 }
 
-async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
+/** Reads and validates a YAML flow body (400 when it is not YAML, 422 with the fields when it is not a valid flow). */
+export async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
   const source = await readText(ctx, deps.maxBodyBytes);
   assertYaml(source);
   return { flow: parseFlow(source, await inheritedDefaults(deps, looseIdentity(source).namespace)), source };

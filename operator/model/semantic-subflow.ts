@@ -4,7 +4,8 @@ import type { ValidationIssue } from './errors.js';
 import { normalizeType, PREFIX } from './task-types.js';
 import type { LocatedTask } from './traverse.js';
 
-const CALLERS: ReadonlySet<string> = new Set([`${PREFIX}core.flow.Subflow`, `${PREFIX}core.flow.ForEachItem`]);
+/** Task types that call another flow (Subflow, ForEachItem). */
+export const CALLERS: ReadonlySet<string> = new Set([`${PREFIX}core.flow.Subflow`, `${PREFIX}core.flow.ForEachItem`]);
 
 export function selfCallIssues(flow: Record<string, unknown>, tasks: LocatedTask[]): ValidationIssue[] {
   const out: ValidationIssue[] = [];
