@@ -20,6 +20,9 @@ const flows = (...verbs: string[]) => on(KINDS.Flow.plural, ...verbs);
 const executions = (...verbs: string[]) => on(KINDS.Execution.plural, ...verbs);
 const kv = (...verbs: string[]) => on(KINDS.KVPair.plural, ...verbs);
 const triggers = (...verbs: string[]) => on(KINDS.TriggerState.plural, ...verbs);
+/** Namespace files live in the bucket, not in custom resources: `namespacefiles` is a name for RBAC rules only. */
+export const NAMESPACE_FILES_RESOURCE = 'namespacefiles';
+const nsFiles = (...verbs: string[]) => on(NAMESPACE_FILES_RESOURCE, ...verbs);
 
 /** Every route under /api/v1 (and /api/v1/main). Keep in step with api/routes: a test checks that none is missing. */
 export const API_ROUTE_ACCESS: Rule[] = [
@@ -58,6 +61,16 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['GET', '/namespaces/:namespace/kv/:key', kv('get')],
   ['PUT', '/namespaces/:namespace/kv/:key', kv('create', 'update')],
   ['DELETE', '/namespaces/:namespace/kv/:key', kv('delete')],
+
+  ['GET', '/namespaces/:namespace/files', nsFiles('get')],
+  ['GET', '/namespaces/:namespace/files/stats', nsFiles('get')],
+  ['GET', '/namespaces/:namespace/files/directory', nsFiles('list')],
+  ['GET', '/namespaces/:namespace/files/search', nsFiles('list')],
+  ['GET', '/namespaces/:namespace/files/export', nsFiles('list', 'get')],
+  ['POST', '/namespaces/:namespace/files', nsFiles('create', 'update')],
+  ['POST', '/namespaces/:namespace/files/directory', nsFiles('create')],
+  ['PUT', '/namespaces/:namespace/files', nsFiles('update', 'delete')],
+  ['DELETE', '/namespaces/:namespace/files', nsFiles('delete')],
 
   ['GET', '/triggers/search', triggers('list')],
   ['GET', '/triggers/:namespace/:flowId', triggers('list')],

@@ -11,6 +11,7 @@ import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
+import { registerNamespaceFileRoutes } from './routes/namespace-files.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 
@@ -28,6 +29,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerWebhookRoutes(r, deps);
   registerLogRoutes(r, deps);
   registerKvRoutes(r, deps);
+  registerNamespaceFileRoutes(r, deps);
   registerTriggerRoutes(r, deps);
   return r;
 }

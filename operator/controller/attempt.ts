@@ -12,6 +12,7 @@ import { buildRunContext } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { splitPlugin } from './split.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
+import type { Limits } from '../core/limits.js';
 
 export interface AttemptDeps {
   stores: Stores;
@@ -22,6 +23,8 @@ export interface AttemptDeps {
   extra?: Map<string, RunnablePlugin>;
   /** Namespaces executions may reach beyond their own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
+  /** The safety limits (NAMESPACE_FILES_MAX_COUNT...); default: from the environment. */
+  limits?: Limits;
 }
 
 const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin]]);
@@ -32,7 +35,7 @@ export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution,
     const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
-    const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal, ...(deps.grants ? { grants: deps.grants } : {}) });
+    const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal, ...(deps.grants ? { grants: deps.grants } : {}), ...(deps.limits ? { limits: deps.limits } : {}) });
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };
     const outcome: TaskOutcome = { state: result.state };

@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { buildVariables } from '../core/context.js';
+import type { Limits } from '../core/limits.js';
 import { FLOWABLE } from '../core/flow-index.js';
 import { snapshotIndex } from '../core/run-index.js';
 import { taskForRun } from '../core/runs.js';
@@ -17,6 +18,7 @@ import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
@@ -68,6 +70,8 @@ export function buildRunContext(a: {
   workRoot: string; signal: AbortSignal;
   /** Namespaces this execution may reach beyond its own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
+  /** The safety limits (NAMESPACE_FILES_MAX_COUNT...); default: from the environment. */
+  limits?: Limits;
 }): RunContext {
   const { flow, exec, run, task, attempt, stores, renderer } = a;
   // Values a task declares sensitive, and secrets it reads, are masked in everything this execution writes.
@@ -91,6 +95,7 @@ export function buildRunContext(a: {
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
     storage,
     kv,
+    namespaceFiles: scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

@@ -1,6 +1,7 @@
 // Rendering with the embedded services: secrets from the environment (Kestra's convention: `SECRET_<NAME>` holding the
 // base64 value; a plain value is accepted too; operator/secrets/env.ts), `kv()` from the KV store and `read()` from
 // internal storage. Every secret value read is reported to a sink (the secret layer masks it in what the reader writes).
+// `read('a/b.txt')` reads a namespace file (its `kestra:///<ns>/_files/...` URI).
 // `kv()` and `read()` reach only what the rendering's owner may reach (operator/tenancy): a task attempt passes its
 // execution's views; any other rendering (triggers, webhooks) is held to the namespace of the flow it renders for.
 // Each rendering has the budget of EXPRESSION_TIMEOUT_MS and EXPRESSION_MAX_BYTES (operator/expr/budget.ts).
@@ -9,6 +10,7 @@ import { createRenderer } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
 import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
+import { namespaceFileUri } from '../storage/paths.js';
 import { fileReadDenied } from '../tenancy/files.js';
 import { namespaceDenied, namespaceGrantsFromEnv } from '../tenancy/namespaces.js';
 import { KvAccessError } from '../tenancy/scoped-kv.js';
@@ -70,7 +72,11 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       const entry = sources.kv ? sources.kv(ns, key) : (views ?? namespaceViews).kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
     },
-    read: (uri) => (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8'),
+    read: (path, ns) => {
+      // A namespace file is read through its URI, so the same rules (operator/tenancy) hold for both forms.
+      const uri = ns === undefined ? path : namespaceFileUri(ns, path);
+      return (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8');
+    },
     ...(sources.now ? { now: sources.now } : {}),
   }, { timeoutMs: limits.expressionTimeoutMs, maxBytes: limits.expressionMaxBytes });
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */

@@ -87,10 +87,14 @@ function kv(args: unknown[], kwargs: Kwargs, ctx: CallContext): unknown {
   throw new ExpressionError(`KV key \`${key}\` not found in namespace \`${namespace}\``);
 }
 
+/** `read('kestra:///...')` reads an internal-storage file; `read('a/b.txt'[, namespace])` a namespace file (Kestra). */
 function read(args: unknown[], kwargs: Kwargs, ctx: CallContext): string {
-  const uri = requireString(arg(args, kwargs, 0, 'path'), 'read');
+  const path = requireString(arg(args, kwargs, 0, 'path'), 'read');
   if (!ctx.services.read) throw new ExpressionError('read() is not available here');
-  return ctx.services.read(uri);
+  if (path.startsWith('kestra://')) return ctx.services.read(path);
+  const namespace = arg(args, kwargs, 1, 'namespace') ?? flowNamespace(ctx);
+  if (typeof namespace !== 'string') throw new ExpressionError(`read: no namespace for the namespace file \`${path}\``);
+  return ctx.services.read(path, namespace);
 }
 
 /** The loop values from the outermost parent down to the current task run. */

@@ -5,8 +5,9 @@ export interface RenderServices {
   secret?(name: string): string | undefined;
   /** KV lookup; `kv('key')` uses vars.flow.namespace by default. */
   kv?(namespace: string, key: string): { found: boolean; value?: unknown };
-  /** Content (utf-8) of an internal-storage file, for `read('kestra:///...')`. */
-  read?(uri: string): string;
+  /** Content (utf-8) of an internal-storage file (`read('kestra:///...')`), or with `namespace` of that namespace's
+   * file at `path` (`read('scripts/a.py')`). */
+  read?(path: string, namespace?: string): string;
   /** Called with every secret value read, so callers can mask it in logs. */
   onSecret?(value: string): void;
   /** Clock for `now()`; defaults to the system clock. */

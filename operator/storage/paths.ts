@@ -17,6 +17,13 @@ export function inputStoragePath(e: ExecutionRef, inputId: string, filename: str
   return `${executionStoragePath(e)}/inputs/${inputId}/${filename}`;
 }
 
+/** The folder of a namespace's files (Kestra's layout): `<namespace with dots as slashes>/_files`. */
+export const NAMESPACE_FILES_SEGMENT = '_files';
+
+export function namespaceFilesPath(namespace: string): string {
+  return `${namespace.replace(/\./g, '/')}/${NAMESPACE_FILES_SEGMENT}`;
+}
+
 const SCHEME = 'kestra://';
 
 /** A rejected path or URI; `status` lets an HTTP layer answer 400. */
@@ -53,6 +60,11 @@ export function storageSegments(pathOrUri: string): string[] {
     if (segment.includes('\\') || segment.includes('/') || /^[a-z]:$/i.test(segment)) throw badPath(`Invalid internal storage path: ${pathOrUri}`);
   }
   return segments.filter((s) => s !== '');
+}
+
+/** URI of a namespace file (`read('scripts/a.py')`): `kestra:///<namespace as path>/_files/<path>`. */
+export function namespaceFileUri(namespace: string, filePath: string): string {
+  return storageUri(`${namespaceFilesPath(namespace)}/${filePath.replace(/^\/+/, '')}`);
 }
 
 /** Canonical URI of a storage path: `kestra:///` + percent-encoded segments. */

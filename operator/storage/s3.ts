@@ -1,11 +1,12 @@
 // Internal storage on an S3-compatible bucket (cluster mode) through `minio`: `kestra:///<path>` is the object
 // `<prefix>/<path>`, with the same path rules as the local storage. `getSync` (for the `read()` template function)
-// runs the GET on a worker thread while the caller blocks on Atomics.wait, and is bounded in size.
+// runs the GET on a worker thread while the caller blocks on Atomics.wait, and is bounded in size. Folders (namespace
+// files) are `<key>/` marker objects, or implied by the keys below them (S3 has no directories).
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
-import { Client } from 'minio';
-import type { InternalStorage } from '../store/types.js';
+import { Client, type BucketItem } from 'minio';
+import type { InternalStorage, StorageEntry, StorageTree } from '../store/types.js';
 import { storageSegments, storageUri } from './local.js';
 
 export interface S3StorageOptions {
@@ -209,6 +210,68 @@ export class S3Storage implements InternalStorage {
     if (!(await this.exists(uri))) return false;
     await this.client.removeObject(this.bucket, this.key(uri));
     return true;
+  }
+
+  readonly tree: StorageTree = {
+    list: (folder, max, tooMany) => this.listTree(folder, max, tooMany),
+    stat: (p) => this.statEntry(p),
+    mkdir: async (folder) => { await this.client.putObject(this.bucket, `${this.key(folder)}/`, Buffer.alloc(0), 0); },
+    deleteTree: async (folder) => {
+      const prefix = `${this.key(folder)}/`;
+      const names: string[] = [];
+      for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<BucketItem>) {
+        if (item.name) names.push(item.name);
+      }
+      for (let i = 0; i < names.length; i += 1000) await this.client.removeObjects(this.bucket, names.slice(i, i + 1000));
+      return names.length > 0;
+    },
+  };
+
+  private async listTree(folder: string, max: number, tooMany: () => Error): Promise<StorageEntry[]> {
+    const prefix = `${this.key(folder)}/`;
+    const entries = new Map<string, StorageEntry>();
+    const folderOf = (rel: string, at: number): void => {
+      // Folders implied by a key below them (no marker object): dated like the newest file seen under them.
+      for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) {
+        const dir = rel.slice(0, i);
+        const known = entries.get(dir);
+        if (!known) entries.set(dir, { path: dir, type: 'Directory', size: 0, lastModified: at, created: at });
+        if (entries.size > max) throw tooMany();
+      }
+    };
+    for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<BucketItem>) {
+      if (!item.name) continue;
+      const rel = item.name.slice(prefix.length);
+      const at = item.lastModified.getTime();
+      if (rel === '') continue; // the folder's own marker
+      if (rel.endsWith('/')) {
+        const dir = rel.slice(0, -1);
+        entries.set(dir, { path: dir, type: 'Directory', size: 0, lastModified: at, created: at });
+        folderOf(dir, at);
+      } else {
+        entries.set(rel, { path: rel, type: 'File', size: item.size, lastModified: at, created: at });
+        folderOf(rel, at);
+      }
+      if (entries.size > max) throw tooMany();
+    }
+    return [...entries.values()];
+  }
+
+  private async statEntry(p: string): Promise<StorageEntry | undefined> {
+    const key = this.key(p);
+    try {
+      const info = await this.client.statObject(this.bucket, key);
+      const at = info.lastModified.getTime();
+      return { path: p, type: 'File', size: info.size, lastModified: at, created: at };
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    // A folder: its marker, or any key below it.
+    for await (const item of this.client.listObjectsV2(this.bucket, `${key}/`, true) as AsyncIterable<BucketItem>) {
+      const at = item.lastModified?.getTime() ?? 0;
+      return { path: p, type: 'Directory', size: 0, lastModified: at, created: at };
+    }
+    return undefined;
   }
 
   /** Stops the getSync worker thread. */
