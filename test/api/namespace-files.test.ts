@@ -14,7 +14,7 @@ afterAll(async () => { await api.close(); });
 const files = (ns: string, rest = '', query = ''): string => `${api.url}/api/v1/namespaces/${ns}/files${rest}${query ? `?${query}` : ''}`;
 const q = (params: Record<string, string>): string => new URLSearchParams(params).toString();
 
-async function upload(ns: string, p: string, content: string | Uint8Array, filename = 'upload.txt') {
+async function upload(ns: string, p: string, content: string | Uint8Array<ArrayBuffer>, filename = 'upload.txt') {
   const form = new FormData();
   form.append('fileContent', new Blob([content]), filename);
   return call(files(ns, '', q({ path: p })), { method: 'POST', body: form });
@@ -189,7 +189,7 @@ describe('limits', () => {
     small = await startTestApi({ limits: { ...DEFAULT_LIMITS, namespaceFilesMaxCount: 3, namespaceFilesMaxBytes: 2048, apiMaxFileBytes: 4096 } });
   });
   afterAll(async () => { await small.close(); });
-  const up = (p: string, content: string | Uint8Array, filename = 'f.txt') => {
+  const up = (p: string, content: string | Uint8Array<ArrayBuffer>, filename = 'f.txt') => {
     const form = new FormData();
     form.append('fileContent', new Blob([content]), filename);
     return call(`${small.url}/api/v1/namespaces/lim/files?${q({ path: p })}`, { method: 'POST', body: form });
