@@ -79,7 +79,7 @@ export function registerNamespaceFileRoutes(r: Router, deps: ApiDeps): void {
         filename = name;
         return staged;
       },
-    });
+    }).catch(async (err: unknown) => { await files.discard(staged); throw err; });
     const unexpected = [...Object.keys(body.fields).filter((f) => f !== 'fileContent'), ...(parts > 1 ? ['fileContent'] : [])];
     if (body.files.length === 0 || unexpected.length > 0) {
       await files.discard(staged);

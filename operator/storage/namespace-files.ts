@@ -182,22 +182,9 @@ export class NamespaceFiles {
     return `${STAGING}/${randomUUID()}/upload`;
   }
 
-  /** Throws when adding `incoming` files (path → size) to the namespace goes past its limits. */
-  private checkLimits(namespace: string, entries: StorageEntry[], incoming: Map<string, number>): void {
-    const byPath = new Map(entries.map((e) => [e.path, e]));
-    let bytes = entries.reduce((n, e) => n + (e.type === 'File' ? e.size : 0), 0);
-    let count = entries.length;
-    const added = new Set<string>();
-    for (const [p, size] of incoming) {
-      bytes += size - (byPath.get(p)?.size ?? 0);
-      const parts = p.split('/');
-      for (let i = 1; i <= parts.length; i++) {
-        const sub = parts.slice(0, i).join('/');
-        if (!byPath.has(sub) && !added.has(sub)) { added.add(sub); count++; }
-      }
-    }
-    if (count > this.limits.namespaceFilesMaxCount) throw limitError('namespaceFilesMaxCount', `Namespace '${namespace}' would hold ${count} files and folders`, this.limits as Limits);
-    if (bytes > this.limits.namespaceFilesMaxBytes) throw limitError('namespaceFilesMaxBytes', `Namespace '${namespace}' would hold ${bytes} bytes of files`, this.limits as Limits);
+  /** The namespace's budget for new files, from its current entries. */
+  private budget(namespace: string, entries: StorageEntry[]): Budget {
+    return new Budget(namespace, entries, this.limits);
   }
 
   /** Moves a staged upload to a namespace file, once the namespace's limits allow it; the staged copy is removed. */
@@ -206,22 +193,23 @@ export class NamespaceFiles {
       const size = await this.storage.size(`kestra:///${staged}`);
       const entries = await this.all(namespace);
       this.checkPlacement(entries, segments, 'File');
-      this.checkLimits(namespace, entries, new Map([[segments.join('/'), size]]));
+      this.budget(namespace, entries).add(segments.join('/'), size);
       await this.storage.put(await this.target(namespace, segments), await this.storage.stream(`kestra:///${staged}`));
     } finally {
       await this.discard(staged);
     }
   }
 
+  /** Removes a staged upload and its folder. */
   async discard(staged: string): Promise<void> {
-    await this.storage.delete(`kestra:///${staged}`).catch(() => false);
+    await this.tree.deleteTree(staged.slice(0, staged.lastIndexOf('/'))).catch(() => false);
   }
 
   /** Writes a small file (tests, tasks): the same checks as an upload. */
   async write(namespace: string, segments: string[], data: Buffer): Promise<void> {
     const entries = await this.all(namespace);
     this.checkPlacement(entries, segments, 'File');
-    this.checkLimits(namespace, entries, new Map([[segments.join('/'), data.length]]));
+    this.budget(namespace, entries).add(segments.join('/'), data.length);
     await this.storage.put(await this.target(namespace, segments), data);
   }
 
@@ -281,6 +269,7 @@ export class NamespaceFiles {
     const files = await this.files(namespace);
     const out = new PassThrough();
     let failed = false;
+    out.on('close', () => { failed = true; }); // the caller went away: stop reading files
     const zip = new Zip((err, chunk, final) => {
       if (err) { failed = true; out.destroy(err); return; }
       out.write(Buffer.from(chunk));
@@ -321,6 +310,7 @@ export class NamespaceFiles {
   }
 
   private async inflate(namespace: string, staged: string, entries: StorageEntry[], files: Map<string, Buffer>, sizes: Map<string, number>): Promise<void> {
+    const budget = this.budget(namespace, entries);
     let failure: Error | undefined;
     let entriesSeen = 0;
     const unzip = new Unzip((file: UnzipFile) => {
@@ -333,14 +323,16 @@ export class NamespaceFiles {
         this.checkPlacement(entries, segments, 'File');
       } catch (err) { failure = err as Error; return; }
       const key = segments.join('/');
+      if (sizes.has(key)) { failure = bad(`Invalid zip file: the entry '${file.name}' appears twice`, 'fileContent'); return; }
       const chunks: Buffer[] = [];
       sizes.set(key, 0);
+      try { budget.add(key, 0); } catch (e) { failure = e as Error; return; }
       file.ondata = (err, data, final) => {
         if (failure) return;
         if (err) { failure = bad(`Invalid zip entry '${file.name}': ${err.message}`, 'fileContent'); return; }
         chunks.push(Buffer.from(data));
         sizes.set(key, (sizes.get(key) ?? 0) + data.length);
-        try { this.checkLimits(namespace, entries, sizes); } catch (e) { failure = e as Error; file.terminate(); return; }
+        try { budget.grow(data.length); } catch (e) { failure = e as Error; file.terminate(); return; }
         if (final) files.set(key, Buffer.concat(chunks));
       };
       file.start();
@@ -364,5 +356,43 @@ export class NamespaceFiles {
   /** Reads a whole namespace file (tasks copy them into their working directory). */
   async get(namespace: string, path: string): Promise<Buffer> {
     return readAll((await this.read(namespace, path.split('/'))).stream);
+  }
+}
+
+/**
+ * What a namespace may still take (NAMESPACE_FILES_MAX_COUNT, NAMESPACE_FILES_MAX_BYTES), from its entries: files added
+ * or replaced (`add`, with their parent folders) and bytes as they arrive (`grow`), each checked in constant time.
+ */
+class Budget {
+  private readonly known: Map<string, StorageEntry>;
+  private readonly added = new Set<string>();
+  private bytes: number;
+  private count: number;
+
+  constructor(private readonly namespace: string, entries: StorageEntry[], private readonly limits: NsLimits) {
+    this.known = new Map(entries.map((e) => [e.path, e]));
+    this.bytes = entries.reduce((n, e) => n + (e.type === 'File' ? e.size : 0), 0);
+    this.count = entries.length;
+  }
+
+  /** A file at `path` (replacing what is there) of `size` bytes. */
+  add(path: string, size: number): void {
+    const parts = path.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const sub = parts.slice(0, i).join('/');
+      if (!this.known.has(sub) && !this.added.has(sub)) { this.added.add(sub); this.count++; }
+    }
+    this.bytes -= this.known.get(path)?.size ?? 0;
+    if (this.count > this.limits.namespaceFilesMaxCount) {
+      throw limitError('namespaceFilesMaxCount', `Namespace '${this.namespace}' would hold ${this.count} files and folders`, this.limits as Limits);
+    }
+    this.grow(size);
+  }
+
+  grow(size: number): void {
+    this.bytes += size;
+    if (this.bytes > this.limits.namespaceFilesMaxBytes) {
+      throw limitError('namespaceFilesMaxBytes', `Namespace '${this.namespace}' would hold more than ${this.limits.namespaceFilesMaxBytes} bytes of files`, this.limits as Limits);
+    }
   }
 }

@@ -222,7 +222,12 @@ export class S3Storage implements InternalStorage {
       for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<BucketItem>) {
         if (item.name) names.push(item.name);
       }
-      for (let i = 0; i < names.length; i += 1000) await this.client.removeObjects(this.bucket, names.slice(i, i + 1000));
+      // Objects first, then folder markers deepest first (file-backed S3 servers fail a marker deleted with its content).
+      const markers = names.filter((n) => n.endsWith('/')).sort((a, b) => b.length - a.length);
+      const objects = names.filter((n) => !n.endsWith('/'));
+      for (const batch of [objects, markers]) {
+        for (let i = 0; i < batch.length; i += 1000) await this.client.removeObjects(this.bucket, batch.slice(i, i + 1000));
+      }
       return names.length > 0;
     },
   };

@@ -1,6 +1,6 @@
 // API tests of namespace files (embedded home, real local storage): upload, read, stats, listing, folders, search,
 // move, delete with the folders it empties, zip export and import, the limits, and every hostile path refused.
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { zipSync, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,6 +204,8 @@ describe('limits', () => {
     const tooBig = await up('/huge.txt', 'c'.repeat(5000));
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.message).toContain('API_MAX_FILE_BYTES');
+    // Refused uploads leave nothing behind in the staging folder.
+    expect(readdirSync(path.join(small.dataDir, 'storage', '_uploads'))).toEqual([]);
   });
 
   it('refuses more files than NAMESPACE_FILES_MAX_COUNT', async () => {
