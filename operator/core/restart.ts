@@ -1,14 +1,11 @@
 // Restart of failed work inside the same execution (manual restart, flow-level RETRY_FAILED_TASK): failed runs get a
 // new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
-import { isFlowableType } from './flow-index.js';
 import { indexRuns } from './run-index.js';
-import { startAttempt, taskOf } from './runs.js';
-import { transition } from './state.js';
-import type { TaskRun } from './types.js';
+import { nextAttempt } from './runs.js';
 
 export function restartFailed(ctx: StepContext): void {
-  const { exec, deps } = ctx;
+  const { exec } = ctx;
   const drop = new Set<string>();
   for (const run of exec.taskRunList) {
     const parentDropped = run.parentTaskRunId !== undefined && drop.has(run.parentTaskRunId);
@@ -17,15 +14,5 @@ export function restartFailed(ctx: StepContext): void {
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
-  for (const run of failed) reset(ctx, run);
-}
-
-function reset(ctx: StepContext, run: TaskRun): void {
-  const task = taskOf(ctx, run);
-  delete run.error;
-  if (!isFlowableType(task.type)) { startAttempt(ctx, run); return; }
-  const fs = run.flowableState;
-  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error', 'refused']) delete fs[k];
-  delete run.resumeDate;
-  transition(run.state, 'RUNNING', ctx.deps.now);
+  for (const run of failed) nextAttempt(ctx, run);
 }

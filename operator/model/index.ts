@@ -10,6 +10,7 @@ export {
 } from './task-types.js';
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
 export { applyPluginDefaults } from './plugin-defaults.js';
+export { withWrittenTypes } from './written-types.js';
 export { reservedNameIssues } from './semantic-keys.js';
 export { parseDuration, isDuration, formatDuration } from './duration.js';
 export { resolveInputs, type ResolveOptions } from './inputs.js';

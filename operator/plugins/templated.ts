@@ -59,6 +59,7 @@ export function withTask(ctx: RunContext, task: Task): RunContext {
     storage: ctx.storage,
     kv: ctx.kv,
     namespaceFiles: ctx.namespaceFiles,
+    logs: ctx.logs,
     storagePrefix: ctx.storagePrefix,
     get workingDir() { return ctx.workingDir; },
     signal: ctx.signal,

@@ -14,6 +14,7 @@ import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedLogs } from '../tenancy/scoped-logs.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import type { RunContext, TaskLogger } from './types.js';
 
@@ -106,6 +107,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     storage,
     namespaceFiles: scopedNamespaceFiles(stores.storage, namespace, opts.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
+    logs: scopedLogs(stores.logs, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
     processes: { registry: stores.processes, owner: { executionId: execution.id, taskRunId: taskRun.id, attempt: 1 } },

@@ -2,7 +2,7 @@
 // Writes are atomic (temporary file + rename); paths that could leave the root are rejected. Folders (namespace files)
 // are real directories; symbolic links are never followed out of the root and never listed.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync, type Stats } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -58,6 +58,16 @@ export class LocalStorage implements InternalStorage {
       return readFileSync(this.resolve(uri));
     } catch (err) {
       throw isMissing(err) ? notFound(uri) : err;
+    }
+  }
+
+  statSync(uri: string): number | undefined {
+    try {
+      const info = statSync(this.resolve(uri));
+      return info.isFile() ? info.size : undefined;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
     }
   }
 
