@@ -72,6 +72,8 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       statSync: (uri) => stores.storage.statSync(namespaceReadable(uri)),
     },
   };
+  // A namespace file is read through its URI, so the same rules (operator/tenancy) hold for both forms.
+  const uriOf = (path: string, ns: string | undefined): string => (ns === undefined ? path : namespaceFileUri(ns, path));
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
@@ -80,11 +82,13 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       return entry ? { found: true, value: entry.value } : { found: false };
     },
     read: (path, ns) => {
-      // A namespace file is read through its URI, so the same rules (operator/tenancy) hold for both forms.
-      const uri = ns === undefined ? path : namespaceFileUri(ns, path);
+      const uri = uriOf(path, ns);
       return (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8');
     },
-    stat: (uri) => (sources.stat ? sources.stat(uri) : (views ?? namespaceViews).storage.statSync(uri)),
+    stat: (path, ns) => {
+      const uri = uriOf(path, ns);
+      return sources.stat ? sources.stat(uri) : (views ?? namespaceViews).storage.statSync(uri);
+    },
     errorLogs: () => {
       if (!views?.errorLogs) throw new ExpressionError("The 'errorLogs' function can only be used in runnable tasks, as it reads logs from the log store");
       return views.errorLogs();

@@ -1,5 +1,6 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
 // retry limits, Subflow wait/transmitFailed and self-calls, input declarations (defaults, ranges, validators) and templates.
+import { NAMESPACE_FILES_SEGMENT } from '../core/storage-layout.js';
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
@@ -139,7 +140,7 @@ function located(v: unknown, path: string): { id: unknown; path: string }[] {
 const STORAGE_RESERVED = 'executions';
 /** The folder of a namespace's files (`<ns>/_files/...`): as a namespace segment it would make one namespace's files
  * another's. (A flow id cannot start with `_`.) */
-const FILES_RESERVED = '_files';
+const FILES_RESERVED = NAMESPACE_FILES_SEGMENT;
 
 function checkStorageNames(flow: Obj, out: ValidationIssue[]): void {
   if (flow.id === STORAGE_RESERVED) out.push({ path: 'id', message: `\`${STORAGE_RESERVED}\` is reserved (it names the executions folder of internal storage)` });

@@ -1,6 +1,8 @@
 // The layout of internal storage, in one place: an execution's files live under
 // `<namespace with dots as slashes>/<flowId>/executions/<executionId>/` (Kestra's layout); and the rules every storage
 // path or `kestra:///` URI must follow (no traversal, no other scheme), shared by the local and S3 storages. Pure.
+import { namespaceFilesPath } from '../core/storage-layout.js';
+
 export interface ExecutionRef { namespace: string; flowId: string; id: string }
 
 export function executionStoragePath(e: ExecutionRef): string {
@@ -17,12 +19,7 @@ export function inputStoragePath(e: ExecutionRef, inputId: string, filename: str
   return `${executionStoragePath(e)}/inputs/${inputId}/${filename}`;
 }
 
-/** The folder of a namespace's files (Kestra's layout): `<namespace with dots as slashes>/_files`. */
-export const NAMESPACE_FILES_SEGMENT = '_files';
-
-export function namespaceFilesPath(namespace: string): string {
-  return `${namespace.replace(/\./g, '/')}/${NAMESPACE_FILES_SEGMENT}`;
-}
+export { NAMESPACE_FILES_SEGMENT, namespaceFilesPath } from '../core/storage-layout.js';
 
 const SCHEME = 'kestra://';
 
