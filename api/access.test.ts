@@ -45,6 +45,10 @@ describe('accessFor', () => {
     ['GET', '/api/v1/namespaces/company/kv', check('list', 'kvpairs')],
     ['DELETE', '/api/v1/namespaces/company/kv/k', check('delete', 'kvpairs')],
     ['PUT', '/api/v1/triggers/backfill/pause', check('update', 'triggerstates')],
+    ['GET', '/api/v1/namespaces/company/files', check('get', 'namespacefiles')],
+    ['GET', '/api/v1/main/namespaces/company/files/directory', check('list', 'namespacefiles')],
+    ['DELETE', '/api/v1/namespaces/company/files', check('delete', 'namespacefiles')],
+    ['POST', '/api/v1/namespaces/company/files/directory', check('create', 'namespacefiles')],
     ['PUT', '/api/v1/namespaces/company/kv/k', {
       kind: 'resource', checks: [{ verb: 'create', group: 'flowpilot.io', resource: 'kvpairs' }, { verb: 'update', group: 'flowpilot.io', resource: 'kvpairs' }],
     }],

@@ -27,6 +27,9 @@ const triggers = (...verbs: string[]) => on(KINDS.TriggerState.plural, ...verbs)
 const namespaces = (...verbs: string[]) => on(KINDS.FlowNamespace.plural, ...verbs);
 /** Namespace lists read the stored namespaces and the namespaces of flows. */
 const namespaceList = onBoth([KINDS.FlowNamespace.plural, 'list'], [KINDS.Flow.plural, 'list']);
+/** Namespace files live in the bucket, not in custom resources: `namespacefiles` is a name for RBAC rules only. */
+export const NAMESPACE_FILES_RESOURCE = 'namespacefiles';
+const nsFiles = (...verbs: string[]) => on(NAMESPACE_FILES_RESOURCE, ...verbs);
 
 /** Every route under /api/v1 (and /api/v1/main). Keep in step with api/routes: a test checks that none is missing. */
 export const API_ROUTE_ACCESS: Rule[] = [
@@ -107,6 +110,16 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['GET', '/plugins', flows('list')],
   ['GET', '/plugins/:cls', flows('list')],
   ['GET', '/plugins/schemas/:type', flows('list')],
+
+  ['GET', '/namespaces/:namespace/files', nsFiles('get')],
+  ['GET', '/namespaces/:namespace/files/stats', nsFiles('get')],
+  ['GET', '/namespaces/:namespace/files/directory', nsFiles('list')],
+  ['GET', '/namespaces/:namespace/files/search', nsFiles('list')],
+  ['GET', '/namespaces/:namespace/files/export', nsFiles('list', 'get')],
+  ['POST', '/namespaces/:namespace/files', nsFiles('create', 'update')],
+  ['POST', '/namespaces/:namespace/files/directory', nsFiles('create')],
+  ['PUT', '/namespaces/:namespace/files', nsFiles('update', 'delete')],
+  ['DELETE', '/namespaces/:namespace/files', nsFiles('delete')],
 
   ['GET', '/triggers/search', triggers('list')],
   ['GET', '/triggers/:namespace/:flowId', triggers('list')],

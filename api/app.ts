@@ -17,6 +17,7 @@ import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerPluginRoutes } from './routes/plugins.js';
+import { registerNamespaceFileRoutes } from './routes/namespace-files.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 import { orderRoutes } from './route-order.js';
@@ -43,6 +44,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerMetricRoutes(r, deps);
   registerKvRoutes(r, deps);
   registerNamespaceRoutes(r, deps);
+  registerNamespaceFileRoutes(r, deps);
   registerTriggerRoutes(r, deps);
   registerGraphRoutes(r, deps);
   registerPluginRoutes(r, deps);

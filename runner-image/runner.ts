@@ -112,7 +112,7 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   try {
     if (shared) await guarded(start, 'restoring the shared working directory', () => restoreSharedDir(deps.stores.storage, shared));
     start?.done();
-    outcome = await runAttempt({ stores, renderer, workRoot: e.workDir, grants: namespaceGrantsFromEnv(env) }, flow, execution, run, e.attempt, signal);
+    outcome = await runAttempt({ stores, renderer, workRoot: e.workDir, grants: namespaceGrantsFromEnv(env), limits: limitsFromEnv(env) }, flow, execution, run, e.attempt, signal);
     if (shared) await finishing(deps.io, 'saving the shared working directory', () => saveSharedDir(deps.stores.storage, shared));
   } finally {
     await finishing(deps.io, 'flushing the logs', () => deps.stores.logs.flush());

@@ -37,7 +37,8 @@ export function uriAllowed(uri: string, prefixes: string[]): boolean {
   return prefixes.some((p) => uri.startsWith(p) || decoded.startsWith(p));
 }
 
-function contentDisposition(name: string): string {
+/** `attachment` with an ASCII fallback and the exact UTF-8 name. */
+export function contentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }

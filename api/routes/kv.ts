@@ -11,9 +11,16 @@ import { badRequest, notFound } from '../errors.js';
 const NAMESPACE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const KEY = /^[\x21-\x7e][\x20-\x7e]*$/;
 
-function params(ctx: RouterContext): { namespace: string; key: string } {
-  const { namespace, key } = ctx.params as { namespace: string; key?: string };
+/** The `{namespace}` of a route: dot-separated names (400 naming `namespace` otherwise). */
+export function namespaceParam(ctx: RouterContext): string {
+  const namespace = (ctx.params as { namespace: string }).namespace;
   if (!NAMESPACE.test(namespace)) throw badRequest(`Invalid namespace '${namespace}'`, 'namespace');
+  return namespace;
+}
+
+function params(ctx: RouterContext): { namespace: string; key: string } {
+  const namespace = namespaceParam(ctx);
+  const { key } = ctx.params as { key?: string };
   if (key !== undefined && !KEY.test(key)) throw badRequest(`Invalid key '${key}': printable ASCII characters only`, 'key');
   return { namespace, key: key ?? '' };
 }

@@ -8,7 +8,7 @@ import { applyFlowDefaults } from '../model/index.js';
 import { getRunnable } from '../plugins/index.js';
 import type { RunnablePlugin } from '../plugins/types.js';
 import type { Stores } from '../store/types.js';
-import { limitsFromEnv } from '../core/limits.js';
+import { limitsFromEnv, type Limits } from '../core/limits.js';
 import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { splitPlugin } from './split.js';
@@ -23,6 +23,8 @@ export interface AttemptDeps {
   extra?: Map<string, RunnablePlugin>;
   /** Namespaces executions may reach beyond their own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
+  /** The safety limits (NAMESPACE_FILES_MAX_COUNT...); default: from the environment. */
+  limits?: Limits;
 }
 
 const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin]]);
@@ -34,10 +36,10 @@ export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution,
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
     // errorLogs() renders synchronously: the lines are read before the attempt, when its templates call it.
-    const errorLogs = callsErrorLogs(flow, task) ? await readErrorLogs(deps.stores, exec, limitsFromEnv(process.env)) : undefined;
+    const errorLogs = callsErrorLogs(flow, task) ? await readErrorLogs(deps.stores, exec, deps.limits ?? limitsFromEnv(process.env)) : undefined;
     const ctx = buildRunContext({
       flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal,
-      ...(deps.grants ? { grants: deps.grants } : {}), ...(errorLogs ? { errorLogs } : {}),
+      ...(deps.grants ? { grants: deps.grants } : {}), ...(deps.limits ? { limits: deps.limits } : {}), ...(errorLogs ? { errorLogs } : {}),
     });
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };

@@ -136,7 +136,7 @@ export class Controller {
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
-    this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
+    this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants, limits: this.limits });
     this.namespaces = new NamespaceResolver(stores.namespaces);
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
     this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {

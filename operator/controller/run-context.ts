@@ -20,6 +20,7 @@ import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { scopedLogs } from '../tenancy/scoped-logs.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 
@@ -86,6 +87,8 @@ export function buildRunContext(a: {
   errorLogs?: Record<string, unknown>[];
   /** Namespaces this execution may reach beyond its own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
+  /** The safety limits (NAMESPACE_FILES_MAX_COUNT...); default: from the environment. */
+  limits?: Limits;
 }): RunContext {
   const { flow, exec, run, task, attempt, stores, renderer } = a;
   // Values a task declares sensitive, and secrets it reads, are masked in everything this execution writes.
@@ -113,6 +116,7 @@ export function buildRunContext(a: {
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
     storage,
     kv,
+    namespaceFiles: scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits),
     logs: scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {

@@ -1,6 +1,7 @@
 // Rendering with the embedded services: secrets from the environment (Kestra's convention: `SECRET_<NAME>` holding the
 // base64 value; a plain value is accepted too; operator/secrets/env.ts), `kv()` from the KV store and `read()` from
 // internal storage. Every secret value read is reported to a sink (the secret layer masks it in what the reader writes).
+// `read('a/b.txt')` reads a namespace file (its `kestra:///<ns>/_files/...` URI).
 // `kv()` and `read()` reach only what the rendering's owner may reach (operator/tenancy): a task attempt passes its
 // execution's views; any other rendering (triggers, webhooks) is held to the namespace of the flow it renders for.
 // Each rendering has the budget of EXPRESSION_TIMEOUT_MS and EXPRESSION_MAX_BYTES (operator/expr/budget.ts).
@@ -9,6 +10,7 @@ import { createRenderer, ExpressionError } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
 import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
+import { namespaceFileUri } from '../storage/paths.js';
 import { fileReadDenied } from '../tenancy/files.js';
 import { namespaceDenied, namespaceGrantsFromEnv } from '../tenancy/namespaces.js';
 import { KvAccessError } from '../tenancy/scoped-kv.js';
@@ -70,6 +72,8 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       statSync: (uri) => stores.storage.statSync(namespaceReadable(uri)),
     },
   };
+  // A namespace file is read through its URI, so the same rules (operator/tenancy) hold for both forms.
+  const uriOf = (path: string, ns: string | undefined): string => (ns === undefined ? path : namespaceFileUri(ns, path));
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
     onSecret: (value) => { sink?.add(value); },
@@ -77,8 +81,14 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       const entry = sources.kv ? sources.kv(ns, key) : (views ?? namespaceViews).kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
     },
-    read: (uri) => (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8'),
-    stat: (uri) => (sources.stat ? sources.stat(uri) : (views ?? namespaceViews).storage.statSync(uri)),
+    read: (path, ns) => {
+      const uri = uriOf(path, ns);
+      return (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8');
+    },
+    stat: (path, ns) => {
+      const uri = uriOf(path, ns);
+      return sources.stat ? sources.stat(uri) : (views ?? namespaceViews).storage.statSync(uri);
+    },
     errorLogs: () => {
       if (!views?.errorLogs) throw new ExpressionError("The 'errorLogs' function can only be used in runnable tasks, as it reads logs from the log store");
       return views.errorLogs();

@@ -57,6 +57,14 @@ export const LIMIT_SETTINGS = {
     env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
     doc: 'largest file one multipart upload part may hold, in bytes',
   },
+  namespaceFilesMaxCount: {
+    env: 'NAMESPACE_FILES_MAX_COUNT', default: 10_000, min: 1,
+    doc: 'files and folders one namespace\'s namespace files may hold (also the most a listing, a search, an export or a task\'s namespaceFiles walks)',
+  },
+  namespaceFilesMaxBytes: {
+    env: 'NAMESPACE_FILES_MAX_BYTES', default: 1024 * 1024 * 1024, min: 1024,
+    doc: 'total size of one namespace\'s namespace files (uploads and zip imports past it are refused), in bytes',
+  },
   storeBusyTimeoutMs: {
     env: 'STORE_BUSY_TIMEOUT_MS', default: 250, min: 0,
     doc: 'time a write of the embedded SQLite store waits for another process\'s lock before it fails as transient and is retried later with backoff (the wait blocks the server, so it stays short), in milliseconds',

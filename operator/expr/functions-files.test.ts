@@ -7,9 +7,9 @@ import { createRenderer, type RenderServices } from './index.js';
 const sizes: Record<string, number> = { 'kestra:///company/team/f/executions/e/a.txt': 12, 'kestra:///company/team/f/executions/e/empty.txt': 0 };
 const masked: string[] = [];
 const services: RenderServices = {
-  stat: (uri) => {
-    if (uri.includes('victim')) throw new Error(`Reading '${uri}' is not allowed`);
-    return sizes[uri];
+  stat: (uri, namespace) => {
+    if (uri.includes('victim') || namespace === 'victim') throw new Error(`Reading '${uri}' is not allowed`);
+    return namespace === undefined ? sizes[uri] : ({ 'company.team:scripts/run.py': 7 } as Record<string, number>)[`${namespace}:${uri}`];
   },
   onSecret: (v) => masked.push(v),
 };
@@ -27,12 +27,17 @@ describe('file functions', () => {
     [`{{ isFileEmpty('${EMPTY}') }}`, 'true'],
     [`{{ isFileEmpty(path='${A}') }}`, 'false'],
     ["{{ fileURI('scripts/run.py') }}", 'kestra:///company/team/_files/scripts/run.py'],
+    // A path that is not a kestra:/// URI names a namespace file of the flow's namespace (or of `namespace`), as in Kestra.
+    ["{{ fileSize('scripts/run.py') }}", '7'],
+    ["{{ fileExists('scripts/none.py') }}", 'false'],
+    ["{{ fileExists('scripts/run.py', namespace='company.team') }}", 'true'],
   ])('%s → %s', (template, expected) => expect(r.render(template, vars)).toBe(expected));
 
   it('fileSize / isFileEmpty of a missing file fail naming it; refusals of the service come through', () => {
     expect(() => r.render(`{{ fileSize('${NONE}') }}`, vars)).toThrow(/fileSize: file '.*none.txt' not found/);
     expect(() => r.render(`{{ isFileEmpty('${NONE}') }}`, vars)).toThrow(/not found/);
     expect(() => r.render("{{ fileExists('kestra:///victim/ns/f/executions/v/x') }}", vars)).toThrow(/is not allowed/);
+    expect(() => r.render("{{ fileExists('x.txt', namespace='victim') }}", vars)).toThrow(/is not allowed/);
   });
 
   it('are unavailable where no service is given (errorLogs outside runnable tasks)', () => {

@@ -3,16 +3,37 @@
 // builds it), `errorLogs()` (the current execution's ERROR lines, runnable tasks only) and Kestra's `encrypt(key,
 // plaintext)` / `decrypt(key, encrypted)` (AES-GCM, random 12-byte IV first, base64; the key is base64 too).
 import { createCipheriv, createDecipheriv, randomBytes, type CipherGCMTypes } from 'node:crypto';
+import { namespaceFilesPath } from '../core/storage-layout.js';
 import { arg, requireString } from './args.js';
 import { ExpressionError } from './errors.js';
 import type { CallContext, FunctionImpl, Kwargs } from './evaluate.js';
 import { isPlainObject, memberLookup } from './values.js';
 
+/** The namespace of the flow a rendering is for (its `flow` variable). */
+export function flowNamespace(ctx: CallContext): string | undefined {
+  const flow = ctx.lookup('flow');
+  if (!isPlainObject(flow)) return undefined;
+  const ns = memberLookup(flow, 'namespace', 'flow.namespace');
+  return typeof ns === 'string' ? ns : undefined;
+}
+
+/**
+ * What a file function names, as Kestra's file functions take it: a `kestra:///` URI as is, any other path a namespace
+ * file of the `namespace` argument (default: the flow's namespace).
+ */
+export function fileTarget(name: string, args: unknown[], kwargs: Kwargs, ctx: CallContext): { path: string; namespace?: string } {
+  const path = requireString(arg(args, kwargs, 0, 'path'), name);
+  if (path.startsWith('kestra://')) return { path };
+  const namespace = arg(args, kwargs, 1, 'namespace') ?? flowNamespace(ctx);
+  if (typeof namespace !== 'string') throw new ExpressionError(`${name}: no namespace for the namespace file \`${path}\``);
+  return { path, namespace };
+}
+
 /** The size of the file a file function names, or undefined when it does not exist (refusals are thrown). */
 function stat(name: string, args: unknown[], kwargs: Kwargs, ctx: CallContext): { uri: string; size: number | undefined } {
-  const uri = requireString(arg(args, kwargs, 0, 'path'), name);
+  const { path, namespace } = fileTarget(name, args, kwargs, ctx);
   if (!ctx.services.stat) throw new ExpressionError(`${name}() is not available here`);
-  return { uri, size: ctx.services.stat(uri) };
+  return { uri: path, size: ctx.services.stat(path, namespace) };
 }
 
 function existingSize(name: string, args: unknown[], kwargs: Kwargs, ctx: CallContext): number {
@@ -24,10 +45,9 @@ function existingSize(name: string, args: unknown[], kwargs: Kwargs, ctx: CallCo
 /** `kestra:///<namespace as path>/_files/<path>`: where Kestra keeps the namespace files of the flow's namespace. */
 function fileURI(args: unknown[], kwargs: Kwargs, ctx: CallContext): string {
   const path = requireString(arg(args, kwargs, 0, 'path'), 'fileURI');
-  const flow = ctx.lookup('flow');
-  const namespace = isPlainObject(flow) ? memberLookup(flow, 'namespace', 'flow.namespace') : undefined;
+  const namespace = flowNamespace(ctx);
   if (typeof namespace !== 'string') throw new ExpressionError('fileURI: no flow namespace to resolve the path in');
-  return `kestra:///${namespace.replace(/\./g, '/')}/_files/${path.replace(/^\/+/, '')}`;
+  return `kestra:///${namespaceFilesPath(namespace)}/${path.replace(/^\/+/, '')}`;
 }
 
 function errorLogs(_args: unknown[], _kwargs: Kwargs, ctx: CallContext): unknown {

@@ -6,6 +6,7 @@ import { parseJsonSafe } from '../core/keyed.js';
 import { arg, int, requireString, str } from './args.js';
 import { nowIso } from './dates.js';
 import { ExpressionError } from './errors.js';
+import { fileTarget, flowNamespace } from './functions-files.js';
 import type { CallContext, FunctionImpl, Kwargs, TestImpl } from './evaluate.js';
 import { UNDEF, isEmpty, isPlainObject, makeMap, memberLookup, stringify, toNumber } from './values.js';
 import { withinBudget } from './watchdog.js';
@@ -68,13 +69,6 @@ function secret(args: unknown[], kwargs: Kwargs, ctx: CallContext): string {
   return value;
 }
 
-function flowNamespace(ctx: CallContext): string | undefined {
-  const flow = ctx.lookup('flow');
-  if (!isPlainObject(flow)) return undefined;
-  const ns = memberLookup(flow, 'namespace', 'flow.namespace');
-  return typeof ns === 'string' ? ns : undefined;
-}
-
 function kv(args: unknown[], kwargs: Kwargs, ctx: CallContext): unknown {
   const key = requireString(arg(args, kwargs, 0, 'key'), 'kv');
   const namespace = arg(args, kwargs, 1, 'namespace') ?? flowNamespace(ctx);
@@ -87,10 +81,11 @@ function kv(args: unknown[], kwargs: Kwargs, ctx: CallContext): unknown {
   throw new ExpressionError(`KV key \`${key}\` not found in namespace \`${namespace}\``);
 }
 
+/** `read('kestra:///...')` reads an internal-storage file; `read('a/b.txt'[, namespace])` a namespace file (Kestra). */
 function read(args: unknown[], kwargs: Kwargs, ctx: CallContext): string {
-  const uri = requireString(arg(args, kwargs, 0, 'path'), 'read');
+  const { path, namespace } = fileTarget('read', args, kwargs, ctx);
   if (!ctx.services.read) throw new ExpressionError('read() is not available here');
-  return ctx.services.read(uri);
+  return ctx.services.read(path, namespace);
 }
 
 /** The loop values from the outermost parent down to the current task run. */

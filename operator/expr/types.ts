@@ -5,10 +5,12 @@ export interface RenderServices {
   secret?(name: string): string | undefined;
   /** KV lookup; `kv('key')` uses vars.flow.namespace by default. */
   kv?(namespace: string, key: string): { found: boolean; value?: unknown };
-  /** Content (utf-8) of an internal-storage file, for `read('kestra:///...')`. */
-  read?(uri: string): string;
-  /** Size in bytes of an internal-storage file (undefined when it does not exist), for `fileSize()`, `fileExists()`, `isFileEmpty()`; same access rules as `read()`. */
-  stat?(uri: string): number | undefined;
+  /** Content (utf-8) of an internal-storage file (`read('kestra:///...')`), or with `namespace` of that namespace's
+   * file at `path` (`read('scripts/a.py')`). */
+  read?(path: string, namespace?: string): string;
+  /** Size in bytes of an internal-storage file (undefined when it does not exist), for `fileSize()`, `fileExists()`,
+   * `isFileEmpty()`; a namespace file when `namespace` is given, as `read()`; same access rules as `read()`. */
+  stat?(path: string, namespace?: string): number | undefined;
   /** The current execution's ERROR log lines (Kestra's LogEntry fields), for `errorLogs()`: runnable tasks only. */
   errorLogs?(): unknown[];
   /** Called with every secret value read, so callers can mask it in logs. */

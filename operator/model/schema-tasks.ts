@@ -56,7 +56,6 @@ const FLOWABLE: Record<string, Schema> = {
     tasks: TASKS_REQUIRED,
     inputFiles: FILES_MAP_OR_STRING,
     outputFiles: STRING_LIST,
-    namespaceFiles: OBJECT,
     ...HANDLERS,
   }, ['tasks']),
   'core.flow.Pause': taskSchema({
@@ -81,13 +80,27 @@ const FLOWABLE: Record<string, Schema> = {
   }, ['tasks']),
 };
 
+/** Kestra's NamespaceFiles: which namespace files a script gets in its working directory (plugins/scripts/namespace-files.ts). */
+const NAMESPACE_FILES: Schema = {
+  type: 'object',
+  properties: {
+    enabled: TPL_BOOL,
+    include: STRING_LIST_OR_EXPR,
+    exclude: STRING_LIST_OR_EXPR,
+    namespaces: STRING_LIST_OR_EXPR,
+    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
+    folderPerNamespace: TPL_BOOL,
+  },
+  additionalProperties: false,
+};
+
 const scriptCommon: Record<string, Schema> = {
   taskRunner: ref('taskRunner'),
   containerImage: STRING,
   env: SCALAR_MAP,
   inputFiles: FILES_MAP_OR_STRING,
   outputFiles: STRING_LIST_OR_EXPR,
-  namespaceFiles: OBJECT,
+  namespaceFiles: NAMESPACE_FILES,
   beforeCommands: STRING_LIST_OR_EXPR,
   warningOnStdErr: TPL_BOOL,
   interpreter: STRING_LIST_OR_EXPR,

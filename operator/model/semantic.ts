@@ -1,5 +1,6 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
 // retry limits, Subflow wait/transmitFailed and self-calls, input declarations (defaults, ranges, validators) and templates.
+import { NAMESPACE_FILES_SEGMENT } from '../core/storage-layout.js';
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
@@ -137,11 +138,18 @@ function located(v: unknown, path: string): { id: unknown; path: string }[] {
 /** The storage folder name between a flow and its executions' ids: as a flow id or a namespace segment it would make
  * another namespace's files look like this one's (internal storage lays files out as `<ns>/<flow>/executions/<id>`). */
 const STORAGE_RESERVED = 'executions';
+/** The folder of a namespace's files (`<ns>/_files/...`): as a namespace segment it would make one namespace's files
+ * another's. (A flow id cannot start with `_`.) */
+const FILES_RESERVED = NAMESPACE_FILES_SEGMENT;
 
 function checkStorageNames(flow: Obj, out: ValidationIssue[]): void {
   if (flow.id === STORAGE_RESERVED) out.push({ path: 'id', message: `\`${STORAGE_RESERVED}\` is reserved (it names the executions folder of internal storage)` });
-  if (typeof flow.namespace === 'string' && flow.namespace.split('.').includes(STORAGE_RESERVED)) {
+  const segments = typeof flow.namespace === 'string' ? flow.namespace.split('.') : [];
+  if (segments.includes(STORAGE_RESERVED)) {
     out.push({ path: 'namespace', message: `\`${STORAGE_RESERVED}\` is reserved as a namespace segment (it names the executions folder of internal storage)` });
+  }
+  if (segments.includes(FILES_RESERVED)) {
+    out.push({ path: 'namespace', message: `\`${FILES_RESERVED}\` is reserved as a namespace segment (it names the namespace files folder of internal storage)` });
   }
 }
 

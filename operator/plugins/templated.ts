@@ -58,6 +58,7 @@ export function withTask(ctx: RunContext, task: Task): RunContext {
     logger: ctx.logger,
     storage: ctx.storage,
     kv: ctx.kv,
+    namespaceFiles: ctx.namespaceFiles,
     logs: ctx.logs,
     storagePrefix: ctx.storagePrefix,
     get workingDir() { return ctx.workingDir; },

@@ -9,7 +9,8 @@ import { createRenderer } from '../expr/index.js';
 import { SecretLayer } from '../secrets/layer.js';
 import { maskedStores } from '../secrets/masked-stores.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
-import { taskRunStoragePath } from '../storage/paths.js';
+import { namespaceFileUri, taskRunStoragePath } from '../storage/paths.js';
+import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
@@ -83,6 +84,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     taskrun: { id: taskRun.id }, outputs: {}, inputs: {}, vars: {}, ...opts.variables,
   };
   const secrets = { add: (value: string) => layer.remember(execution.id, [value]) };
+  const storage = scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS);
   const renderer = createRenderer({
     secret: (name) => opts.secretValues?.[name],
     onSecret: (value) => secrets.add(value),
@@ -90,7 +92,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
       const entry = stores.kv.getSync(ns, key);
       return entry ? { found: true, value: entry.value } : { found: false };
     },
-    read: (uri) => stores.storage.getSync(uri).toString('utf8'),
+    read: (path, ns) => storage.getSync(ns === undefined ? path : namespaceFileUri(ns, path)).toString('utf8'),
   });
   const withExtra = (extra?: Record<string, unknown>): Record<string, unknown> => (extra ? { ...variables, ...extra } : variables);
   const logs: RecordedLog[] = [];
@@ -102,7 +104,8 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     renderTyped: (value, extra) => renderer.renderTyped(value, withExtra(extra)),
     // The same scoped views as production run contexts (operator/tenancy).
     logger: recorder(logs, (text) => layer.masker(execution.id).mask(text)),
-    storage: scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS),
+    storage,
+    namespaceFiles: scopedNamespaceFiles(stores.storage, namespace, opts.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
     logs: scopedLogs(stores.logs, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),

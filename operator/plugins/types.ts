@@ -1,6 +1,7 @@
 // The runnable-task plugin interface: what a task implementation receives (RunContext) and returns
 // (TaskResult). The same interface serves embedded mode (in-process / local child processes) and,
 // later, the runner program inside a task Pod.
+import type { NamespaceFilesView } from '../tenancy/scoped-namespace-files.js';
 import type { Execution, Flow, Label, LogLevel, Metric, Task, TaskRun } from '../core/types.js';
 import type { InternalStorage, KVStore, ProcessRegistry, TaskProcess } from '../store/types.js';
 import type { ExecutionLogReader } from '../tenancy/scoped-logs.js';
@@ -39,6 +40,8 @@ export interface RunContext {
   logger: TaskLogger;
   storage: InternalStorage;
   kv: KVStore;
+  /** Namespace files of its namespace (or one ALLOWED_NAMESPACES grants), for `namespaceFiles` (operator/tenancy). */
+  namespaceFiles: NamespaceFilesView;
   /** Log lines of executions this one may read (core.log.Fetch): its namespace's, or a granted one's. */
   logs: ExecutionLogReader;
   /** Storage path prefix for files of this task run: `<ns>/<flow>/executions/<exec>/tasks/<task>/<taskrun>`. */

@@ -1,11 +1,12 @@
 // Internal storage on the local disk (embedded mode): `kestra:///<path>` lives at `<root>/<path>`.
-// Writes are atomic (temporary file + rename); paths that could leave the root are rejected.
+// Writes are atomic (temporary file + rename); paths that could leave the root are rejected. Folders (namespace files)
+// are real directories; symbolic links are never followed out of the root and never listed.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { InternalStorage } from '../store/types.js';
+import type { InternalStorage, StorageEntry, StorageTree } from '../store/types.js';
 import { badPath, storageSegments, storageUri } from './paths.js';
 
 export { storageSegments, storageUri } from './paths.js';
@@ -100,7 +101,7 @@ export class LocalStorage implements InternalStorage {
   }
 
   async deleteTree(pathOrUri: string): Promise<number> {
-    const dir = this.resolve(pathOrUri);
+    const dir = await this.inside(pathOrUri);
     let files = 0;
     try {
       const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -111,6 +112,62 @@ export class LocalStorage implements InternalStorage {
     }
     await rm(dir, { recursive: true, force: true });
     return files;
+  }
+
+  readonly tree: StorageTree = {
+    list: (folder, max, tooMany) => this.listTree(folder, max, tooMany),
+    stat: (p) => this.statEntry(p),
+    mkdir: async (folder) => { await mkdir(await this.inside(folder), { recursive: true }); },
+    deleteTree: async (folder) => {
+      if (!(await this.statEntry(folder))) return false;
+      await this.deleteTree(folder);
+      return true;
+    },
+  };
+
+  /** The real path behind `p`, refused when a symbolic link on the way leads out of the root. */
+  private async inside(p: string): Promise<string> {
+    const file = this.resolve(p);
+    // The nearest part of the path that exists decides (a missing file under a linked folder is checked too).
+    let real: string | undefined;
+    for (let at = file; real === undefined && at.length >= this.root.length; at = path.dirname(at)) {
+      try { real = await realpath(at); } catch (err) { if (!isMissing(err)) throw err; }
+    }
+    const root = await realpath(this.root).catch(() => this.root);
+    if (real === undefined) return file;
+    if (real !== root && !real.startsWith(root + path.sep)) throw badPath(`Path leads outside internal storage through a symbolic link: ${p}`);
+    return file;
+  }
+
+  private async statEntry(p: string): Promise<StorageEntry | undefined> {
+    try {
+      const info = await lstat(await this.inside(p));
+      if (!info.isFile() && !info.isDirectory()) return undefined;
+      return entryOf(p, info);
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private async listTree(folder: string, max: number, tooMany: () => Error): Promise<StorageEntry[]> {
+    const root = await this.inside(folder);
+    const out: StorageEntry[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      let names: string[];
+      try { names = await readdir(dir); } catch (err) { if (isMissing(err)) return; throw err; }
+      for (const name of names) {
+        if (name.endsWith('.tmp') && /\.[0-9a-f]{12}\.tmp$/.test(name)) continue; // a write in progress (put)
+        const info = await lstat(path.join(dir, name)).catch(() => undefined);
+        if (!info || (!info.isFile() && !info.isDirectory())) continue; // symbolic links, sockets...
+        if (out.length >= max) throw tooMany();
+        const p = rel ? `${rel}/${name}` : name;
+        out.push(entryOf(p, info));
+        if (info.isDirectory()) await walk(path.join(dir, name), p);
+      }
+    };
+    await walk(root, '');
+    return out;
   }
 
   localPath(uri: string): string | undefined {
@@ -127,6 +184,11 @@ export class LocalStorage implements InternalStorage {
       throw isMissing(err) ? notFound(uri) : err;
     }
   }
+}
+
+function entryOf(p: string, info: Stats): StorageEntry {
+  const dir = info.isDirectory();
+  return { path: p, type: dir ? 'Directory' : 'File', size: dir ? 0 : info.size, lastModified: Math.floor(info.mtimeMs), created: Math.floor(info.birthtimeMs || info.ctimeMs) };
 }
 
 const isMissing = (err: unknown): boolean =>

@@ -1,6 +1,8 @@
 // The layout of internal storage, in one place: an execution's files live under
 // `<namespace with dots as slashes>/<flowId>/executions/<executionId>/` (Kestra's layout); and the rules every storage
 // path or `kestra:///` URI must follow (no traversal, no other scheme), shared by the local and S3 storages. Pure.
+import { namespaceFilesPath } from '../core/storage-layout.js';
+
 export interface ExecutionRef { namespace: string; flowId: string; id: string }
 
 export function executionStoragePath(e: ExecutionRef): string {
@@ -16,6 +18,8 @@ export function taskRunStoragePath(e: ExecutionRef, taskId: string, taskRunId: s
 export function inputStoragePath(e: ExecutionRef, inputId: string, filename: string): string {
   return `${executionStoragePath(e)}/inputs/${inputId}/${filename}`;
 }
+
+export { NAMESPACE_FILES_SEGMENT, namespaceFilesPath } from '../core/storage-layout.js';
 
 const SCHEME = 'kestra://';
 
@@ -53,6 +57,11 @@ export function storageSegments(pathOrUri: string): string[] {
     if (segment.includes('\\') || segment.includes('/') || /^[a-z]:$/i.test(segment)) throw badPath(`Invalid internal storage path: ${pathOrUri}`);
   }
   return segments.filter((s) => s !== '');
+}
+
+/** URI of a namespace file (`read('scripts/a.py')`): `kestra:///<namespace as path>/_files/<path>`. */
+export function namespaceFileUri(namespace: string, filePath: string): string {
+  return storageUri(`${namespaceFilesPath(namespace)}/${filePath.replace(/^\/+/, '')}`);
 }
 
 /** Canonical URI of a storage path: `kestra:///` + percent-encoded segments. */

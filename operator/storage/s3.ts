@@ -1,11 +1,12 @@
 // Internal storage on an S3-compatible bucket (cluster mode) through `minio`: `kestra:///<path>` is the object
 // `<prefix>/<path>`, with the same path rules as the local storage. `getSync` (for the `read()` template function)
-// runs the GET on a worker thread while the caller blocks on Atomics.wait, and is bounded in size.
+// runs the GET on a worker thread while the caller blocks on Atomics.wait, and is bounded in size. Folders (namespace
+// files) are `<key>/` marker objects, or implied by the keys below them (S3 has no directories).
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
-import { Client } from 'minio';
-import type { InternalStorage } from '../store/types.js';
+import { Client, type BucketItem } from 'minio';
+import type { InternalStorage, StorageEntry, StorageTree } from '../store/types.js';
 import { storageSegments, storageUri } from './local.js';
 
 export interface S3StorageOptions {
@@ -233,11 +234,15 @@ export class S3Storage implements InternalStorage {
     return true;
   }
 
-  /** Lists the objects under the folder and removes them in batches of 1000 (S3's DeleteObjects bound). */
+  /**
+   * Removes every object under the folder, in batches of 1000 (S3's DeleteObjects bound): objects first, then folder
+   * markers deepest first (file-backed S3 servers fail a marker deleted with its content). Returns the files removed.
+   */
   async deleteTree(pathOrUri: string): Promise<number> {
     const prefix = `${this.key(pathOrUri)}/`;
     let removed = 0;
     let batch: string[] = [];
+    const markers: string[] = [];
     const flush = async (): Promise<void> => {
       if (batch.length === 0) return;
       await this.client.removeObjects(this.bucket, batch);
@@ -245,11 +250,73 @@ export class S3Storage implements InternalStorage {
       batch = [];
     };
     for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<{ name?: string }>) {
-      if (item.name) batch.push(item.name);
+      if (!item.name) continue;
+      if (item.name.endsWith('/')) markers.push(item.name);
+      else batch.push(item.name);
       if (batch.length >= 1000) await flush();
     }
     await flush();
+    markers.sort((x, y) => y.length - x.length);
+    for (let i = 0; i < markers.length; i += 1000) await this.client.removeObjects(this.bucket, markers.slice(i, i + 1000));
     return removed;
+  }
+
+  readonly tree: StorageTree = {
+    list: (folder, max, tooMany) => this.listTree(folder, max, tooMany),
+    stat: (p) => this.statEntry(p),
+    mkdir: async (folder) => { await this.client.putObject(this.bucket, `${this.key(folder)}/`, Buffer.alloc(0), 0); },
+    deleteTree: async (folder) => {
+      if (!(await this.statEntry(folder))) return false;
+      await this.deleteTree(folder);
+      return true;
+    },
+  };
+
+  private async listTree(folder: string, max: number, tooMany: () => Error): Promise<StorageEntry[]> {
+    const prefix = `${this.key(folder)}/`;
+    const entries = new Map<string, StorageEntry>();
+    const folderOf = (rel: string, at: number): void => {
+      // Folders implied by a key below them (no marker object): dated like the newest file seen under them.
+      for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) {
+        const dir = rel.slice(0, i);
+        const known = entries.get(dir);
+        if (!known) entries.set(dir, { path: dir, type: 'Directory', size: 0, lastModified: at, created: at });
+        if (entries.size > max) throw tooMany();
+      }
+    };
+    for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<BucketItem>) {
+      if (!item.name) continue;
+      const rel = item.name.slice(prefix.length);
+      const at = item.lastModified.getTime();
+      if (rel === '') continue; // the folder's own marker
+      if (rel.endsWith('/')) {
+        const dir = rel.slice(0, -1);
+        entries.set(dir, { path: dir, type: 'Directory', size: 0, lastModified: at, created: at });
+        folderOf(dir, at);
+      } else {
+        entries.set(rel, { path: rel, type: 'File', size: item.size, lastModified: at, created: at });
+        folderOf(rel, at);
+      }
+      if (entries.size > max) throw tooMany();
+    }
+    return [...entries.values()];
+  }
+
+  private async statEntry(p: string): Promise<StorageEntry | undefined> {
+    const key = this.key(p);
+    try {
+      const info = await this.client.statObject(this.bucket, key);
+      const at = info.lastModified.getTime();
+      return { path: p, type: 'File', size: info.size, lastModified: at, created: at };
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    // A folder: its marker, or any key below it.
+    for await (const item of this.client.listObjectsV2(this.bucket, `${key}/`, true) as AsyncIterable<BucketItem>) {
+      const at = item.lastModified?.getTime() ?? 0;
+      return { path: p, type: 'Directory', size: 0, lastModified: at, created: at };
+    }
+    return undefined;
   }
 
   /** Stops the getSync worker thread. */

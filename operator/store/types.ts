@@ -221,6 +221,35 @@ export interface InternalStorage {
   deleteTree(pathOrUri: string): Promise<number>;
   /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
   localPath?(uri: string): string | undefined;
+  /** Folder operations (namespace files); both storages have them, task views (operator/tenancy) do not. */
+  tree?: StorageTree;
+}
+
+/** One file or folder of internal storage, as a folder listing gives it. */
+export interface StorageEntry {
+  /** Path relative to the listed folder (`/`-separated), or the path asked for (stat). */
+  path: string;
+  type: 'File' | 'Directory';
+  size: number;
+  /** Milliseconds since the epoch. */
+  lastModified: number;
+  created: number;
+}
+
+/**
+ * Folders of internal storage: real directories on the local disk, `<key>/` marker objects (and key prefixes) in an
+ * S3 bucket. Paths follow the same rules as every storage path (operator/storage/paths.ts).
+ */
+export interface StorageTree {
+  /** Every file and folder below `folder` (recursive, in no particular order); [] when it does not exist. At most
+   * `max` entries: one more makes it fail with `tooMany()`'s error, so a listing is bounded. */
+  list(folder: string, max: number, tooMany: () => Error): Promise<StorageEntry[]>;
+  /** The file or folder at `path`, undefined when there is none (symbolic links are neither). */
+  stat(path: string): Promise<StorageEntry | undefined>;
+  /** Makes a folder (and its parents); nothing when it exists. */
+  mkdir(folder: string): Promise<void>;
+  /** Deletes a folder and everything below it; false when there was nothing. */
+  deleteTree(folder: string): Promise<boolean>;
 }
 
 /** Durable state of one trigger of one flow (keyed by flow namespace, flow id and trigger id). */

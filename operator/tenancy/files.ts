@@ -1,9 +1,9 @@
 // Which internal-storage files an execution may read: its own, its parent's (Subflow) or triggering execution's,
-// its children's (Subflow, ForEachItem), and the execution files of its namespace or of a namespace ALLOWED_NAMESPACES
-// grants. Anything else (another tenant's files, paths outside the executions layout such as `kestra:///etc/passwd`)
+// its children's (Subflow, ForEachItem), and the execution files and namespace files (`<namespace>/_files/...`) of its
+// namespace or of a namespace ALLOWED_NAMESPACES grants. Anything else (another tenant's files, paths outside the executions layout such as `kestra:///etc/passwd`)
 // is refused with the URI and the rule. Pure: decided from the caller's record and the URI's path.
 import type { Execution, Flow } from '../core/types.js';
-import { executionStoragePath, storageSegments, type ExecutionRef } from '../storage/paths.js';
+import { executionStoragePath, NAMESPACE_FILES_SEGMENT, storageSegments, type ExecutionRef } from '../storage/paths.js';
 import { namespaceAllowed, type NamespaceGrants, NO_GRANTS } from './namespaces.js';
 
 /** The storage folder segment that separates `<namespace>/<flowId>` from an execution id (reserved in ids). */
@@ -56,6 +56,16 @@ export function executionOfPath(segments: string[]): ExecutionRef | undefined {
   return { namespace: segments.slice(0, at - 1).join('.'), flowId: segments[at - 1]!, id: segments[at + 1]! };
 }
 
+/**
+ * The namespace whose files (`<namespace>/_files/...`) a storage path is in, or undefined. Neither `executions` nor
+ * `_files` can be a namespace segment (reserved at save) nor a flow id, so whichever comes first tells the layout.
+ */
+export function namespaceFilesOwner(segments: string[]): string | undefined {
+  const at = segments.findIndex((s) => s === EXECUTIONS_SEGMENT || s === NAMESPACE_FILES_SEGMENT);
+  if (at < 1 || segments[at] !== NAMESPACE_FILES_SEGMENT || segments.length < at + 2) return undefined;
+  return segments.slice(0, at).join('.');
+}
+
 /** Execution folder segments in the current layout and in the older dotted one (`company.team/flow/...`). */
 function folders(ref: ExecutionRef): string[][] {
   const current = executionStoragePath(ref).split('/');
@@ -76,6 +86,12 @@ export function fileReadDenied(caller: FileCaller, uri: string, grants: Namespac
     segments = storageSegments(uri);
   } catch {
     return `'${uri}' is not an internal storage URI (kestra:///<namespace>/<flow>/executions/<id>/...)`;
+  }
+  const filesOf = namespaceFilesOwner(segments);
+  if (filesOf !== undefined) {
+    if (namespaceAllowed(caller.namespace, filesOf, grants)) return undefined;
+    return `Reading '${uri}' is not allowed: it is a namespace file of namespace '${filesOf}', and an execution reads ` +
+      `the namespace files of its namespace '${caller.namespace}' only (ALLOWED_NAMESPACES can grant more)`;
   }
   const inFolderOf = (ref: ExecutionRef) => folders(ref).some((f) => within(segments, f));
   if (caller.own && inFolderOf(caller.own)) return undefined;

@@ -36,6 +36,13 @@ describe('fileReadDenied', () => {
     ['its namespace folder itself', parentExec, 'kestra:///company/team/etl/executions/E1', false],
     ['a traversal', parentExec, 'kestra:///company/team/etl/executions/E1/../../../../victim/x', false],
     ['an encoded traversal', parentExec, 'kestra:///company/team/etl/executions/E1/%2e%2e/%2e%2e/x', false],
+    ['a namespace file of its namespace', parentExec, 'kestra:///company/team/_files/scripts/a.py', true],
+    ['a namespace file whose path holds executions', parentExec, 'kestra:///company/team/_files/x/executions/V1/tasks/t/r/x', true],
+    ['a namespace file of another namespace', parentExec, 'kestra:///victim/ns/_files/secret.txt', false],
+    ['a namespace file of a parent namespace', parentExec, 'kestra:///company/_files/a.txt', false],
+    ['a namespace file of a child namespace', parentExec, 'kestra:///company/team/sub/_files/a.txt', false],
+    ['the namespace files folder itself', parentExec, 'kestra:///company/team/_files', false],
+    ['a traversal out of its namespace files', parentExec, 'kestra:///company/team/_files/../../../victim/ns/_files/x', false],
     ['another scheme', parentExec, 'file:///etc/passwd', false],
     ['a plain path', parentExec, '/etc/passwd', false],
   ])('%s: allowed=%s', (_what, exec, uri, allowed) => {
@@ -53,6 +60,12 @@ describe('fileReadDenied', () => {
     expect(fileReadDenied(fileCallerOf(exec, withInputs), smuggled)).toContain('is not allowed');
     expect(fileReadDenied(fileCallerOf(exec, withInputs), 'kestra:///grand/ns/top/executions/G1/inputs/f/other.csv')).toContain('is not allowed');
     expect(fileReadDenied(fileCallerOf(exec), given)).toContain('is not allowed');
+  });
+
+  it('grants the namespace files of another namespace through ALLOWED_NAMESPACES', () => {
+    const grants = namespaceGrantsFromEnv({ ALLOWED_NAMESPACES: '{"shared.ns": ["company.*"]}' });
+    expect(fileReadDenied(fileCallerOf(execution()), 'kestra:///shared/ns/_files/lib.py', grants)).toBeUndefined();
+    expect(fileReadDenied(fileCallerOf(execution()), 'kestra:///victim/ns/_files/lib.py', grants)).toContain("namespace file of namespace 'victim.ns'");
   });
 
   it('grants another namespace through ALLOWED_NAMESPACES', () => {

@@ -33,6 +33,8 @@ interface Expectation {
   namespaces?: { id: string }[];
   /** Modes this fixture does not run in (e.g. [cluster]), with the reason in a comment of the fixture. */
   skip?: string[];
+  /** Namespace files (path → content) uploaded to the first flow's namespace through the API before it runs. */
+  namespaceFiles?: Record<string, string>;
 }
 
 /** What a mode provides: the API base (`.../api/v1`), a way to make logs visible, and teardown. */
@@ -133,6 +135,12 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
       }
       const main = docs[0]!.toJS() as { id: string; namespace: string };
+      for (const [path, content] of Object.entries(expectation.namespaceFiles ?? {})) {
+        const form = new FormData();
+        form.append('fileContent', new Blob([content]), path.split('/').pop()!);
+        const r = await fetch(`${base}/namespaces/${main.namespace}/files?path=${encodeURIComponent(path)}`, { method: 'POST', body: form });
+        expect(r.status, await r.text()).toBeLessThan(300);
+      }
       const labels = Object.entries(expectation.labels ?? {}).map(([k, v]) => `labels=${encodeURIComponent(`${k}:${v}`)}`).join('&');
       const created = await json(`${base}/executions/${main.namespace}/${main.id}${labels ? `?${labels}` : ''}`, {
         method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(subst(expectation.inputs)),

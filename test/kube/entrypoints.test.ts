@@ -122,6 +122,19 @@ describe('cluster entry points', () => {
     expect((await fetch(url('/api/v1/flows/search'), as('bob'))).status).toBe(403);
   });
 
+  it('serves namespace files from the bucket to a caller allowed `namespacefiles`, 403 to others', async () => {
+    const form = new FormData();
+    form.append('fileContent', new Blob(['print("cluster")']), 'main.py');
+    const files = url('/api/v1/namespaces/company.team/files');
+    expect((await fetch(`${files}?path=/src/main.py`, as('alice', { method: 'POST', body: form }))).status).toBe(204);
+    expect(await (await fetch(`${files}?path=/src/main.py`, as('alice'))).text()).toBe('print("cluster")');
+    const listing = await (await fetch(`${files}/directory?path=/src`, as('alice'))).json() as { fileName: string; type: string }[];
+    expect(listing.map((f) => `${f.fileName}:${f.type}`)).toEqual(['main.py:File']);
+    const refused = await fetch(`${files}/directory`, as('bob'));
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toContain('namespacefiles.flowpilot.io');
+  });
+
   it('runs a flow created through the authenticated API as Jobs, and starts it by webhook key without a token', async () => {
     const created = await fetch(url('/api/v1/flows'), as('alice', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: FLOW }));
     expect(created.status, await created.clone().text()).toBe(200);

@@ -1,4 +1,4 @@
-// The common engine of every script task (shell and python, Script and Commands): renders env, files and
+// The common engine of every script task (shell and python, Script and Commands): renders env, namespace files, files and
 // commands, runs them as a local process (with a minimal environment: env.ts), turns output lines into
 // logs/outputs/metrics, collects output files.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +10,7 @@ import type { RunContext, TaskResult } from '../types.js';
 import { isRecord, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
 import { scriptEnv } from './env.js';
 import { collectOutputFiles, safeJoin, writeInputFiles } from './files.js';
+import { loadNamespaceFiles } from './namespace-files.js';
 import { runProcess } from './process.js';
 import { parseProtocolLine } from './protocol.js';
 
@@ -103,6 +104,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
   checkTaskRunner(ctx);
   const vars = await prepareDirs(ctx);
   const userEnv = renderStringMap(ctx, ctx.task.env, vars);
+  await loadNamespaceFiles(ctx, vars.workingDir); // first: inputFiles of the same name win, as in Kestra
   await writeInputFiles(ctx, vars.workingDir, renderInputFiles(ctx, vars));
   const plan = await build(vars);
   const planFiles = Object.keys(plan.files ?? {}).map((name) => safeJoin(vars.workingDir, name));
