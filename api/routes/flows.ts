@@ -3,7 +3,7 @@
 import type { Router, RouterContext } from '@koa/router';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { Flow } from '../../operator/core/types.js';
-import { parseFlow } from '../../operator/model/index.js';
+import { flowWarnings, parseFlow } from '../../operator/model/index.js';
 import type { FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
@@ -43,7 +43,11 @@ export function splitDocuments(text: string): string[] {
   return text.split(/^---[ \t]*$/m).filter((d) => d.replace(/^\s*#.*$/gm, '').trim() !== '');
 }
 
-interface ValidateResult { index: number; flow?: string; namespace?: string; constraints?: string }
+interface ValidateResult {
+  index: number; flow?: string; namespace?: string; constraints?: string;
+  /** Kestra's: paths of deprecated properties, and warnings on settings that have no effect (absent when none). */
+  deprecationPaths?: string[]; warnings?: string[];
+}
 
 function looseIdentity(source: string): { flow?: string; namespace?: string } {
   try {
@@ -61,7 +65,11 @@ export function validateOne(source: string, index: number): ValidateResult {
   try {
     assertYaml(source);
     const flow = parseFlow(source);
-    return { index, flow: flow.id, namespace: flow.namespace };
+    const { deprecationPaths, warnings } = flowWarnings(flow);
+    return {
+      index, flow: flow.id, namespace: flow.namespace,
+      ...(deprecationPaths.length ? { deprecationPaths } : {}), ...(warnings.length ? { warnings } : {}),
+    };
   } catch (err) {
     const mapped = toResponse(err);
     if (!mapped) throw err;

@@ -1,5 +1,6 @@
 // Subflow, and the child executions it shares with ForEachItem: requests rendered for the controller (deterministic
 // ids), the bookkeeping of each child (a "slot"), and how a child's end is transmitted to the task run that waited.
+import { boolProp, SUBFLOW_OUTPUTS_DEPRECATED, SUBFLOW_OUTPUTS_WITHOUT_WAIT, TRANSMIT_WITHOUT_WAIT } from '../model/index.js';
 import { depthOverflow } from './budget.js';
 import { derivedId } from './ids.js';
 import type { ChildEnd, StepContext, SubflowRequest } from './engine-types.js';
@@ -17,7 +18,7 @@ function labelsOf(v: unknown): Label[] {
   return Object.entries(v as Record<string, unknown>).map(([key, value]) => ({ key, value: String(value) }));
 }
 
-const flag = (v: unknown, dflt: boolean) => (v === undefined || v === null ? dflt : v === true || v === 'true');
+const flag = boolProp;
 
 /** `wait` and `transmitFailed` as they act: ForEachItem waits and transmits by default; nothing is transmitted without `wait`. */
 export function subflowSettings(task: Task): { wait: boolean; transmitFailed: boolean } {
@@ -121,12 +122,12 @@ export function childRequest(
 /** The warnings Kestra's spellings earn when they are accepted but cannot act: logged once, at the request. */
 export function settingWarnings(ctx: StepContext, run: TaskRun, task: Task): void {
   if (flag(task.transmitFailed, false) && !flag(task.wait, task.type === FOR_EACH_ITEM_BATCH)) {
-    log(ctx, 'WARN', '`transmitFailed: true` has no effect without `wait: true` (as in Kestra): a failure of the subflow is not transmitted to this task', run);
+    log(ctx, 'WARN', TRANSMIT_WITHOUT_WAIT, run);
   }
 }
 
 /** Deprecated Subflow `outputs`: why it cannot be honoured for this request, else undefined (then it rides along). */
-function legacyOutputsRefusal(ctx: StepContext, task: Task, request: SubflowRequest): string | undefined {
+function legacyOutputsRefusal(ctx: StepContext, request: SubflowRequest): string | undefined {
   if (request.namespace === ctx.exec.namespace) return undefined;
   return `Subflow property \`outputs\` (deprecated) renders its templates inside the subflow's execution: allowed only for a subflow of the same namespace (${ctx.exec.namespace} calls ${request.namespace}.${request.flowId}); declare \`outputs\` in that flow instead`;
 }
@@ -134,12 +135,12 @@ function legacyOutputsRefusal(ctx: StepContext, task: Task, request: SubflowRequ
 function legacyOutputs(ctx: StepContext, run: TaskRun, task: Task, request: SubflowRequest, wait: boolean): string | undefined {
   const outputs = task.outputs;
   if (!outputs || typeof outputs !== 'object' || Object.keys(outputs).length === 0) return undefined;
-  log(ctx, 'WARN', 'Subflow property `outputs` is deprecated (Kestra 0.15): declare `outputs` in the subflow instead', run);
+  log(ctx, 'WARN', SUBFLOW_OUTPUTS_DEPRECATED, run);
   if (!wait) {
-    log(ctx, 'WARN', 'Subflow property `outputs` has no effect without `wait: true` (as in Kestra): no outputs are read from the subflow', run);
+    log(ctx, 'WARN', SUBFLOW_OUTPUTS_WITHOUT_WAIT, run);
     return undefined;
   }
-  const refused = legacyOutputsRefusal(ctx, task, request);
+  const refused = legacyOutputsRefusal(ctx, request);
   if (refused) return refused;
   request.outputs = outputs as Record<string, unknown>;
   return undefined;
