@@ -16,6 +16,8 @@ type Rule = [method: string, pattern: string, access: Access];
 
 const PUBLIC: Access = { kind: 'public' };
 const on = (resource: string, ...verbs: string[]): Access => ({ kind: 'resource', checks: verbs.map((verb) => ({ verb, group: GROUP, resource })) });
+const onBoth = (...pairs: [resource: string, verb: string][]): Access =>
+  ({ kind: 'resource', checks: pairs.map(([resource, verb]) => ({ verb, group: GROUP, resource })) });
 const flows = (...verbs: string[]) => on(KINDS.Flow.plural, ...verbs);
 const executions = (...verbs: string[]) => on(KINDS.Execution.plural, ...verbs);
 const kv = (...verbs: string[]) => on(KINDS.KVPair.plural, ...verbs);
@@ -23,6 +25,7 @@ const triggers = (...verbs: string[]) => on(KINDS.TriggerState.plural, ...verbs)
 
 /** Every route under /api/v1 (and /api/v1/main). Keep in step with api/routes: a test checks that none is missing. */
 export const API_ROUTE_ACCESS: Rule[] = [
+  ['GET', '/configs', PUBLIC],
   ['POST', '/flows/validate', flows('create')],
   ['POST', '/flows', flows('create')],
   ['GET', '/flows/search', flows('list')],
@@ -37,6 +40,8 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['POST', '/executions/trigger/:namespace/:flowId', executions('create')],
   ['POST', '/executions/:namespace/:flowId', executions('create')],
   ['GET', '/executions/:id', executions('get')],
+  ['GET', '/executions/flows/:namespace/:flowId', executions('list')],
+  ['GET', '/executions/:id/flow', onBoth([KINDS.Execution.plural, 'get'], [KINDS.Flow.plural, 'get'])],
   ['DELETE', '/executions/:id', executions('delete')],
   ['DELETE', '/executions/:id/kill', executions('update')],
   ['POST', '/executions/:id/restart', executions('update')],

@@ -5,6 +5,7 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import { resolveDeps, type ApiOptions } from './deps.js';
 import { errorHandler } from './errors.js';
+import { registerConfigRoutes } from './routes/configs.js';
 import { registerExecutionActionRoutes } from './routes/execution-actions.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
@@ -21,6 +22,7 @@ export const API_PREFIXES = ['/api/v1', '/api/v1/main'] as const;
 export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIXES[0]): Router {
   const deps = resolveDeps(options);
   const r = new Router({ prefix, exclusive: 'specificity' });
+  registerConfigRoutes(r);
   registerFlowRoutes(r, deps);
   registerExecutionRoutes(r, deps);
   registerExecutionActionRoutes(r, deps);

@@ -37,6 +37,10 @@ export function toResponse(err: unknown): { status: number; body: { message: str
   if (err instanceof ConflictError) return { status: 409, body: { message: err.message } };
   // A busy store or an unreachable backend: the same request may succeed later (operator/faults.ts).
   if (isTransient(err)) return { status: 503, body: { message: 'Service temporarily unavailable (the store is busy or unreachable); retry later' } };
+  // PostgreSQL refusing a REGEX search filter RE2 accepted (a syntax only RE2 has, such as `(?P<name>...)`).
+  if ((err as { code?: unknown })?.code === '2201B') {
+    return { status: 400, body: { message: `Invalid regular expression in a REGEX filter: ${(err as Error).message}` } };
+  }
   const e = err as ValidationLike;
   if (e?.name === 'FlowValidationError') return { status: 422, body: { message: e.message, errors: fieldErrors(e.errors) } };
   if (e?.name === 'InputValidationError') {

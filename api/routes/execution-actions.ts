@@ -9,6 +9,7 @@ import type { ApiDeps } from '../deps.js';
 import { conflict, HttpError } from '../errors.js';
 import { readInputs } from '../launch.js';
 import { queryOne } from '../query.js';
+import { executionJson } from '../execution-json.js';
 import { getExecution } from './executions.js';
 
 const RESTARTABLE: ReadonlySet<ExecutionState> = new Set<ExecutionState>(['FAILED', 'KILLED', 'CANCELLED']);
@@ -33,7 +34,7 @@ export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
     }
     await executions.addCommand(execution.id, { type: 'restart' });
     ctx.status = 202;
-    ctx.body = execution;
+    ctx.body = executionJson(execution);
   });
 
   r.post('/executions/:id/resume', async (ctx) => {
@@ -59,6 +60,6 @@ export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
       ]);
     }
     const replay = replayExecution({ original, id: newId(), taskRunId, now: new Date() });
-    ctx.body = (await executions.create(replay)).execution;
+    ctx.body = executionJson((await executions.create(replay)).execution);
   });
 }

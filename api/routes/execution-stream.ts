@@ -7,6 +7,7 @@ import { isTerminal } from '../../operator/core/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, HttpError, notFound } from '../errors.js';
 import { queryOne } from '../query.js';
+import { executionJson } from '../execution-json.js';
 import { getExecution } from './executions.js';
 import { executionStoragePath } from '../../operator/storage/paths.js';
 
@@ -68,7 +69,7 @@ async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
 /** SSE comment lines keep idle proxies from closing a long follow. */
 const HEARTBEAT_MS = 15_000;
 
-const sseEvent = (e: Execution): string => `data: ${JSON.stringify(e)}\n\n`;
+const sseEvent = (e: Execution): string => `data: ${JSON.stringify(executionJson(e))}\n\n`;
 
 /** Server-sent events: the current execution, then every change, ending after the terminal state. */
 async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {

@@ -9,6 +9,9 @@ import type { ExecutionQuery, StoredExecution } from '../../operator/store/types
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
+import { executionJson, executionsJson } from '../execution-json.js';
+import { legacyFilters, searchFilters } from '../filters.js';
+import { flowJson } from './flows.js';
 import { labelsQuery, paging, queryBool, queryInt, queryList, queryOne } from '../query.js';
 
 export async function getExecution(deps: ApiDeps, id: string): Promise<StoredExecution> {
@@ -23,7 +26,10 @@ function isoParam(ctx: RouterContext, name: string): string | undefined {
   return v;
 }
 
-export function executionQuery(ctx: RouterContext): ExecutionQuery {
+/** Kestra's legacy plain parameters of the execution search read as filters (the others are read below). */
+const LEGACY_FILTERS = ['q', 'scope', 'timeRange', 'triggerExecutionId', 'childFilter'] as const;
+
+export function executionQuery(ctx: RouterContext, deps: ApiDeps): ExecutionQuery {
   const states = queryList(ctx, 'state');
   for (const s of states) {
     if (!(ExecutionStates as readonly string[]).includes(s)) {
@@ -37,6 +43,7 @@ export function executionQuery(ctx: RouterContext): ExecutionQuery {
     flowId: queryOne(ctx, 'flowId'),
     startDate: isoParam(ctx, 'startDate'),
     endDate: isoParam(ctx, 'endDate'),
+    filters: [...legacyFilters(ctx, LEGACY_FILTERS, deps.limits), ...searchFilters(ctx, 'executions', deps.limits)],
     limit: p.limit,
     offset: p.offset,
   };
@@ -56,7 +63,7 @@ async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<voi
   if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
     execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }
-  ctx.body = execution;
+  ctx.body = executionJson(execution, await deps.stores.flows.get(flow.namespace, flow.id, flow.revision));
 }
 
 /** Adds the execution routes to `r` (mounted under /api/v1). */
@@ -64,17 +71,38 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   const { executions } = deps.stores;
 
   const search = async (ctx: RouterContext): Promise<void> => {
-    const page = await executions.search(executionQuery(ctx));
-    ctx.body = { results: page.results, total: page.total };
+    const page = await executions.search(executionQuery(ctx, deps));
+    ctx.body = { results: await executionsJson(deps.stores, page.results), total: page.total };
   };
   r.get('/executions/search', search);
   r.get('/executions', search);
+
+  // Kestra's executions of one flow (newest first, paged), the search's other filters applying too.
+  r.get('/executions/flows/:namespace/:flowId', async (ctx) => {
+    const { namespace, flowId } = ctx.params as { namespace: string; flowId: string };
+    const q = executionQuery(ctx, deps);
+    q.filters = [
+      ...(q.filters ?? []),
+      { kind: 'text', field: 'namespace', op: 'EQUALS', values: [namespace] },
+      { kind: 'text', field: 'flowId', op: 'EQUALS', values: [flowId] },
+    ];
+    const page = await executions.search(q);
+    ctx.body = { results: await executionsJson(deps.stores, page.results), total: page.total };
+  });
+
+  // The flow an execution ran: the revision it was created with.
+  r.get('/executions/:id/flow', async (ctx) => {
+    const { execution } = await getExecution(deps, ctx.params.id!);
+    const record = await deps.stores.flows.get(execution.namespace, execution.flowId, execution.flowRevision);
+    if (!record) throw notFound(`Flow '${execution.namespace}.${execution.flowId}' revision ${execution.flowRevision} of execution '${execution.id}' not found`);
+    ctx.body = flowJson(record, queryBool(ctx, 'source'));
+  });
 
   r.post('/executions/trigger/:namespace/:flowId', (ctx) => createFromRequest(ctx, deps));
   r.post('/executions/:namespace/:flowId', (ctx) => createFromRequest(ctx, deps));
 
   r.get('/executions/:id', async (ctx) => {
-    ctx.body = (await getExecution(deps, ctx.params.id!)).execution;
+    ctx.body = (await executionsJson(deps.stores, [(await getExecution(deps, ctx.params.id!)).execution]))[0];
   });
 
   r.delete('/executions/:id', async (ctx) => {

@@ -2,18 +2,31 @@
 // their revisions, delete, search, list a namespace, and validate several YAML documents at once (Kestra shapes).
 import type { Router, RouterContext } from '@koa/router';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import type { Flow } from '../../operator/core/types.js';
-import { flowWarnings, parseFlow } from '../../operator/model/index.js';
+import type { Flow, Label } from '../../operator/core/types.js';
+import { flowWarnings, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
+import { flowLabels } from '../../operator/core/execution.js';
 import type { FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound, toResponse } from '../errors.js';
-import { paging, queryBool, queryInt, queryOne } from '../query.js';
+import { legacyFilters, searchFilters } from '../filters.js';
+import { labelsQuery, paging, queryBool, queryInt, queryOne } from '../query.js';
 
-export type FlowJson = Flow & { revision: number; source?: string; updated?: string };
+export type FlowJson = Omit<Flow, 'labels'> & {
+  revision: number; source?: string; updated?: string; labels?: Label[]; disabled: boolean; deleted: boolean;
+};
 
+/**
+ * Kestra's Flow JSON: plugin types as written in the source, labels as a list of `{key, value}` (a map is accepted on
+ * input), `disabled` and `deleted` always present.
+ */
 export function flowJson(record: FlowRecord, withSource = false): FlowJson {
-  const json: FlowJson = { ...record.flow, revision: record.revision, updated: record.updated };
+  const flow = withWrittenTypes(record.flow, record.source, `${record.namespace}\u0000${record.id}\u0000${record.revision}`);
+  const { labels: _labels, ...rest } = flow;
+  const json: FlowJson = {
+    ...rest, revision: record.revision, updated: record.updated, disabled: !!flow.disabled, deleted: !!record.deleted,
+  };
+  if (flow.labels !== undefined) json.labels = flowLabels(flow);
   if (withSource) json.source = record.source;
   return json;
 }
@@ -104,7 +117,13 @@ export function registerFlowRoutes(r: Router, deps: ApiDeps): void {
 
   r.get('/flows/search', async (ctx) => {
     const p = paging(ctx);
-    const page = await flows.search({ namespace: queryOne(ctx, 'namespace'), q: queryOne(ctx, 'q'), limit: p.limit, offset: p.offset });
+    const labels = labelsQuery(ctx);
+    const filters = [
+      ...legacyFilters(ctx, ['scope'], deps.limits),
+      ...(labels.length ? [{ kind: 'labels', op: 'EQUALS', labels } as const] : []),
+      ...searchFilters(ctx, 'flows', deps.limits),
+    ];
+    const page = await flows.search({ namespace: queryOne(ctx, 'namespace'), q: queryOne(ctx, 'q'), filters, limit: p.limit, offset: p.offset });
     ctx.body = { results: page.results.map((rec) => flowJson(rec)), total: page.total };
   });
 

@@ -7,6 +7,7 @@ import type { LogLevel, LogLine } from '../../operator/core/types.js';
 import type { ExecutionLogFilter } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
+import { legacyFilters, searchFilters } from '../filters.js';
 import { paging, queryInt, queryOne } from '../query.js';
 
 function levelParam(ctx: RouterContext, ...names: string[]): LogLevel | undefined {
@@ -57,16 +58,19 @@ export function registerLogRoutes(r: Router, deps: ApiDeps): void {
   r.get('/logs/search', async (ctx) => {
     const p = paging(ctx);
     const q = queryOne(ctx, 'q');
+    const filters = searchFilters(ctx, 'logs', deps.limits);
+    const fullText = [q, ...filters.flatMap((f) => (f.kind === 'q' ? [f.value] : []))].filter((v) => v !== undefined);
     await logs.flush();
     try {
       const page = await logs.search({
         q, namespace: queryOne(ctx, 'namespace'), flowId: queryOne(ctx, 'flowId'),
         executionId: queryOne(ctx, 'executionId'), minLevel: levelParam(ctx, 'minLevel', 'level'),
+        filters: [...legacyFilters(ctx, ['scope', 'startDate', 'endDate', 'triggerId', 'timeRange'], deps.limits), ...filters],
         limit: p.limit, offset: p.offset,
       });
       ctx.body = { results: page.results, total: page.total };
     } catch (err) {
-      if (q !== undefined && isQuerySyntaxError(err)) throw badRequest(`Invalid search query '${q}'`, 'q');
+      if (fullText.length > 0 && isQuerySyntaxError(err)) throw badRequest(`Invalid search query '${fullText.join("', '")}'`, 'q');
       throw err;
     }
   });

@@ -4,14 +4,16 @@
 import type { Router, RouterContext } from '@koa/router';
 import { reservedSegment } from '../../operator/core/keyed.js';
 import type { Flow, Label, Trigger } from '../../operator/core/types.js';
-import { TRIGGER_TYPES } from '../../operator/model/index.js';
+import { TRIGGER_TYPES, withWrittenTypes } from '../../operator/model/index.js';
 import {
   BackfillError, deleteBackfill, formatDate, nextExecutionDate, pauseBackfill, startBackfill, unlock, type ScheduleState,
 } from '../../operator/triggers/schedule/index.js';
+import { type FilterRow, rowMatches } from '../../operator/store/filters.js';
 import { ConflictError, type FlowRecord, type TriggerStateRecord } from '../../operator/store/types.js';
 import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, HttpError, notFound } from '../errors.js';
+import { legacyFilters, searchFilters } from '../filters.js';
 import { paging, queryOne } from '../query.js';
 
 type Obj = Record<string, unknown>;
@@ -20,12 +22,17 @@ const isRealtime = (t: Trigger) => t.type.endsWith('RealtimeTrigger');
 const isSchedule = (t: Trigger) => t.type === TRIGGER_TYPES.schedule;
 
 /** Kestra's trigger context: what the Triggers tab shows for one trigger. */
-export function triggerContext(flow: Flow, trigger: Trigger, rec: TriggerStateRecord | undefined, now: Date): Obj {
+/** The flow's triggers with their types as written in its source (the engine keeps canonical names). */
+const writtenTriggers = (rec: FlowRecord): Trigger[] =>
+  withWrittenTypes(rec.flow, rec.source, `${rec.namespace}\u0000${rec.id}\u0000${rec.revision}`).triggers ?? [];
+
+/** Kestra's trigger context: what the Triggers tab shows for one trigger (`type` as written when given). */
+export function triggerContext(flow: Flow, trigger: Trigger, rec: TriggerStateRecord | undefined, now: Date, writtenType?: string): Obj {
   const state = (rec?.state ?? {}) as ScheduleState;
   const disabled = !!rec?.disabled || !!trigger.disabled;
   const tz = typeof trigger.timezone === 'string' ? trigger.timezone : undefined;
   const out: Obj = {
-    namespace: flow.namespace, flowId: flow.id, triggerId: trigger.id, type: trigger.type, disabled,
+    namespace: flow.namespace, flowId: flow.id, triggerId: trigger.id, type: writtenType ?? trigger.type, disabled,
     updatedDate: rec?.updated ?? null, executionId: state.executionId ?? null,
   };
   if (isSchedule(trigger)) {
@@ -114,6 +121,18 @@ function backfillRequest(raw: unknown): { start: Date; end?: Date; inputs?: Obj;
   return { start, ...(end ? { end } : {}), ...(isObj(raw.inputs) ? { inputs: raw.inputs } : {}), ...(labels ? { labels } : {}) };
 }
 
+/** A trigger as the search filters see it (dates: its next execution date, as Kestra's; no worker runs one here). */
+function triggerRow(t: Trigger, context: Obj): FilterRow {
+  const ns = String(context.namespace);
+  const flowId = String(context.flowId);
+  const next = typeof context.nextExecutionDate === 'string' ? context.nextExecutionDate : undefined;
+  return {
+    text: { namespace: ns, flowId, triggerId: t.id, triggerState: context.disabled ? 'disabled' : 'enabled' },
+    dates: next ? { startDate: next, endDate: next } : {},
+    q: [ns, flowId, t.id],
+  };
+}
+
 const inNamespace = (ns: string, prefix?: string) => !prefix || ns === prefix || ns.startsWith(`${prefix}.`);
 
 /** Adds the trigger routes to `r` (mounted under /api/v1). */
@@ -125,24 +144,34 @@ export function registerTriggerRoutes(r: Router, deps: ApiDeps): void {
     return findTrigger(deps, str(body, 'namespace'), str(body, 'flowId'), str(body, 'triggerId'));
   };
   const view = async (t: Target, rec?: TriggerStateRecord) =>
-    triggerContext(t.record.flow, t.trigger, rec ?? await triggers.get(t.record.namespace, t.record.id, t.trigger.id), new Date());
+    triggerContext(t.record.flow, t.trigger, rec ?? await triggers.get(t.record.namespace, t.record.id, t.trigger.id), new Date(),
+      writtenTriggers(t.record).find((w) => w.id === t.trigger.id)?.type);
 
   r.get('/triggers/search', async (ctx) => {
     const namespace = queryOne(ctx, 'namespace');
     const flowId = queryOne(ctx, 'flowId');
-    const q = queryOne(ctx, 'q')?.toLowerCase();
+    const q = queryOne(ctx, 'q');
+    const filters = [
+      ...(q ? [{ kind: 'q', op: 'EQUALS', value: q } as const] : []),
+      ...legacyFilters(ctx, ['scope', 'triggerId', 'workerId'], deps.limits),
+      ...searchFilters(ctx, 'triggers', deps.limits),
+    ];
     const { limit, offset } = paging(ctx);
     const states = new Map((await triggers.list(namespace ? { namespace } : {})).map((s) => [`${s.namespace}/${s.flowId}/${s.triggerId}`, s]));
     const now = new Date();
     const all = (await flows.all())
       .filter((f) => inNamespace(f.namespace, namespace) && (!flowId || f.id === flowId))
       .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.id.localeCompare(b.id))
-      .flatMap((f) => (f.flow.triggers ?? []).map((t) => ({ f, t })))
-      .filter(({ f, t }) => !q || [f.namespace, f.id, t.id].some((s) => s.toLowerCase().includes(q)));
+      .flatMap((f) => {
+        const written = writtenTriggers(f);
+        return (f.flow.triggers ?? []).map((t, i) => {
+          const context = triggerContext(f.flow, t, states.get(`${f.namespace}/${f.id}/${t.id}`), now, written[i]?.type);
+          return { t, written: written[i] ?? t, context };
+        });
+      })
+      .filter(({ t, context }) => rowMatches(filters, triggerRow(t, context)));
     ctx.body = {
-      results: all.slice(offset, offset + limit).map(({ f, t }) => ({
-        abstractTrigger: t, triggerContext: triggerContext(f.flow, t, states.get(`${f.namespace}/${f.id}/${t.id}`), now),
-      })),
+      results: all.slice(offset, offset + limit).map(({ written, context }) => ({ abstractTrigger: written, triggerContext: context })),
       total: all.length,
     };
   });
@@ -153,7 +182,8 @@ export function registerTriggerRoutes(r: Router, deps: ApiDeps): void {
     if (!record) throw notFound(`Flow ${namespace}.${flowId} not found`);
     const { limit, offset } = paging(ctx);
     const states = new Map((await triggers.list({ namespace, flowId })).map((s) => [s.triggerId, s]));
-    const list = (record.flow.triggers ?? []).map((t) => triggerContext(record.flow, t, states.get(t.id), new Date()));
+    const written = writtenTriggers(record);
+    const list = (record.flow.triggers ?? []).map((t, i) => triggerContext(record.flow, t, states.get(t.id), new Date(), written[i]?.type));
     ctx.body = { results: list.slice(offset, offset + limit), total: list.length };
   });
 

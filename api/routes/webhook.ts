@@ -17,6 +17,7 @@ import type { ConditionEvaluator } from '../../operator/triggers/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound } from '../errors.js';
+import { executionsJson } from '../execution-json.js';
 import { launch } from '../launch.js';
 
 export const WEBHOOK_TYPE = 'ai.service.plugin.core.trigger.Webhook';
@@ -114,9 +115,10 @@ async function handleWebhook(ctx: RouterContext, deps: ApiDeps, svc: WebhookServ
       throw badRequest(`Cannot render the webhook inputs: ${(err as Error).message}`, 'inputs');
     }
   }
-  ctx.body = await launch(deps.stores, {
+  const execution = await launch(deps.stores, {
     flow, id, provided: { values, files: [] }, trigger: { id: trigger.id, type: trigger.type, variables },
   }, deps.grants);
+  ctx.body = (await executionsJson(deps.stores, [execution]))[0];
 }
 
 /** Adds the webhook routes (GET, POST, PUT) to `r` (mounted under /api/v1). */

@@ -8,7 +8,8 @@ import { applyPluginDefaults } from '../model/index.js';
 import { getRunnable } from '../plugins/index.js';
 import type { RunnablePlugin } from '../plugins/types.js';
 import type { Stores } from '../store/types.js';
-import { buildRunContext } from './run-context.js';
+import { limitsFromEnv } from '../core/limits.js';
+import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { mergePlugin, splitPlugin } from './split.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
@@ -32,7 +33,12 @@ export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution,
     const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
-    const ctx = buildRunContext({ flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal, ...(deps.grants ? { grants: deps.grants } : {}) });
+    // errorLogs() renders synchronously: the lines are read before the attempt, when its templates call it.
+    const errorLogs = callsErrorLogs(flow, task) ? await readErrorLogs(deps.stores, exec, limitsFromEnv(process.env)) : undefined;
+    const ctx = buildRunContext({
+      flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal,
+      ...(deps.grants ? { grants: deps.grants } : {}), ...(errorLogs ? { errorLogs } : {}),
+    });
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };
     const outcome: TaskOutcome = { state: result.state };

@@ -10,7 +10,7 @@ import type { TaskRun } from '../core/types.js';
 import { parseFlow } from '../model/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { tempDir } from '../store/sqlite/test-fixtures.js';
-import { buildRunContext } from './run-context.js';
+import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import { createSecretRenderer } from './secrets.js';
 
 let stores: EmbeddedStores | undefined;
@@ -62,3 +62,28 @@ it('contexts of a fan-out\'s children cost per child the same at 2,000 and 20,00
   const large = Math.min(perChild(20_000), perChild(20_000));
   expect(large / small, `${small.toFixed(4)} ms per child at 2,000, ${large.toFixed(4)} at 20,000`).toBeLessThan(4);
 }, 120_000);
+
+it("file functions see the task's files through read()'s rules; errorLogs() gives the execution's ERROR lines", async () => {
+  tmp = tempDir();
+  stores = openEmbeddedStores(tmp.dir);
+  const flow = { ...parseFlow('id: f\nnamespace: ns\ntasks:\n  - id: r\n    type: ai.service.plugin.core.debug.Return\n    format: "{{ errorLogs() }}"\n'), revision: 1 };
+  const exec = { ...newExecution({ id: 'e1', flow, inputs: {}, now: new Date() }), taskRunList: [run('r1', 'r')] };
+  const own = await stores.storage.put('ns/f/executions/e1/tasks/x/y/out.txt', Buffer.from('abc'));
+  const foreign = await stores.storage.put('victim/f/executions/v1/tasks/x/y/secret.txt', Buffer.from('s3cret'));
+  const line = (level: 'INFO' | 'ERROR', message: string, namespace = 'ns') =>
+    ({ executionId: 'e1', namespace, flowId: 'f', taskId: 'boom', taskRunId: 'b1', attemptNumber: 1, level, message, timestamp: new Date().toISOString() });
+  stores.logs.append([line('INFO', 'fine'), line('ERROR', 'it broke'), line('ERROR', 'not mine', 'victim')]);
+  const task = flow.tasks[0]!;
+  expect(callsErrorLogs(flow, task)).toBe(true);
+  const ctx = buildRunContext({
+    flow, exec, run: exec.taskRunList[0]!, task, attempt: 1, stores, renderer: createSecretRenderer(stores, {}),
+    workRoot: join(tmp.dir, 'work'), signal: new AbortController().signal, errorLogs: await readErrorLogs(stores, exec, { logsMaxLines: 10 }),
+  });
+  expect(ctx.render(`{{ fileSize('${own}') }} {{ fileExists('${own}') }} {{ isFileEmpty('${own}') }}`)).toBe('3 true false');
+  expect(ctx.render(`{{ fileExists('${own.replace('out.txt', 'none.txt')}') }}`)).toBe('false');
+  expect(() => ctx.render(`{{ fileExists('${foreign}') }}`)).toThrow(/is not allowed.*namespace 'victim'/);
+  const logs = ctx.renderTyped('{{ errorLogs() }}') as Record<string, unknown>[];
+  expect(logs).toHaveLength(1);
+  expect(logs[0]).toMatchObject({ message: 'it broke', level: 'ERROR', taskId: 'boom', executionId: 'e1', namespace: 'ns', flowId: 'f' });
+  expect(ctx.render("{{ errorLogs()[0].message }}")).toBe('it broke');
+});

@@ -13,10 +13,14 @@ import type { RunContext, SecretSink, TaskLogger } from '../plugins/types.js';
 import { executionKV } from '../secrets/masked-stores.js';
 import type { Stores } from '../store/types.js';
 import type { SecretRenderer } from './secrets.js';
+import type { Limits } from '../core/limits.js';
+import { ExpressionError } from '../expr/index.js';
+import { logRow } from '../plugins/log.js';
 import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedLogs } from '../tenancy/scoped-logs.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
@@ -63,9 +67,23 @@ function writeInputFiles(dir: string, files: unknown, render: (v: unknown) => un
   }
 }
 
+/** Whether the task's templates (or the flow variables they may render) call `errorLogs()`. */
+export function callsErrorLogs(flow: Flow, task: Task): boolean {
+  return /\berrorLogs\s*\(/.test(JSON.stringify(task)) || /\berrorLogs\s*\(/.test(JSON.stringify(flow.variables ?? {}));
+}
+
+/** The execution's ERROR lines for `errorLogs()` (Kestra's LogEntry fields), at most LOGS_MAX_LINES of them. */
+export async function readErrorLogs(stores: Stores, exec: Execution, limits: Pick<Limits, 'logsMaxLines'>): Promise<Record<string, unknown>[]> {
+  await stores.logs.flush();
+  const lines = await stores.logs.forExecution(exec.id, { minLevel: 'ERROR', limit: limits.logsMaxLines });
+  return lines.filter((l) => l.namespace === exec.namespace && l.flowId === exec.flowId).map(logRow);
+}
+
 export function buildRunContext(a: {
   flow: Flow; exec: Execution; run: TaskRun; task: Task; attempt: number; stores: Stores; renderer: SecretRenderer;
   workRoot: string; signal: AbortSignal;
+  /** The execution's ERROR lines read for `errorLogs()` (callsErrorLogs), when the task calls it. */
+  errorLogs?: Record<string, unknown>[];
   /** Namespaces this execution may reach beyond its own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
 }): RunContext {
@@ -78,7 +96,11 @@ export function buildRunContext(a: {
   // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.
   const storage = scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS);
   const kv = scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS);
-  const r = renderer.forSecrets(secrets, { kv, storage });
+  const errorLogs = (): unknown[] => {
+    if (!a.errorLogs) throw new ExpressionError('errorLogs(): the error logs were not read for this task; call errorLogs() in its own properties');
+    return structuredClone(a.errorLogs);
+  };
+  const r = renderer.forSecrets(secrets, { kv, storage, errorLogs });
   const wd = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
   base.workingDir = wd.path;
   let created = false;
@@ -91,6 +113,7 @@ export function buildRunContext(a: {
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
     storage,
     kv,
+    logs: scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

@@ -5,7 +5,7 @@
 // execution's views; any other rendering (triggers, webhooks) is held to the namespace of the flow it renders for.
 // Each rendering has the budget of EXPRESSION_TIMEOUT_MS and EXPRESSION_MAX_BYTES (operator/expr/budget.ts).
 import { limitsFromEnv } from '../core/limits.js';
-import { createRenderer } from '../expr/index.js';
+import { createRenderer, ExpressionError } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
 import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
@@ -16,10 +16,12 @@ import { StorageAccessError } from '../tenancy/scoped-storage.js';
 
 export { secretFromEnv };
 
-/** What a rendering may read through `kv()` and `read()`: a task attempt's scoped views (run-context.ts). */
+/** What a rendering may read through `kv()`, `read()` and the file functions: a task attempt's scoped views (run-context.ts). */
 export interface RenderViews {
   kv: Pick<KVStore, 'getSync'>;
-  storage: Pick<InternalStorage, 'getSync'>;
+  storage: Pick<InternalStorage, 'getSync' | 'statSync'>;
+  /** A task attempt's `errorLogs()`: its execution's ERROR lines, read before the attempt started. */
+  errorLogs?(): unknown[];
 }
 
 export interface SecretRenderer extends Renderer {
@@ -27,10 +29,11 @@ export interface SecretRenderer extends Renderer {
   forSecrets(sink: { add(value: string): unknown }, views?: RenderViews): Renderer;
 }
 
-/** Where `kv()`, `read()` and `now()` read, when not from the stores' synchronous reads and the system clock. */
+/** Where `kv()`, `read()`, the file functions and `now()` read, when not from the stores' synchronous reads and the system clock. */
 export interface RenderSources {
   kv?(namespace: string, key: string): KVEntry | undefined;
   read?(uri: string): Buffer;
+  stat?(uri: string): number | undefined;
   now?(): Date;
 }
 
@@ -50,6 +53,11 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
   let sink: { add(value: string): unknown } | undefined;
   let views: RenderViews | undefined;
   let namespace: string | undefined;
+  const namespaceReadable = (uri: string): string => {
+    const denied = namespace === undefined ? `read(): no namespace to read '${uri}' for` : fileReadDenied({ namespace, related: () => [] }, uri, grants);
+    if (denied) throw new StorageAccessError(denied);
+    return uri;
+  };
   /** Outside a task attempt: the KV and files of the rendering's namespace only (or those ALLOWED_NAMESPACES grants). */
   const namespaceViews: RenderViews = {
     kv: { getSync: (ns, key) => {
@@ -57,11 +65,10 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       if (denied) throw new KvAccessError(denied);
       return stores.kv.getSync(ns, key);
     } },
-    storage: { getSync: (uri) => {
-      const denied = namespace === undefined ? `read(): no namespace to read '${uri}' for` : fileReadDenied({ namespace, related: () => [] }, uri, grants);
-      if (denied) throw new StorageAccessError(denied);
-      return stores.storage.getSync(uri);
-    } },
+    storage: {
+      getSync: (uri) => stores.storage.getSync(namespaceReadable(uri)),
+      statSync: (uri) => stores.storage.statSync(namespaceReadable(uri)),
+    },
   };
   const base = createRenderer({
     secret: lookup ?? ((name) => secretFromEnv(env, name)),
@@ -71,6 +78,11 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
       return entry ? { found: true, value: entry.value } : { found: false };
     },
     read: (uri) => (sources.read ? sources.read(uri) : (views ?? namespaceViews).storage.getSync(uri)).toString('utf8'),
+    stat: (uri) => (sources.stat ? sources.stat(uri) : (views ?? namespaceViews).storage.statSync(uri)),
+    errorLogs: () => {
+      if (!views?.errorLogs) throw new ExpressionError("The 'errorLogs' function can only be used in runnable tasks, as it reads logs from the log store");
+      return views.errorLogs();
+    },
     ...(sources.now ? { now: sources.now } : {}),
   }, { timeoutMs: limits.expressionTimeoutMs, maxBytes: limits.expressionMaxBytes });
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */

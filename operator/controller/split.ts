@@ -5,13 +5,7 @@ import type { RunnablePlugin } from '../plugins/types.js';
 import { FOR_EACH_ITEM_MERGE, FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
 import { batchFileName, SPLITS_FILE } from '../core/foreach-item.js';
 import type { ChildSlot } from '../core/subflow.js';
-
-function parseBytes(v: unknown): number {
-  const m = /^(\d+)\s*([KMG]?B)?$/i.exec(String(v).trim());
-  if (!m) throw new Error(`batch.bytes: '${String(v)}' is not a size such as 10MB`);
-  const unit = (m[2] ?? 'B').toUpperCase();
-  return Number(m[1]) * ({ B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as Record<string, number>)[unit]!;
-}
+import { parseByteSize } from '../plugins/storage.js';
 
 export function splitLines(lines: string[], batch: { rows?: unknown; bytes?: unknown; partitions?: unknown } = {}): string[][] {
   if (batch.partitions !== undefined) {
@@ -20,7 +14,7 @@ export function splitLines(lines: string[], batch: { rows?: unknown; bytes?: unk
     return Array.from({ length: Math.min(n, lines.length) }, (_, i) => lines.slice(i * size, (i + 1) * size)).filter((b) => b.length);
   }
   if (batch.bytes !== undefined) {
-    const max = parseBytes(batch.bytes);
+    const max = parseByteSize(batch.bytes, 'batch.bytes');
     const out: string[][] = [];
     let cur: string[] = [];
     let size = 0;

@@ -8,15 +8,16 @@ import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.j
 import { createSecretRenderer } from './secrets.js';
 
 type Kept<T> = { value: T } | { error: unknown };
-type Miss = { kind: 'kv'; namespace: string; key: string } | { kind: 'read'; uri: string };
+type Miss = { kind: 'kv'; namespace: string; key: string } | { kind: 'read'; uri: string } | { kind: 'stat'; uri: string };
 
 /** Where a step's `kv()` and `read()` values are fetched from: the stepped execution's views. */
-export interface StepViews { kv: Pick<KVStore, 'get'>; storage: Pick<InternalStorage, 'get'> }
+export interface StepViews { kv: Pick<KVStore, 'get'>; storage: Pick<InternalStorage, 'get' | 'exists' | 'size'> }
 
 /** The values one batch of events has fetched, and what its last run asked for without having it. */
 export class StepReads {
   private readonly kvs = new Map<string, Kept<KVEntry | undefined>>();
   private readonly files = new Map<string, Kept<Buffer>>();
+  private readonly sizes = new Map<string, Kept<number | undefined>>();
   private missing = new Map<string, Miss>();
 
   /** A miss is recorded and answered "absent": the run's result is discarded anyway. */
@@ -35,6 +36,14 @@ export class StepReads {
     return kept.value;
   }
 
+  /** Size of a file, undefined when it does not exist (the file functions). */
+  stat(uri: string): number | undefined {
+    const kept = this.sizes.get(uri);
+    if (!kept) { this.missing.set(`stat${uri}`, { kind: 'stat', uri }); return undefined; }
+    if ('error' in kept) throw kept.error;
+    return kept.value;
+  }
+
   /** Whether the last run asked for a value not fetched yet. */
   get missed(): boolean { return this.missing.size > 0; }
 
@@ -45,7 +54,9 @@ export class StepReads {
     for (const miss of this.missing.values()) {
       const [map, id, get] = miss.kind === 'kv'
         ? [this.kvs as Map<string, Kept<unknown>>, JSON.stringify([miss.namespace, miss.key]), () => stores.kv.get(miss.namespace, miss.key)]
-        : [this.files as Map<string, Kept<unknown>>, miss.uri, () => stores.storage.get(miss.uri)];
+        : miss.kind === 'read'
+          ? [this.files as Map<string, Kept<unknown>>, miss.uri, () => stores.storage.get(miss.uri)]
+          : [this.sizes as Map<string, Kept<unknown>>, miss.uri, async () => ((await stores.storage.exists(miss.uri)) ? stores.storage.size(miss.uri) : undefined)];
       try {
         map.set(id, { value: await get() });
       } catch (err) {
@@ -67,6 +78,7 @@ export class EngineReads {
     this.renderer = createSecretRenderer(stores, env, secrets, {
       kv: (namespace, key) => this.active().kv(namespace, key),
       read: (uri) => this.active().read(uri),
+      stat: (uri) => this.active().stat(uri),
       now: () => this.now,
     });
   }

@@ -4,6 +4,7 @@ import { stepMany } from './engine.js';
 import { replayExecution } from './execution.js';
 import { EngineHarness } from './engine-harness.js';
 import { DEFAULT_LIMITS } from './limits.js';
+import type { Execution } from './types.js';
 
 const P = 'ai.service.plugin.';
 const ret = (id: string, extra = '') => `  - id: ${id}\n    type: ${P}core.debug.Return\n    format: "${id}"\n${extra}`;
@@ -304,9 +305,9 @@ describe('flow-level handlers', () => {
     const h = new EngineHarness(flow(ret('a'), 'retry:\n  type: constant\n  interval: PT0S\n  maxAttempt: 2\n  behavior: CREATE_NEW_EXECUTION\n')).drive({ a: FAIL });
     expect(h.state).toBe('RETRIED');
     expect(h.stateOf('a')).toBe('RETRIED');
-    const create = h.actions.find((a) => a.type === 'create-execution') as { execution: { originalId: string; attemptNumber: number; state: { current: string } } };
+    const create = h.actions.find((a) => a.type === 'create-execution') as { execution: Execution };
     expect(create.execution.originalId).toBe('exec1');
-    expect(create.execution.attemptNumber).toBe(2);
+    expect(create.execution.metadata).toEqual({ attemptNumber: 2, originalCreatedDate: h.exec.metadata!.originalCreatedDate });
     expect(create.execution.state.current).toBe('CREATED');
   });
 

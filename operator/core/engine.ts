@@ -2,18 +2,19 @@
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
-import { FLOWABLE, indexFlow, isFlowableType } from './flow-index.js';
+import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
+import { retryFailedBatches } from './foreach-item.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, startAttempt, taskAttempts, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, nextAttempt, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
-import { transition } from './state.js';
-import { mergeLabels } from './execution.js';
-import type { Execution, Flow, TaskRun } from './types.js';
+import { newState, transition } from './state.js';
+import { mergeLabels, metadataOf } from './execution.js';
+import type { Execution, Flow, TaskRun, TaskRunState } from './types.js';
 import { isTerminal } from './types.js';
 
 export interface StepResult { execution: Execution; actions: Action[] }
@@ -77,9 +78,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     if (attemptState === 'KILLED') { completeRun(ctx, run, 'KILLED'); return; }
     if (attemptState === 'FAILED' && outcome.infrastructure === true) { att.infrastructure = true; infraFailAttempt(ctx, run, outcome.error ?? 'The task runner failed'); return; }
     if (attemptState === 'FAILED') { failAttempt(ctx, run, outcome.error ?? 'Task failed'); return; }
-    const task = taskOf(ctx, run);
-    const warn = attemptState === 'WARNING' || (taskAttempts(run) > 1 && task.retry?.warningOnRetry === true);
-    completeRun(ctx, run, warn ? 'WARNING' : 'SUCCESS');
+    completeRun(ctx, run, successState(ctx, run, attemptState === 'WARNING' ? 'WARNING' : 'SUCCESS'));
   },
 
   timer(ctx, e) {
@@ -90,7 +89,10 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     if (e.kind === 'retry') {
       if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
       if (exec.state.current === 'KILLING') { completeRun(ctx, run, 'KILLED'); return; }
-      startAttempt(ctx, run);
+      // A runnable keeps the error of its last attempt while the next one runs; a flowable starts afresh.
+      const type = taskOf(ctx, run).type;
+      if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
+      if (isFlowableType(type)) nextAttempt(ctx, run); else startAttempt(ctx, run);
     } else if (e.kind === 'timeout') {
       if (run.state.current !== 'RUNNING' || e.attempt !== run.attempts.length) return;
       const task = taskOf(ctx, run);
@@ -186,7 +188,8 @@ function onFlowRetryTimer(ctx: StepContext): void {
   if (exec.state.current !== 'RETRYING' || !exec.scheduleDate || Date.parse(exec.scheduleDate) > deps.now.getTime()) return;
   delete exec.scheduleDate;
   if ((flow.retry?.behavior ?? 'RETRY_FAILED_TASK') === 'RETRY_FAILED_TASK') {
-    exec.attemptNumber = (exec.attemptNumber ?? 1) + 1;
+    const meta = metadataOf(exec);
+    exec.metadata = { ...meta, attemptNumber: meta.attemptNumber + 1 };
     restartFailed(ctx);
     transition(exec.state, 'RUNNING', deps.now);
   }
@@ -200,7 +203,8 @@ export function advance(ctx: StepContext): void {
     let changed = false;
     for (let i = exec.taskRunList.length - 1; i >= 0; i--) {
       const run = exec.taskRunList[i]!;
-      if (isTerminal(run.state.current)) continue;
+      // A RETRYING flowable (Fail, Subflow) waits for its retry timer.
+      if (isTerminal(run.state.current) || run.state.current === 'RETRYING') continue;
       const task = taskOf(ctx, run);
       if (!isFlowableType(task.type)) continue;
       if (resolveFlowable(ctx, run, task)) changed = true;
@@ -231,6 +235,8 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
   }
   const refused = run.flowableState?.refused;
   if (typeof refused === 'string') return failWhenChildrenEnd(ctx, run, refused);
+  // Fail is evaluated here, yet is a task with attempts (as Kestra's runnable Fail): one per evaluation.
+  if (task.type === FLOWABLE.Fail && !liveAttempt(run)) run.attempts.push({ state: newState<TaskRunState>('RUNNING', ctx.deps.now) });
   let res;
   try {
     res = RESOLVERS[task.type]!(ctx, run, task);
@@ -239,6 +245,8 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     endSubflowAttempt(ctx, run);
     return true;
   }
+  if (res.state === 'FAILED' && SELF_ATTEMPTED.has(task.type) && retryOwnAttempt(ctx, run, res.error ?? 'Task failed')) return true;
+  if ((res.state === 'SUCCESS' || res.state === 'WARNING') && SELF_ATTEMPTED.has(task.type)) res = { ...res, state: successState(ctx, run, res.state) };
   if (res.create.length) {
     const over = taskRunOverflow(ctx, res.create.length, () => `${kindOf(task.type)} '${run.taskId}' cannot create ${res.create.length} more task run(s)`);
     // None of them is created; the flowable fails once the children it already has have ended.
@@ -252,6 +260,22 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
   }
   if (res.outputs) setRunOutputs(ctx.runs, run, res.outputs);
   return res.create.length > 0;
+}
+
+/** Flowables that make attempts of their own (each evaluation or child execution is one), retried by their policy. */
+const SELF_ATTEMPTED: ReadonlySet<string> = new Set([FLOWABLE.Fail, FLOWABLE.Subflow, FOR_EACH_ITEM_BATCH]);
+
+const liveAttempt = (run: TaskRun) => { const a = run.attempts[run.attempts.length - 1]; return a && !isTerminal(a.state.current) ? a : undefined; };
+
+/** A failed attempt of a self-attempted flowable: RETRYING when its retry policy allows another (true), else false. */
+function retryOwnAttempt(ctx: StepContext, run: TaskRun, error: string): boolean {
+  const att = liveAttempt(run);
+  if (!att) return false;
+  const delay = retryDelayOf(ctx, run);
+  if (delay === undefined) return false;
+  transition(att.state, 'FAILED', ctx.deps.now);
+  retryAfter(ctx, run, delay, `${error}; retrying (attempt ${run.attempts.length + 1}) in ${delay} ms`, error);
+  return true;
 }
 
 function failWhenChildrenEnd(ctx: StepContext, run: TaskRun, error: string): boolean {

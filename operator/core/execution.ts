@@ -1,6 +1,6 @@
 // Creating executions: a new one for a flow (state CREATED, or FAILED at once for a disabled flow) and replays.
 import { newState, transition } from './state.js';
-import type { Execution, ExecutionTrigger, Flow, Label, ParentLink, TaskRun } from './types.js';
+import type { Execution, ExecutionMetadata, ExecutionTrigger, Flow, Label, ParentLink, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
 export const DISABLED_MESSAGE = 'Cannot execute a flow which is disabled';
@@ -18,6 +18,14 @@ export function mergeLabels(...lists: (Label[] | undefined)[]): Label[] {
   return [...map].map(([key, value]) => ({ key, value }));
 }
 
+/** The execution's metadata; a record written before metadata existed counts as the first attempt, created at its start. */
+export function metadataOf(exec: Pick<Execution, 'metadata' | 'state'>): ExecutionMetadata {
+  const m = exec.metadata;
+  const attemptNumber = typeof m?.attemptNumber === 'number' && Number.isSafeInteger(m.attemptNumber) && m.attemptNumber > 0 ? m.attemptNumber : 1;
+  const originalCreatedDate = typeof m?.originalCreatedDate === 'string' && Number.isFinite(Date.parse(m.originalCreatedDate)) ? m.originalCreatedDate : exec.state.startDate;
+  return { attemptNumber, originalCreatedDate };
+}
+
 /** Subflow/ForEachItem ancestors of an execution (0 for a root; a malformed value counts as 0, never below). */
 export function depthOf(exec: Pick<Execution, 'depth'>): number {
   const d = exec.depth;
@@ -29,7 +37,9 @@ export const childDepth = (parent: Pick<Execution, 'depth'>): number => depthOf(
 
 export function newExecution(a: {
   id: string; flow: Flow; inputs: Record<string, unknown>; labels?: Label[]; trigger?: ExecutionTrigger;
-  parent?: ParentLink; originalId?: string; attemptNumber?: number; depth?: number; legacyOutputs?: Record<string, unknown>; now: Date;
+  parent?: ParentLink; originalId?: string; depth?: number; legacyOutputs?: Record<string, unknown>; now: Date;
+  /** Flow-level retry: the metadata of the new execution (default: attempt 1, created now). */
+  metadata?: ExecutionMetadata;
 }): Execution {
   const exec: Execution = {
     id: a.id,
@@ -41,10 +51,10 @@ export function newExecution(a: {
     labels: mergeLabels(flowLabels(a.flow), a.labels),
     inputs: a.inputs,
     taskRunList: [],
+    metadata: a.metadata ?? { attemptNumber: 1, originalCreatedDate: a.now.toISOString() },
   };
   if (a.trigger) exec.trigger = a.trigger;
   if (a.parent) exec.parent = a.parent;
-  if (a.attemptNumber) exec.attemptNumber = a.attemptNumber;
   if (a.depth) exec.depth = depthOf(a);
   if (a.legacyOutputs && Object.keys(a.legacyOutputs).length) exec.legacyOutputs = a.legacyOutputs;
   if (a.flow.disabled) {
@@ -90,6 +100,8 @@ export function replayExecution(a: { original: Execution; id: string; taskRunId?
     labels: original.labels.map((l) => ({ ...l })),
     inputs: structuredClone(original.inputs),
     taskRunList: [],
+    // A replay starts its own flow-retry chain.
+    metadata: { attemptNumber: 1, originalCreatedDate: a.now.toISOString() },
   };
   if (original.trigger) exec.trigger = structuredClone(original.trigger);
   if (depthOf(original)) exec.depth = depthOf(original);

@@ -2,7 +2,7 @@
 // (flow outputs, flow-level retry with RETRY_FAILED_TASK or CREATE_NEW_EXECUTION, warningOnRetry).
 import { taskRunOverflow } from './budget.js';
 import type { StepContext } from './engine-types.js';
-import { depthOf, newExecution } from './execution.js';
+import { depthOf, metadataOf, newExecution } from './execution.js';
 import { enabled } from './flow-index.js';
 import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
@@ -57,7 +57,7 @@ export function finishRoot(ctx: StepContext, final: Final): void {
   if (flow.outputs?.length && exec.legacyOutputs) {
     log(ctx, 'WARN', `The parent's Subflow task gave \`outputs\` (deprecated); flow ${flow.namespace}.${flow.id} declares its own outputs, which are used instead`);
   }
-  if (state === 'SUCCESS' && (exec.attemptNumber ?? 1) > 1 && flow.retry?.warningOnRetry) state = 'WARNING';
+  if (state === 'SUCCESS' && metadataOf(exec).attemptNumber > 1 && flow.retry?.warningOnRetry) state = 'WARNING';
   transition(exec.state, state, deps.now);
   ctx.actions.push({ type: 'ended', state });
 }
@@ -66,15 +66,21 @@ export function finishRoot(ctx: StepContext, final: Final): void {
 function scheduleFlowRetry(ctx: StepContext): boolean {
   const { exec, flow, deps } = ctx;
   const policy = flow.retry!;
-  const attempt = exec.attemptNumber ?? 1;
-  const elapsed = deps.now.getTime() - Date.parse(exec.state.startDate);
+  // As Kestra: attempts are counted across the retry chain (metadata.attemptNumber) and maxDuration from the creation
+  // of its first execution (metadata.originalCreatedDate), so CREATE_NEW_EXECUTION cannot restart the clock.
+  const meta = metadataOf(exec);
+  const attempt = meta.attemptNumber;
+  const elapsed = deps.now.getTime() - Date.parse(meta.originalCreatedDate);
   const delay = nextRetryDelay(policy, attempt, elapsed, deps.random());
-  if (delay === undefined) return false;
+  if (delay === undefined) {
+    log(ctx, 'WARN', `Execution failed; no flow retry left (attempt ${attempt}${policy.maxAttempt !== undefined ? ` of ${policy.maxAttempt}` : ''}${policy.maxDuration ? `, maxDuration ${policy.maxDuration} since ${meta.originalCreatedDate}` : ''})`);
+    return false;
+  }
   const at = new Date(deps.now.getTime() + delay).toISOString();
   if ((policy.behavior ?? 'RETRY_FAILED_TASK') === 'CREATE_NEW_EXECUTION') {
     const next = newExecution({
       id: deps.newId(), flow, inputs: exec.inputs, labels: exec.labels, originalId: exec.originalId,
-      attemptNumber: attempt + 1, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
+      metadata: { attemptNumber: attempt + 1, originalCreatedDate: meta.originalCreatedDate }, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
       ...(exec.parent ? { parent: exec.parent } : {}), depth: depthOf(exec),
       ...(exec.legacyOutputs ? { legacyOutputs: exec.legacyOutputs } : {}),
     });

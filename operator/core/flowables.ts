@@ -10,6 +10,7 @@ import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
 import { forEachBatchResolver, forEachItemResolver } from './foreach-item.js';
 import { subflowResolver } from './subflow.js';
 import { worseState } from './state.js';
+import { truthy } from './truth.js';
 import type { Task, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
@@ -130,15 +131,17 @@ function switchTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
     const cases = (task.cases ?? {}) as Record<string, Task[]>;
     return Object.prototype.hasOwnProperty.call(cases, value) ? { value, defaults: false } : { value, defaults: true };
   });
+  if (choice.defaults && !Array.isArray(task.defaults)) {
+    // As Kestra: no case matches and there are no defaults, so the Switch has no task to run and fails.
+    const error = `No task found on flow '${ctx.exec.namespace}.${ctx.exec.flowId}', task '${run.taskId}', execution '${ctx.exec.id}': value '${choice.value}' matches no case and the Switch has no defaults`;
+    return { create: [], state: 'FAILED', error, outputs: { value: choice.value, defaults: true } };
+  }
   const tasks = choice.defaults ? tasksOf(task.defaults) : tasksOf((task.cases as Record<string, Task[]>)[choice.value]);
   const r = withHandlers(ctx, run, task, (runs) => sequentialGroup(tasks, runs, { branch: 'tasks' }));
   return { ...r, outputs: { value: choice.value, defaults: choice.defaults } };
 }
 
-export function truthy(v: unknown): boolean {
-  if (typeof v === 'string') { const s = v.trim().toLowerCase(); return !(s === '' || s === 'false' || s === '0' || s === 'null'); }
-  return Boolean(v);
-}
+export { truthy };
 
 function ifTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   const result = memo(run, 'condition', () => truthy(ctx.deps.renderer.renderTyped(task.condition, variablesFor(ctx, run, task))));

@@ -6,7 +6,7 @@ import { forEachItemParts } from './flow-index.js';
 import type { Resolution } from './flowables.js';
 import { sequentialGroup } from './groups.js';
 import { derivedId } from './ids.js';
-import { childrenOf, variablesFor } from './runs.js';
+import { childrenOf, taskOf, variablesFor } from './runs.js';
 import { newState } from './state.js';
 import { type ChildSlot, childFailure, childRequest, settingWarnings, subflowSettings, transmittedState } from './subflow.js';
 import type { Task, TaskRun, TaskRunState } from './types.js';
@@ -96,9 +96,10 @@ export function forEachBatchResolver(ctx: StepContext, run: TaskRun, task: Task)
 }
 
 /** A restart reruns the failed batches only (Kestra's RETRY_FAILED): each gets a new child; the others are kept. */
-export function resetFailedBatches(run: TaskRun, transmitFailed: boolean): void {
+export function retryFailedBatches(ctx: StepContext, run: TaskRun): void {
   const batches = run.flowableState?.batches;
   if (!Array.isArray(batches)) return;
+  const { transmitFailed } = subflowSettings(taskOf(ctx, run));
   for (const slot of batches as ChildSlot[]) {
     const failed = slot.error !== undefined || (slot.ended && ['FAILED', 'KILLED'].includes(transmittedState(slot, transmitFailed)));
     if (!failed) continue;
@@ -106,4 +107,5 @@ export function resetFailedBatches(run: TaskRun, transmitFailed: boolean): void 
     for (const k of Object.keys(slot)) delete (slot as Record<string, unknown>)[k];
     slot.attempt = attempt;
   }
+  run.attempts.push({ state: newState<TaskRunState>('RUNNING', ctx.deps.now) });
 }

@@ -37,6 +37,14 @@ export const LIMIT_SETTINGS = {
     env: 'LOGS_MAX_LINES', default: 10_000, min: 1,
     doc: 'log lines one answer of GET /logs/{executionId} holds (also the largest page size); /download streams them all',
   },
+  searchRegexMaxLength: {
+    env: 'SEARCH_REGEX_MAX_LENGTH', default: 500, min: 1,
+    doc: 'longest pattern of a REGEX search filter (`filters[field][REGEX]=...`; RE2 syntax, matched in linear time), in characters',
+  },
+  searchFilterMaxValues: {
+    env: 'SEARCH_FILTER_MAX_VALUES', default: 1_000, min: 1,
+    doc: 'search filters one request may give (`filters[...]` parameters) and values one IN/NOT_IN filter may list',
+  },
   apiMaxBodyBytes: {
     env: 'API_MAX_BODY_BYTES', default: 10 * 1024 * 1024, min: 1024,
     doc: 'largest JSON, YAML or text request body, and largest multipart field, the API reads, in bytes',
@@ -56,6 +64,18 @@ export const LIMIT_SETTINGS = {
   taskInfraRetries: {
     env: 'TASK_INFRA_RETRIES', default: 3, min: 0,
     doc: 'new attempts a task run gets when its runner failed rather than the task (exited without a result, could not start, reported an infrastructure failure); they do not count against the task\'s retry policy',
+  },
+  storageMaxItemBytes: {
+    env: 'STORAGE_MAX_ITEM_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) read, in bytes',
+  },
+  storageMaxSplitFiles: {
+    env: 'STORAGE_MAX_SPLIT_FILES', default: 10_000, min: 1,
+    doc: 'files one core.storage.Split may create',
+  },
+  storageMaxDistinctKeys: {
+    env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
+    doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
   },
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,

@@ -1,16 +1,13 @@
 // Restart of failed work inside the same execution (manual restart, flow-level RETRY_FAILED_TASK): failed runs get a
 // new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
-import { FOR_EACH_ITEM_BATCH, isFlowableType } from './flow-index.js';
-import { resetFailedBatches } from './foreach-item.js';
-import { subflowSettings } from './subflow.js';
+import { FOR_EACH_ITEM_BATCH } from './flow-index.js';
+import { retryFailedBatches } from './foreach-item.js';
 import { indexRuns } from './run-index.js';
-import { startAttempt, taskOf } from './runs.js';
-import { newState, transition } from './state.js';
-import type { TaskRun, TaskRunState } from './types.js';
+import { nextAttempt, taskOf } from './runs.js';
 
 export function restartFailed(ctx: StepContext): void {
-  const { exec, deps } = ctx;
+  const { exec } = ctx;
   const drop = new Set<string>();
   for (const run of exec.taskRunList) {
     const parentDropped = run.parentTaskRunId !== undefined && drop.has(run.parentTaskRunId);
@@ -19,19 +16,9 @@ export function restartFailed(ctx: StepContext): void {
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
-  for (const run of failed) reset(ctx, run);
-}
-
-function reset(ctx: StepContext, run: TaskRun): void {
-  const task = taskOf(ctx, run);
-  delete run.error;
-  if (!isFlowableType(task.type)) { startAttempt(ctx, run); return; }
-  const fs = run.flowableState;
-  if (task.type === FOR_EACH_ITEM_BATCH) {
-    resetFailedBatches(run, subflowSettings(task).transmitFailed);
-    if (Array.isArray(fs?.batches)) run.attempts.push({ state: newState<TaskRunState>('RUNNING', ctx.deps.now) });
+  for (const run of failed) {
+    // A ForEachItem `_items` run keeps its batches that ended well: only the failed ones get a new child (Kestra's RETRY_FAILED).
+    if (taskOf(ctx, run).type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
+    nextAttempt(ctx, run);
   }
-  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error', 'refused']) delete fs[k];
-  delete run.resumeDate;
-  transition(run.state, 'RUNNING', ctx.deps.now);
 }

@@ -7,7 +7,8 @@ import { DEFAULT_LIMITS, LIMIT_SETTINGS } from './limits.js';
 import { nextRetryDelay } from './retry.js';
 import { newState, transition } from './state.js';
 import { addRun, childrenIn, snapshotIndex } from './run-index.js';
-import type { Execution, Flow, Task, TaskRun, TaskRunState } from './types.js';
+import type { Execution, Flow, RetryPolicy, Task, TaskRun, TaskRunState } from './types.js';
+import { truthy } from './truth.js';
 import { isTerminal } from './types.js';
 
 /** The task definition behind a run, including the synthetic children of ForEachItem. */
@@ -66,8 +67,28 @@ export function createRun(ctx: StepContext, spec: ChildSpec, parent: TaskRun | u
   ctx.exec.taskRunList.push(run);
   addRun(ctx.runs, run);
   transition(run.state, 'RUNNING', now);
+  if (spec.task.runIf !== undefined && !runIfHolds(ctx, run, spec.task)) return run;
   if (isRunnable(spec.task)) startAttempt(ctx, run);
   return run;
+}
+
+/**
+ * `runIf` (Kestra): rendered when the run is created; false ends the run at once without any attempt or child, and the
+ * flow goes on. Kestra records such a run SKIPPED; the contract has no SKIPPED task-run state, so it ends SUCCESS (and
+ * says why in the log). A runIf that cannot be rendered fails the run.
+ */
+function runIfHolds(ctx: StepContext, run: TaskRun, task: Task): boolean {
+  let hit: boolean;
+  try {
+    hit = truthy(ctx.deps.renderer.renderTyped(task.runIf, variablesFor(ctx, run, task)));
+  } catch (err) {
+    completeRun(ctx, run, 'FAILED', { error: `runIf of task '${task.id}' cannot be rendered: ${(err as Error).message}` });
+    return false;
+  }
+  if (hit) return true;
+  log(ctx, 'INFO', `Task '${task.id}' skipped: its runIf rendered false`, run);
+  completeRun(ctx, run, 'SUCCESS');
+  return false;
 }
 
 export function startAttempt(ctx: StepContext, run: TaskRun): void {
@@ -77,7 +98,10 @@ export function startAttempt(ctx: StepContext, run: TaskRun): void {
   ctx.actions.push({ type: 'launch', taskRunId: run.id, attempt: run.attempts.length });
 }
 
-/** Ends a run. A failure of a task with `allowFailure` ends it in WARNING so that its siblings continue. */
+/**
+ * Ends a run. As Kestra: a failure of a task with `allowFailure` ends it in WARNING (SUCCESS with `allowWarning` too) so
+ * that its siblings continue; a WARNING of a task with `allowWarning` ends it in SUCCESS.
+ */
 export function completeRun(
   ctx: StepContext, run: TaskRun, state: 'SUCCESS' | 'WARNING' | 'FAILED' | 'KILLED',
   extra: { outputs?: Record<string, unknown>; error?: string } = {},
@@ -86,9 +110,13 @@ export function completeRun(
   if (extra.outputs !== undefined) setRunOutputs(ctx.runs, run, extra.outputs);
   let final: TaskRunState = state;
   if (extra.error) { run.error = extra.error; log(ctx, 'ERROR', extra.error, run); }
-  if (state === 'FAILED' && taskOf(ctx, run).allowFailure === true) {
-    final = 'WARNING';
+  const task = state === 'FAILED' || state === 'WARNING' ? taskOf(ctx, run) : undefined;
+  if (state === 'FAILED' && task?.allowFailure === true) {
+    final = task.allowWarning === true ? 'SUCCESS' : 'WARNING';
     log(ctx, 'WARN', `Task '${run.taskId}' failed and is allowed to fail: continuing`, run);
+  } else if (state === 'WARNING' && task?.allowWarning === true) {
+    final = 'SUCCESS';
+    log(ctx, 'INFO', `Task '${run.taskId}' ended with warnings, which it is allowed to: SUCCESS`, run);
   }
   transition(run.state, final, ctx.deps.now);
   delete run.nextAttemptDate;
@@ -97,13 +125,36 @@ export function completeRun(
 /** Attempts that were the task's own tries (infrastructure failures excluded): what the `retry` policy counts. */
 export const taskAttempts = (run: TaskRun): number => run.attempts.reduce((n, a) => (a.infrastructure ? n : n + 1), 0);
 
+/**
+ * The retry policy of a run: its task's own `retry`, else (as Kestra's executor) the `retry` of the nearest enclosing
+ * flowable that has one, so a retry on a Sequential, Parallel, If... retries its failed children as new attempts.
+ */
+export function retryPolicyOf(ctx: Pick<StepContext, 'flow' | 'index' | 'runs'>, run: TaskRun): RetryPolicy | undefined {
+  const own = taskOf(ctx, run).retry;
+  if (own) return own;
+  for (let p = run.parentTaskRunId ? ctx.runs.byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? ctx.runs.byId.get(p.parentTaskRunId) : undefined) {
+    const policy = taskOf(ctx, p).retry;
+    if (policy) return policy;
+  }
+  return undefined;
+}
+
+/** Delay before the next attempt of a run whose attempt failed, or undefined when its retry policy allows no more. */
+export function retryDelayOf(ctx: StepContext, run: TaskRun): number | undefined {
+  const firstStart = Date.parse(run.attempts[0]?.state.startDate ?? run.state.startDate);
+  return nextRetryDelay(retryPolicyOf(ctx, run), taskAttempts(run), ctx.deps.now.getTime() - firstStart, ctx.deps.random());
+}
+
 /** A failed attempt: retry if the task's policy allows it, else fail the run. */
 export function failAttempt(ctx: StepContext, run: TaskRun, error: string): void {
-  const task = taskOf(ctx, run);
-  const firstStart = Date.parse(run.attempts[0]?.state.startDate ?? run.state.startDate);
-  const delay = nextRetryDelay(task.retry, taskAttempts(run), ctx.deps.now.getTime() - firstStart, ctx.deps.random());
+  const delay = retryDelayOf(ctx, run);
   if (delay === undefined) { completeRun(ctx, run, 'FAILED', { error }); return; }
   retryAfter(ctx, run, delay, `${error}; retrying (attempt ${run.attempts.length + 1}) in ${delay} ms`, error);
+}
+
+/** The state a run that succeeded ends in: WARNING after retries under `warningOnRetry`. */
+export function successState(ctx: StepContext, run: TaskRun, state: 'SUCCESS' | 'WARNING'): 'SUCCESS' | 'WARNING' {
+  return state === 'SUCCESS' && taskAttempts(run) > 1 && retryPolicyOf(ctx, run)?.warningOnRetry === true ? 'WARNING' : state;
 }
 
 /** Backoff of infrastructure retries: 1 s, 2 s, 4 s... up to 30 s (jittered), so a restarting API server gets time. */
@@ -125,12 +176,30 @@ export function infraFailAttempt(ctx: StepContext, run: TaskRun, error: string):
   retryAfter(ctx, run, delay, `${error}; an infrastructure failure, not the task's: new attempt ${run.attempts.length + 1} in ${delay} ms (infrastructure retry ${failures} of ${allowed}, setting ${setting})`, error);
 }
 
-function retryAfter(ctx: StepContext, run: TaskRun, delay: number, message: string, error: string): void {
+/**
+ * RETRYING until `nextAttemptDate`. A runnable with no delay starts its next attempt at once; a task the engine
+ * evaluates itself (Fail, Subflow) always waits for its retry timer, so each attempt is its own step.
+ */
+export function retryAfter(ctx: StepContext, run: TaskRun, delay: number, message: string, error: string): void {
   run.error = error;
   log(ctx, 'WARN', message, run);
   transition(run.state, 'RETRYING', ctx.deps.now);
   run.nextAttemptDate = new Date(ctx.deps.now.getTime() + delay).toISOString();
-  if (delay === 0) startAttempt(ctx, run);
+  if (delay === 0 && isRunnable(taskOf(ctx, run))) startAttempt(ctx, run);
+}
+
+/**
+ * Starts a new attempt of a run that failed or waits RETRYING: a runnable is launched again; a flowable loses its
+ * bookkeeping and runs again (Fail re-evaluates, Subflow creates a new child execution, others resolve again).
+ */
+export function nextAttempt(ctx: StepContext, run: TaskRun): void {
+  delete run.error;
+  if (isRunnable(taskOf(ctx, run))) { startAttempt(ctx, run); return; }
+  const fs = run.flowableState;
+  if (fs) for (const k of ['status', 'onExpiry', 'requested', 'created', 'ended', 'childState', 'childOutputs', 'error', 'refused']) delete fs[k];
+  delete run.resumeDate;
+  delete run.nextAttemptDate;
+  transition(run.state, 'RUNNING', ctx.deps.now);
 }
 
 /** Marks the current attempt ended; returns false when the attempt is not the live one (stale report). */

@@ -55,6 +55,10 @@ export interface Task {
   disabled?: boolean;
   logLevel?: LogLevel;
   allowFailure?: boolean;
+  /** A WARNING ends the run SUCCESS (and, with allowFailure, a failure too). */
+  allowWarning?: boolean;
+  /** Rendered when the run is created: false ends it at once, SUCCESS, with no attempt and no child. */
+  runIf?: string | boolean;
   [property: string]: unknown;
 }
 
@@ -158,6 +162,8 @@ export interface ExecutionTrigger {
   variables?: Record<string, unknown>;
 }
 
+export interface ExecutionMetadata { attemptNumber: number; originalCreatedDate: string }
+
 export interface ParentLink { executionId: string; taskRunId: string; namespace: string; flowId: string }
 
 export interface Execution {
@@ -174,8 +180,12 @@ export interface Execution {
   trigger?: ExecutionTrigger;
   taskRunList: TaskRun[];
   parent?: ParentLink;
-  /** Flow-level retry bookkeeping: attempts already made (1 on the first). */
-  attemptNumber?: number;
+  /**
+   * Kestra's execution metadata: `attemptNumber` (1 on the first execution, +1 per flow-level retry, carried to the
+   * new execution of CREATE_NEW_EXECUTION) and `originalCreatedDate` (creation of the first execution of the retry
+   * chain, from which a flow retry's `maxDuration` is measured). Absent on records written before it existed.
+   */
+  metadata?: ExecutionMetadata;
   /** Why the execution failed, when it did outside a task (disabled flow, concurrency, outputs). */
   error?: string;
   /**

@@ -3,6 +3,7 @@
 import { DATA_FILTERS } from './filters-data.js';
 import { TEXT_FILTERS } from './filters-text.js';
 import type { FilterImpl, FunctionImpl, Registry, TestImpl } from './evaluate.js';
+import { FILE_FUNCTIONS } from './functions-files.js';
 import { FUNCTIONS, TESTS } from './functions.js';
 
 function toMap<T>(record: Record<string, T>): Map<string, T> {
@@ -10,7 +11,7 @@ function toMap<T>(record: Record<string, T>): Map<string, T> {
 }
 
 export const REGISTRY: Registry = {
-  functions: toMap<FunctionImpl>(FUNCTIONS),
+  functions: toMap<FunctionImpl>({ ...FUNCTIONS, ...FILE_FUNCTIONS }),
   filters: toMap<FilterImpl>({ ...TEXT_FILTERS, ...DATA_FILTERS }),
   tests: toMap<TestImpl>(TESTS),
 };

@@ -7,6 +7,10 @@ export interface RenderServices {
   kv?(namespace: string, key: string): { found: boolean; value?: unknown };
   /** Content (utf-8) of an internal-storage file, for `read('kestra:///...')`. */
   read?(uri: string): string;
+  /** Size in bytes of an internal-storage file (undefined when it does not exist), for `fileSize()`, `fileExists()`, `isFileEmpty()`; same access rules as `read()`. */
+  stat?(uri: string): number | undefined;
+  /** The current execution's ERROR log lines (Kestra's LogEntry fields), for `errorLogs()`: runnable tasks only. */
+  errorLogs?(): unknown[];
   /** Called with every secret value read, so callers can mask it in logs. */
   onSecret?(value: string): void;
   /** Clock for `now()`; defaults to the system clock. */

@@ -3,6 +3,7 @@
 // triggers and conditions, union types made int-or-string or opaque. Full validation stays with validateFlow.
 import type { Schema } from './schema-common.js';
 import { flowJsonSchema } from './schema-flow.js';
+import { crdRequiredOf } from './schema-roles.js';
 import { PREFIX } from './task-types.js';
 
 type Defs = Record<string, Schema>;
@@ -64,6 +65,8 @@ export function toStructural(schema: Schema, defs: Defs = {}): Schema {
   const out: Schema = { type: s.type };
   const pluginType = isPluginTypeCheck(s);
   for (const k of KEPT) if (s[k] !== undefined && !(pluginType && (k === 'enum' || k === 'pattern'))) out[k] = s[k];
+  const required = crdRequiredOf(s);
+  if (required) out.required = required;
   if (typeof s.format === 'string' && K8S_FORMATS.has(s.format)) out.format = s.format;
   if (s.type === 'array') out.items = s.items ? toStructural(s.items as Schema, defs) : { ...PRESERVE };
   if (s.type === 'object') return convertObject(s, defs, out);

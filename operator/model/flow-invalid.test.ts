@@ -110,6 +110,21 @@ const CASES: [string, string, string, string][] = [
   ['nested ForEachItem calling its own flow', one(`{ id: seq, type: ai.service.plugin.core.flow.Sequential, tasks: [
       { id: e, type: ai.service.plugin.core.flow.ForEachItem, items: x, namespace: company.team, flowId: f }] }`),
     'tasks[0].tasks[0].flowId', 'a flow cannot call itself'],
+  // retry, allowWarning, runIf and workerGroup on any task (semantic-task-props.ts)
+  ['retry on Pause', one('{ id: p, type: ai.service.plugin.core.flow.Pause, pauseDuration: PT1S, retry: { type: constant, interval: PT1S, maxAttempt: 2 } }'),
+    'tasks[0].retry', 'not supported on Pause'],
+  ['retry on a flowable with nothing to retry', one(`{ id: seq, type: ai.service.plugin.core.flow.Sequential, retry: { type: constant, interval: PT1S, maxAttempt: 2 },
+      tasks: [{ id: p, type: ai.service.plugin.core.flow.Pause, pauseDuration: PT1S }] }`),
+    'tasks[0].retry', '`seq` contains none that can be retried'],
+  ['allowWarning not boolean', one('{ id: a, type: ai.service.plugin.core.log.Log, message: x, allowWarning: "yes" }'), 'tasks[0].allowWarning', 'must be a boolean'],
+  ['runIf not a string', one('{ id: a, type: ai.service.plugin.core.log.Log, message: x, runIf: [1] }'), 'tasks[0].runIf', 'must be'],
+  ['workerGroup on a task', one('{ id: a, type: ai.service.plugin.core.log.Log, message: x, workerGroup: { key: gpu } }'),
+    'tasks[0].workerGroup', '`workerGroup` is not supported'],
+  ['workerGroup on a nested task', one(`{ id: seq, type: io.kestra.plugin.core.flow.Sequential, tasks: [
+      { id: a, type: io.kestra.plugin.core.log.Log, message: x, workerGroup: { key: gpu, fallback: WAIT } }] }`),
+    'tasks[0].tasks[0].workerGroup', 'single pool of workers'],
+  ['workerGroup on a trigger', withTasks(log(), 'triggers:\n  - { id: t, type: io.kestra.plugin.core.trigger.Schedule, cron: "* * * * *", workerGroup: { key: gpu } }\n'),
+    'triggers[0].workerGroup', '`workerGroup` is not supported'],
   ['AllowFailure without tasks', one('{ id: a, type: ai.service.plugin.core.flow.AllowFailure }'), 'tasks[0].tasks', 'required'],
   ['Fail unknown property', one('{ id: a, type: ai.service.plugin.core.execution.Fail, message: x }'), 'tasks[0].message', 'unknown property'],
   ['WorkingDirectory outputFiles', one(`{ id: w, type: ai.service.plugin.core.flow.WorkingDirectory, outputFiles: a, tasks: [${log('x').trim().slice(2)}] }`),
@@ -158,6 +173,8 @@ const CASES: [string, string, string, string][] = [
   // Inputs
   ['input without type', withTasks(log(), 'inputs: [{ id: a }]\n'), 'inputs[0].type', 'required'],
   ['input bad type', withTasks(log(), 'inputs: [{ id: a, type: TEXT }]\n'), 'inputs[0].type', 'not one of STRING'],
+  ['Labels given plain text', one('{ id: lb, type: ai.service.plugin.core.execution.Labels, labels: "env=prod" }'), 'tasks[0].labels', 'must'],
+  ['input name and id differ', withTasks(log(), 'inputs: [{ id: a, name: b, type: STRING }]\n'), 'inputs[0].name', 'former spelling of `id`'],
   ['input bad id', withTasks(log(), 'inputs: [{ id: "a b", type: STRING }]\n'), 'inputs[0].id', 'not a valid id'],
   ['duplicate input', withTasks(log(), 'inputs: [{ id: a, type: STRING }, { id: a, type: INT }]\n'), 'inputs[1].id', 'duplicate input id `a`'],
   ['ENUM without values', withTasks(log(), 'inputs: [{ id: a, type: ENUM }]\n'), 'inputs[0].values', 'required'],
@@ -174,7 +191,7 @@ const CASES: [string, string, string, string][] = [
   ['ENUM defaults not a value', withTasks(log(), 'inputs: [{ id: a, type: ENUM, values: [A, B], defaults: C }]\n'), 'inputs[0].defaults', 'not one of A, B'],
   ['STRING defaults vs validator', withTasks(log(), 'inputs: [{ id: a, type: STRING, validator: "[a-z]+", defaults: ABC }]\n'), 'inputs[0].defaults', 'does not match the validator'],
   ['INT defaults above max', withTasks(log(), 'inputs: [{ id: a, type: INT, max: 5, defaults: 6 }]\n'), 'inputs[0].defaults', 'greater than the maximum'],
-  ['input unknown field', withTasks(log(), 'inputs: [{ id: a, type: STRING, name: x }]\n'), 'inputs[0].name', 'unknown property'],
+  ['input unknown field', withTasks(log(), 'inputs: [{ id: a, type: STRING, title: x }]\n'), 'inputs[0].title', 'unknown property'],
   // Outputs
   ['output without value', withTasks(log(), 'outputs: [{ id: o, type: STRING }]\n'), 'outputs[0].value', 'required'],
   ['output bad type', withTasks(log(), 'outputs: [{ id: o, type: TEXT, value: x }]\n'), 'outputs[0].type', 'not one of'],

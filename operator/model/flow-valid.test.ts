@@ -165,6 +165,17 @@ const TASKS: [string, string][] = [
     logLevel: DEBUG
     timeout: PT1M
     retry: { type: constant, interval: PT0.25S, maxAttempt: 3, warningOnRetry: true }`],
+  ['runIf, allowWarning and retry on Fail and flowables', `
+  - id: seq
+    type: ai.service.plugin.core.flow.Sequential
+    runIf: "{{ inputs.go }}"
+    allowWarning: true
+    retry: { type: constant, interval: PT1S, maxAttempt: 2 }
+    tasks:
+      - id: inner
+        type: io.kestra.plugin.core.execution.Fail
+        runIf: false
+        retry: { type: exponential, interval: PT1S, maxInterval: PT5S, maxDuration: PT1M }`],
   ['Return', `
   - id: ret
     type: ai.service.plugin.core.debug.Return
@@ -227,6 +238,15 @@ const TASKS: [string, string][] = [
   - { id: sleep, type: io.kestra.plugin.core.flow.Sleep, duration: PT0.1S }
   - { id: write, type: io.kestra.plugin.core.storage.Write, content: hello, extension: .txt }
   - { id: keys, type: io.kestra.plugin.core.kv.GetKeys, prefix: a }`],
+  ['storage and log-fetch tasks', `
+  - { id: fetch, type: io.kestra.plugin.core.log.Fetch, level: ERROR, tasksId: [keys] }
+  - { id: concat, type: io.kestra.plugin.core.storage.Concat, files: "{{ outputs.fetch.uri | json }}", separator: "\\n", extension: .txt }
+  - { id: split, type: io.kestra.core.tasks.storages.Split, from: "{{ outputs.concat.uri }}", rows: 10 }
+  - { id: size, type: io.kestra.plugin.core.storage.Size, uri: "{{ outputs.concat.uri }}" }
+  - { id: filter, type: io.kestra.plugin.core.storage.FilterItems, from: "{{ outputs.fetch.uri }}", filterCondition: "{{ level == 'ERROR' }}", filterType: EXCLUDE, errorOrNullBehavior: INCLUDE }
+  - { id: dedup, type: io.kestra.plugin.core.storage.DeduplicateItems, from: "{{ outputs.fetch.uri }}", expr: "{{ message }}" }
+  - { id: delete, type: io.kestra.plugin.core.storage.Delete, uri: "{{ outputs.concat.uri }}", errorOnMissing: true }
+  - { id: labels, type: io.kestra.plugin.core.execution.Labels, labels: "{{ {'a': 'b'} | json }}" }`],
   ['other script languages', `
   - { id: node, type: io.kestra.plugin.scripts.node.Script, script: console.log(1) }
   - { id: ruby, type: io.kestra.plugin.scripts.ruby.Commands, commands: [ruby -v] }
@@ -391,6 +411,15 @@ tasks:
     expect(flow.inputs?.[0]).toEqual({ id: 'a', type: 'STRING' });
     expect(flow.tasks[0]).toEqual({ id: 'l', type: 'ai.service.plugin.core.log.Log', message: 'hi' });
     expect(flow.tasks[1].value).toEqual({ a: null });
+  });
+
+  it("accepts an input's former spelling `name` for `id` (alone, or equal to it)", () => {
+    const flow = parseFlow(`
+id: f
+namespace: n
+inputs: [{ name: who, type: STRING }, { id: same, name: same, type: INT }]
+tasks: [{ id: l, type: io.kestra.plugin.core.log.Log, message: "{{ inputs.who }}" }]`);
+    expect(flow.inputs).toEqual([{ id: 'who', type: 'STRING' }, { id: 'same', type: 'INT' }]);
   });
 
   it('accepts the legacy taskDefaults name', () => {

@@ -13,6 +13,7 @@ export { applyPluginDefaults } from './plugin-defaults.js';
 export {
   boolProp, flowWarnings, type FlowWarnings, SUBFLOW_OUTPUTS_DEPRECATED, SUBFLOW_OUTPUTS_WITHOUT_WAIT, TRANSMIT_WITHOUT_WAIT,
 } from './warnings.js';
+export { withWrittenTypes } from './written-types.js';
 export { reservedNameIssues } from './semantic-keys.js';
 export { parseDuration, isDuration, formatDuration } from './duration.js';
 export { resolveInputs, type ResolveOptions } from './inputs.js';

@@ -54,6 +54,13 @@ function normalizeRetry(retry: unknown): void {
   }
 }
 
+/** An input's `name`: Kestra's spelling of `id` before 0.15, still accepted. Two different values are left for validation. */
+function normalizeInputName(input: unknown): void {
+  if (!isObj(input) || input.name === undefined) return;
+  if (input.id === undefined) input.id = input.name;
+  if (input.id === input.name) delete input.name;
+}
+
 /** A normalized deep copy of a flow document; anything malformed is left for validation to report. */
 export function normalizeFlowDocument(doc: Obj): Obj {
   const flow = structuredClone(doc);
@@ -70,6 +77,7 @@ export function normalizeFlowDocument(doc: Obj): Obj {
   }
   normalizeRetry(flow.retry);
   [flow.triggers, flow.inputs, flow.outputs].forEach(dropNullKeysOfItems);
+  if (Array.isArray(flow.inputs)) flow.inputs.forEach(normalizeInputName);
   normalizeTriggers(flow.triggers);
   if (Array.isArray(flow.pluginDefaults)) flow.pluginDefaults.forEach(normalizeTypeField);
   if (flow.labels !== undefined) flow.labels = labelsToStrings(flow.labels);

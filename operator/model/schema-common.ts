@@ -80,7 +80,11 @@ export const TASK_COMMON: Record<string, Schema> = {
   disabled: BOOL,
   logLevel: LOG_LEVEL,
   allowFailure: BOOL,
+  allowWarning: BOOL,
+  /** Rendered when the run is created; false skips the task (runs.ts). */
+  runIf: { type: ['string', 'boolean'] },
   logToFile: BOOL,
+  /** Accepted by the schema so that semantic-task-props.ts refuses it with the reason. */
   workerGroup: ANY,
 };
 

@@ -5,7 +5,7 @@ import {
   ANY, BOOL, DURATION, FLOW_ID_PATTERN, INPUT_ID_PATTERN, LABELS, LOG_LEVEL, NAMESPACE_PATTERN, OBJECT, SCALAR,
   STRING, TASKS, TASKS_REQUIRED, flowRetrySchema, labelSchema, ref, taskRetrySchema, type Schema,
 } from './schema-common.js';
-import { tag } from './schema-roles.js';
+import { requiredInCrd, tag } from './schema-roles.js';
 import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
 import { conditionDispatch } from './schema-conditions.js';
 import { PLUGIN_TRIGGER_SCHEMAS } from './schema-triggers.js';
@@ -14,11 +14,13 @@ import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
 const needs = (type: string, fields: string[]): Schema =>
   ({ if: { properties: { type: { const: type } }, required: ['type'] }, then: { required: fields } });
 
-const inputSchema: Schema = {
+const inputSchema: Schema = requiredInCrd({
   type: 'object',
   required: ['id', 'type'],
   properties: {
     id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    /** Kestra's former spelling of `id` (normalize.ts moves it); left here only when it differs from `id`. */
+    name: STRING,
     type: { type: 'string', enum: [...InputTypes] },
     required: BOOL,
     defaults: ANY,
@@ -32,13 +34,15 @@ const inputSchema: Schema = {
   },
   additionalProperties: false,
   allOf: [needs('ENUM', ['values']), needs('ARRAY', ['itemType'])],
-};
+}, ['type']);
 
 const outputSchema: Schema = {
   type: 'object',
   required: ['id', 'type', 'value'],
   properties: {
     id: tag({ type: 'string', pattern: INPUT_ID_PATTERN }, { kind: 'id', dots: true }),
+    /** Kestra's former spelling of `id` (normalize.ts moves it); left here only when it differs from `id`. */
+    name: STRING,
     type: { type: 'string', enum: [...InputTypes] },
     value: ANY,
     description: STRING,

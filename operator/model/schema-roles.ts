@@ -16,3 +16,18 @@ export function tag<T extends object>(schema: T, role: SchemaRole): T {
 export function roleOf(schema: unknown): SchemaRole | undefined {
   return typeof schema === 'object' && schema !== null ? roles.get(schema) : undefined;
 }
+
+const crdRequired = new WeakMap<object, string[]>();
+
+/**
+ * The `required` list a Kubernetes CRD keeps for this schema object instead of its own: a CR holds the flow as written,
+ * before normalization (an input's former `name` stands for its `id`), and validateFlow checks the rest.
+ */
+export function requiredInCrd<T extends object>(schema: T, required: string[]): T {
+  crdRequired.set(schema, required);
+  return schema;
+}
+
+export function crdRequiredOf(schema: object): string[] | undefined {
+  return crdRequired.get(schema);
+}

@@ -122,7 +122,8 @@ const RUNNABLE: Record<string, Schema> = {
   'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
   'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
   'core.debug.Return': taskSchema({ format: SCALAR }),
-  'core.execution.Labels': taskSchema({ labels: LABELS }, ['labels']),
+  // A string: an expression rendering to a JSON map or list of {key, value} (Kestra accepts it).
+  'core.execution.Labels': taskSchema({ labels: { anyOf: [LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
   'core.kv.Set': taskSchema({
     key: STRING,
     value: ANY,
@@ -143,6 +144,18 @@ const RUNNABLE: Record<string, Schema> = {
   'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
   'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
   'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
+  'core.log.Fetch': taskSchema({ namespace: STRING, flowId: STRING, executionId: STRING, tasksId: STRING_LIST_OR_EXPR, level: STRING }),
+  'core.storage.Concat': taskSchema({ files: STRING_LIST_OR_EXPR, separator: STRING, extension: STRING }, ['files']),
+  'core.storage.Split': taskSchema({ from: STRING, bytes: { type: ['string', 'integer'] }, rows: tplInt(1), partitions: tplInt(1), separator: STRING, regexPattern: STRING }, ['from']),
+  'core.storage.Size': taskSchema({ uri: STRING }, ['uri']),
+  'core.storage.Delete': taskSchema({ uri: STRING, errorOnMissing: TPL_BOOL }, ['uri']),
+  'core.storage.FilterItems': taskSchema({
+    from: STRING,
+    filterCondition: STRING,
+    filterType: { type: 'string', enum: ['INCLUDE', 'EXCLUDE'] },
+    errorOrNullBehavior: { type: 'string', enum: ['FAIL', 'INCLUDE', 'EXCLUDE'] },
+  }, ['from', 'filterCondition']),
+  'core.storage.DeduplicateItems': taskSchema({ from: STRING, expr: STRING }, ['from', 'expr']),
 };
 
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>

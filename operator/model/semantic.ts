@@ -5,6 +5,7 @@ import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
 import { conditionIssues } from './semantic-conditions.js';
 import { selfCallIssues } from './semantic-subflow.js';
+import { taskPropIssues, triggerWorkerGroupIssues } from './semantic-task-props.js';
 import { templateIssues } from './semantic-templates.js';
 import { triggerIssues } from './semantic-triggers.js';
 import { normalizeType, PREFIX } from './task-types.js';
@@ -77,6 +78,7 @@ function checkTask({ task, path }: LocatedTask, out: ValidationIssue[]): void {
   const type = typeof task.type === 'string' ? normalizeType(task.type) : '';
   if (type === `${PREFIX}core.flow.DAG`) checkDag(task, path, out);
   if (type === `${PREFIX}core.flow.Pause`) checkInputs(task.onResume, `${path}.onResume`, out);
+  out.push(...taskPropIssues({ task, path }));
 }
 
 function checkInputRange(input: Input, path: string, out: ValidationIssue[]): void {
@@ -113,6 +115,8 @@ function checkInputs(inputs: unknown, path: string, out: ValidationIssue[]): voi
   const items = list(inputs).map((input, i) => ({ input, path: `${path}[${i}]` })).filter((x) => isObj(x.input));
   uniqueIds(items.map((x) => ({ id: (x.input as Obj).id, path: x.path })), 'input', out);
   for (const { input, path: p } of items) {
+    const { id, name } = input as Obj;
+    if (name !== undefined) out.push({ path: `${p}.name`, message: `\`name\` is the former spelling of \`id\`: give one of them (here \`${String(name)}\` and \`${String(id)}\` differ)` });
     if (typeof (input as Obj).type === 'string') checkInput(input as unknown as Input, p, out);
   }
 }
@@ -145,6 +149,7 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   uniqueIds(located(flow.outputs, 'outputs'), 'output', out);
   uniqueIds(located(flow.triggers, 'triggers'), 'trigger', out);
   out.push(...triggerIssues(flow.triggers));
+  out.push(...triggerWorkerGroupIssues(flow.triggers));
   out.push(...conditionIssues(flow.triggers));
   out.push(...templateIssues(flow));
   return out;

@@ -15,6 +15,8 @@ const RUNNABLE = [
   'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
   // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
   'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
+  'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
+  'core.storage.FilterItems', 'core.storage.DeduplicateItems',
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',
@@ -81,6 +83,7 @@ const PACKAGE_ALIASES: [string, string][] = [
   ['core.tasks.log.', 'core.log.'],
   ['core.tasks.templating.', 'core.templating.'],
   ['core.tasks.kv.', 'core.kv.'],
+  ['core.tasks.storages.', 'core.storage.'],
   ['core.tasks.', 'core.'],
   ['core.models.conditions.types.', 'core.condition.'],
   ['core.models.triggers.types.', 'core.trigger.'],

@@ -6,14 +6,15 @@ import { httpDownloadPlugin, httpRequestPlugin } from './http.js';
 import { assertPlugin } from './assert.js';
 import { kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { labelsPlugin } from './labels.js';
-import { logPlugin } from './log.js';
+import { logFetchPlugin, logPlugin } from './log.js';
 import { outputValuesPlugin } from './output.js';
 import { returnPlugin } from './return.js';
 import { languagePlugins } from './scripts/languages.js';
 import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
 import { sleepPlugin } from './sleep.js';
-import { storageWritePlugin } from './storage.js';
+import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
+import { storageConcatPlugin, storageDeletePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 import { inferencePlugins } from './inference/index.js';
 
@@ -28,7 +29,8 @@ function register(p: RunnablePlugin): void {
   httpDownloadPlugin, shellScriptPlugin, shellCommandsPlugin, pythonScriptPlugin, pythonCommandsPlugin,
   ...languagePlugins,
   // Common Kestra core runnables beyond the contract's list.
-  outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin,
+  outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin, logFetchPlugin,
+  storageConcatPlugin, storageSplitPlugin, storageSizePlugin, storageDeletePlugin, filterItemsPlugin, deduplicateItemsPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
 ].forEach(register);

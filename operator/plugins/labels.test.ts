@@ -27,3 +27,18 @@ it('keeps run-time keys named like Object.prototype members (list)', async () =>
   const r = await run([{ key: "{{ '__proto__' }}", value: 'x' }]);
   expect(r.executionLabels).toEqual([{ key: '__proto__', value: 'x' }]);
 });
+
+it('takes an expression rendering to a JSON map or a JSON list of {key, value} (Kestra flows build labels so)', async () => {
+  t = makeTestContext({ task: { id: 'l', type: labelsPlugin.type, labels: '{{ vars.list | json }}' }, variables: { vars: { list: '[{"key": "env", "value": "prod"}, {"key": "n", "value": 3}]' } } });
+  t.ctx.task.labels = '{{ vars.list }}';
+  expect((await labelsPlugin.run(t.ctx)).executionLabels).toEqual([{ key: 'env', value: 'prod' }, { key: 'n', value: '3' }]);
+  await t.cleanup();
+  t = makeTestContext({ task: { id: 'l', type: labelsPlugin.type, labels: "{{ {'team': flow.id} | json }}" } });
+  expect((await labelsPlugin.run(t.ctx)).executionLabels).toEqual([{ key: 'team', value: 'flow1' }]);
+});
+
+it('refuses an expression that renders to neither a map nor a list', async () => {
+  const r = await run('{{ 42 }}');
+  expect(r.state).toBe('FAILED');
+  expect(r.error).toMatch(/must be a map or a list/);
+});

@@ -58,6 +58,7 @@ export function withTask(ctx: RunContext, task: Task): RunContext {
     logger: ctx.logger,
     storage: ctx.storage,
     kv: ctx.kv,
+    logs: ctx.logs,
     storagePrefix: ctx.storagePrefix,
     get workingDir() { return ctx.workingDir; },
     signal: ctx.signal,

@@ -13,6 +13,7 @@ import { taskRunStoragePath } from '../storage/paths.js';
 import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
+import { scopedLogs } from '../tenancy/scoped-logs.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import type { RunContext, TaskLogger } from './types.js';
 
@@ -103,6 +104,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     logger: recorder(logs, (text) => layer.masker(execution.id).mask(text)),
     storage: scopedStorage(stores.storage, fileCallerOf(execution), opts.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
+    logs: scopedLogs(stores.logs, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
     processes: { registry: stores.processes, owner: { executionId: execution.id, taskRunId: taskRun.id, attempt: 1 } },

@@ -3,6 +3,7 @@
 // later, the runner program inside a task Pod.
 import type { Execution, Flow, Label, LogLevel, Metric, Task, TaskRun } from '../core/types.js';
 import type { InternalStorage, KVStore, ProcessRegistry, TaskProcess } from '../store/types.js';
+import type { ExecutionLogReader } from '../tenancy/scoped-logs.js';
 
 export interface TaskLogger {
   trace(message: string): void;
@@ -38,6 +39,8 @@ export interface RunContext {
   logger: TaskLogger;
   storage: InternalStorage;
   kv: KVStore;
+  /** Log lines of executions this one may read (core.log.Fetch): its namespace's, or a granted one's. */
+  logs: ExecutionLogReader;
   /** Storage path prefix for files of this task run: `<ns>/<flow>/executions/<exec>/tasks/<task>/<taskrun>`. */
   storagePrefix: string;
   /** Working directory to use (shared when inside a WorkingDirectory task), already created. */

@@ -27,6 +27,9 @@ describe('LocalStorage', () => {
     expect(uri).toBe('kestra:///company/flow/executions/e1/out.txt');
     expect((await storage.get(uri)).toString()).toBe('hello');
     expect(storage.getSync(uri).toString()).toBe('hello');
+    expect(storage.statSync(uri)).toBe(5);
+    expect(storage.statSync('kestra:///company/flow/executions/e1/nope.txt')).toBeUndefined();
+    expect(storage.statSync('kestra:///company/flow')).toBeUndefined(); // a folder is no file
     expect(await readAll(await storage.stream(uri))).toBe('hello');
     expect(await storage.exists(uri)).toBe(true);
     expect(await storage.size(uri)).toBe(5);

@@ -1,7 +1,7 @@
 // Internal storage on the local disk (embedded mode): `kestra:///<path>` lives at `<root>/<path>`.
 // Writes are atomic (temporary file + rename); paths that could leave the root are rejected.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -57,6 +57,16 @@ export class LocalStorage implements InternalStorage {
       return readFileSync(this.resolve(uri));
     } catch (err) {
       throw isMissing(err) ? notFound(uri) : err;
+    }
+  }
+
+  statSync(uri: string): number | undefined {
+    try {
+      const info = statSync(this.resolve(uri));
+      return info.isFile() ? info.size : undefined;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
     }
   }
 

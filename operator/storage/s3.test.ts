@@ -87,6 +87,7 @@ describe('S3Storage', () => {
     expect(uri).toBe('kestra:///company/flow/executions/e1/out.txt');
     expect((await s.get(uri)).toString()).toBe('hello');
     expect(s.getSync(uri).toString()).toBe('hello');
+    expect(s.statSync(uri)).toBe(5);
     expect(await readAll(await s.stream(uri))).toBe('hello');
     expect(await s.exists(uri)).toBe(true);
     expect(await s.size(uri)).toBe(5);
@@ -132,6 +133,7 @@ describe('S3Storage', () => {
     const s = storage();
     await expect(s.get('kestra:///nope.txt')).rejects.toMatchObject({ code: 'ENOENT' });
     expect(() => s.getSync('kestra:///nope.txt')).toThrow(/ENOENT/);
+    expect(s.statSync('kestra:///nope.txt')).toBeUndefined();
     await expect(s.size('kestra:///nope.txt')).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(s.stream('kestra:///nope.txt')).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await s.exists('kestra:///nope.txt')).toBe(false);

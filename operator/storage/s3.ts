@@ -54,7 +54,7 @@ const isMissing = (err: unknown): boolean => {
   return code === 'NoSuchKey' || code === 'NotFound' || code === 'NoSuchObject';
 };
 
-/** Worker body (CommonJS, run with `eval`): answers `{ key, port, signal, maxBytes }` requests with the object's bytes. */
+/** Worker body (CommonJS, run with `eval`): answers `{ key, port, signal, maxBytes }` requests with the object's bytes, `{ op: 'stat', ... }` ones with its size. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 let client, initError;
@@ -74,11 +74,14 @@ async function fetchObject(bucket, key, maxBytes) {
   for (const c of chunks) { out.set(c, at); at += c.length; }
   return { ok: true, data: out };
 }
-parentPort.on('message', async ({ bucket, key, port, signal, maxBytes }) => {
+parentPort.on('message', async ({ op, bucket, key, port, signal, maxBytes }) => {
   let reply;
-  try { if (initError) throw initError; reply = await fetchObject(bucket, key, maxBytes); }
+  try {
+    if (initError) throw initError;
+    reply = op === 'stat' ? { ok: true, size: (await client.statObject(bucket, key)).size } : await fetchObject(bucket, key, maxBytes);
+  }
   catch (e) { reply = { ok: false, code: missing(e) ? 'ENOENT' : (e && e.code) || 'EIO', message: String(e && e.message || e) }; }
-  try { port.postMessage(reply, reply.ok ? [reply.data.buffer] : []); }
+  try { port.postMessage(reply, reply.ok && reply.data ? [reply.data.buffer] : []); }
   finally { port.close(); Atomics.store(signal, 0, 1); Atomics.notify(signal, 0); }
 });
 `;
@@ -86,7 +89,7 @@ parentPort.on('message', async ({ bucket, key, port, signal, maxBytes }) => {
 /** Streams up to this size are buffered and written with a single PUT. */
 const SINGLE_PUT_MAX = 16 * 1024 * 1024;
 
-type SyncReply = { ok: true; data: Uint8Array } | { ok: false; code: string; message: string };
+type SyncReply = { ok: true; data: Uint8Array } | { ok: true; size: number } | { ok: false; code: string; message: string };
 
 export class S3Storage implements InternalStorage {
   readonly client: Client;
@@ -160,19 +163,38 @@ export class S3Storage implements InternalStorage {
 
   /** Blocks the calling thread until a worker thread has read the object; objects above `maxSyncBytes` are refused. */
   getSync(uri: string): Buffer {
+    const reply = this.askWorker(uri, 'get', 'reading');
+    if ('data' in reply) return Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength);
+    throw new Error(`reading ${uri} from S3: unexpected reply from the storage worker`);
+  }
+
+  /** Blocks the calling thread until a worker thread has the object's size; undefined when there is no such object. */
+  statSync(uri: string): number | undefined {
+    try {
+      const reply = this.askWorker(uri, 'stat', 'sizing');
+      if ('size' in reply) return reply.size;
+      throw new Error(`sizing ${uri} on S3: unexpected reply from the storage worker`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  /** One synchronous request to the worker thread (Atomics.wait on a shared flag, bounded by `syncTimeoutMs`). */
+  private askWorker(uri: string, op: 'get' | 'stat', doing: string): Exclude<SyncReply, { ok: false }> {
     const key = this.key(uri);
     const signal = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
     try {
-      this.syncWorker().postMessage({ bucket: this.bucket, key, port: port2, signal, maxBytes: this.maxSyncBytes }, [port2]);
+      this.syncWorker().postMessage({ op, bucket: this.bucket, key, port: port2, signal, maxBytes: this.maxSyncBytes }, [port2]);
       if (Atomics.wait(signal, 0, 0, this.syncTimeoutMs) === 'timed-out') {
-        throw Object.assign(new Error(`reading ${uri} from S3 timed out after ${this.syncTimeoutMs} ms`), { code: 'ETIMEDOUT' });
+        throw Object.assign(new Error(`${doing} ${uri} from S3 timed out after ${this.syncTimeoutMs} ms`), { code: 'ETIMEDOUT' });
       }
       const reply = receiveMessageOnPort(port1)?.message as SyncReply | undefined;
-      if (!reply) throw new Error(`reading ${uri} from S3: no reply from the storage worker`);
-      if (reply.ok) return Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength);
+      if (!reply) throw new Error(`${doing} ${uri} from S3: no reply from the storage worker`);
+      if (reply.ok) return reply;
       if (reply.code === 'ENOENT') throw notFound(uri);
-      throw Object.assign(new Error(`reading ${uri} from S3: ${reply.message}`), { code: reply.code, ...(reply.code === 'EFBIG' ? { status: 413 } : {}) });
+      throw Object.assign(new Error(`${doing} ${uri} from S3: ${reply.message}`), { code: reply.code, ...(reply.code === 'EFBIG' ? { status: 413 } : {}) });
     } finally {
       port1.close();
     }

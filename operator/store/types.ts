@@ -3,6 +3,7 @@
 // concurrency through `resourceVersion`, and a watch feed of changes.
 import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
 import type { SecretLayer } from '../secrets/layer.js';
+import type { SearchFilter } from './filters.js';
 
 /** Thrown when an update carries a stale resourceVersion (HTTP 409 in Kubernetes). */
 export class ConflictError extends Error {
@@ -34,13 +35,19 @@ export interface FlowStore {
   revisions(namespace: string, id: string): Promise<FlowRecord[]>;
   /** Marks the flow deleted; revisions stay. Returns false when it did not exist. */
   delete(namespace: string, id: string): Promise<boolean>;
-  /** `namespace` matches the namespace and its children (prefix on dotted segments); `q` matches id/namespace/description. */
-  search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>>;
+  /** Latest live revisions matching the query, ordered by namespace then id. */
+  search(query: FlowQuery): Promise<Page<FlowRecord>>;
   /** Every live flow (latest revisions), for triggers and dependants. */
   all(): Promise<FlowRecord[]>;
   /** Change feed: a new revision was saved, or a flow was deleted. Returns an unsubscribe function. */
   watch(listener: (event: FlowEvent) => void): () => void;
 }
+
+/**
+ * `namespace` matches the namespace and its children (prefix on dotted segments); `q` matches id/namespace/description
+ * (case-insensitive); `filters`: Kestra's search filters (fields flows take: RESOURCE_FIELDS.flows), all must hold.
+ */
+export interface FlowQuery { namespace?: string; q?: string; filters?: SearchFilter[]; limit?: number; offset?: number }
 
 export interface StoredExecution { execution: Execution; resourceVersion: number }
 
@@ -60,6 +67,8 @@ export interface ExecutionQuery {
   /** Executions started at or after / before (ISO). */
   startDate?: string;
   endDate?: string;
+  /** Kestra's search filters (RESOURCE_FIELDS.executions; dates compare the start date, as Kestra's), all must hold. */
+  filters?: SearchFilter[];
   limit?: number;
   offset?: number;
 }
@@ -121,6 +130,8 @@ export interface LogQuery {
   taskRunId?: string;
   /** Minimum level (INFO returns INFO, WARN, ERROR). */
   minLevel?: LogLevel;
+  /** Kestra's search filters (RESOURCE_FIELDS.logs; dates compare the line's timestamp), all must hold. */
+  filters?: SearchFilter[];
   limit?: number;
   offset?: number;
 }
@@ -166,6 +177,8 @@ export interface InternalStorage {
   get(uri: string): Promise<Buffer>;
   /** Synchronous read for the `read()` template function. */
   getSync(uri: string): Buffer;
+  /** Synchronous size in bytes (undefined when the file does not exist), for `fileSize()` / `fileExists()` / `isFileEmpty()`. */
+  statSync(uri: string): number | undefined;
   stream(uri: string): Promise<NodeJS.ReadableStream>;
   exists(uri: string): Promise<boolean>;
   size(uri: string): Promise<number>;

@@ -31,6 +31,7 @@ export function scopedStorage(storage: InternalStorage, caller: FileCaller & { o
     put: async (path, data) => storage.put(writable(path), data),
     get: async (uri) => storage.get(readable(uri)),
     getSync: (uri) => storage.getSync(readable(uri)),
+    statSync: (uri) => storage.statSync(readable(uri)),
     stream: async (uri) => storage.stream(readable(uri)),
     exists: async (uri) => storage.exists(readable(uri)),
     size: async (uri) => storage.size(readable(uri)),

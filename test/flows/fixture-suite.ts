@@ -25,6 +25,12 @@ interface Expectation {
   resume?: boolean | Record<string, unknown>;
   kill?: boolean;
   status?: number;
+  /**
+   * Flow-level retry with CREATE_NEW_EXECUTION: the chain of executions of the flow (the first one included) ends with
+   * one in `state` (every earlier one RETRIED, all with the first one's originalId, metadata.attemptNumber 1, 2, ...),
+   * and holds between `minExecutions` (default 1) and `maxExecutions` executions. An endless chain never reaches `state`.
+   */
+  retryChain?: { state: string; minExecutions?: number; maxExecutions: number };
   /** Modes this fixture does not run in (e.g. [cluster]), with the reason in a comment of the fixture. */
   skip?: string[];
 }
@@ -91,6 +97,23 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
     }
   }
 
+  async function checkRetryChain(flow: { namespace: string; id: string }, firstId: string, want: NonNullable<Expectation['retryChain']>): Promise<void> {
+    const list = async () => (await json(`${base}/executions/search?namespace=${flow.namespace}&flowId=${flow.id}&size=100`)).body.results as any[];
+    let all = await list();
+    for (const end = Date.now() + waitMs; !all.some((e) => e.state.current === want.state) && Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 50));
+      all = await list();
+    }
+    const chain = all.filter((e) => e.originalId === firstId).sort((a, b) => a.metadata.attemptNumber - b.metadata.attemptNumber);
+    const states = chain.map((e) => e.state.current);
+    expect(states[states.length - 1], `retry chain: ${states.join(', ')}`).toBe(want.state);
+    expect(states.slice(0, -1).every((s) => s === 'RETRIED'), `retry chain: ${states.join(', ')}`).toBe(true);
+    expect(chain.length, `retry chain: ${states.join(', ')}`).toBeGreaterThanOrEqual(want.minExecutions ?? 1);
+    expect(chain.length, `retry chain: ${states.join(', ')}`).toBeLessThanOrEqual(want.maxExecutions);
+    expect(chain.map((e) => e.metadata.attemptNumber)).toEqual(chain.map((_e, i) => i + 1));
+    expect(new Set(chain.map((e) => e.metadata.originalCreatedDate)).size).toBe(1);
+  }
+
   const subst = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? {}).replaceAll('$HTTP', httpBase));
   const files = opts.only ? FIXTURES.filter((f) => opts.only!.includes(f)) : FIXTURES;
 
@@ -141,6 +164,7 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         if (want.error !== undefined) expect(String(runs[0]?.error), `${taskId}: ${summary}`).toContain(want.error);
       }
       if (expectation.outputs) matchesSubset(exec.outputs, expectation.outputs);
+      if (expectation.retryChain) await checkRetryChain(main, id, expectation.retryChain);
       if (expectation.executionLabels) {
         const got = Object.fromEntries(exec.labels.map((l: any) => [l.key, l.value]));
         matchesSubset(got, expectation.executionLabels);

@@ -6,6 +6,7 @@ import { gunzip, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { Pool } from 'pg';
 import type { Execution } from '../../core/types.js';
+import { type SqlTarget, filtersSql, postgresDialect } from '../../store/filters.js';
 import type { ExecutionQuery } from '../../store/types.js';
 import type { ArchivedFrom, ArchivePage, ExecutionArchive } from './types.js';
 
@@ -27,9 +28,27 @@ const date = (s: string | undefined): Date | null => {
 const labelsJson = (e: Execution): string =>
   JSON.stringify((e.labels ?? []).map((l) => ({ key: clean(String(l.key)), value: clean(String(l.value)) })));
 
+const lowerHas = (column: string, p: string): string => `strpos(lower(${column}), lower(${p})) > 0`;
+const labelExists = (cond: string): string => `EXISTS (SELECT 1 FROM jsonb_array_elements(t.labels) l WHERE ${cond})`;
+
+/** Search filters on the archive's columns (dates: the start date, as Kestra's), labels in the jsonb list. */
+const FILTER_TARGET: SqlTarget = {
+  text: { namespace: 'namespace', flowId: 'flow_id', state: 'state', triggerExecutionId: 'trigger_execution_id' },
+  constants: { kind: 'NORMAL' },
+  dates: { startDate: 'start_date', endDate: 'start_date' },
+  label: (l, mode, d) => {
+    if (mode === 'equals') return `labels @> ${d.param(JSON.stringify([{ key: clean(l.key), value: clean(l.value) }]))}::jsonb`;
+    if (l.key === '') return labelExists(`${d.contains("l->>'key'", clean(l.value))} OR ${d.contains("l->>'value'", clean(l.value))}`);
+    return labelExists(`l->>'key' = ${d.param(clean(l.key))} AND ${d.contains("l->>'value'", clean(l.value))}`);
+  },
+  q: (value, d) => `(${lowerHas('t.id', d.param(value))} OR ${lowerHas('namespace', d.param(value))} OR ${lowerHas('flow_id', d.param(value))}
+    OR ${labelExists(lowerHas("(l->>'key') || ':' || (l->>'value')", d.param(value)))})`,
+};
+
 function parameters(): { params: unknown[]; param: (value: unknown) => string } {
   const params: unknown[] = [];
-  return { params, param: (value) => { params.push(value); return `$${params.length}`; } };
+  const dialect = postgresDialect(params);
+  return { params, param: dialect.param };
 }
 
 export class PgExecutionArchive implements ExecutionArchive {
@@ -51,14 +70,15 @@ export class PgExecutionArchive implements ExecutionArchive {
     await this.init();
     const record = await gzipAsync(Buffer.from(JSON.stringify(e)));
     await this.pool.query(
-      `INSERT INTO ${this.table} AS t (id, namespace, flow_id, state, start_date, end_date, labels, record_gz, resource_uid, resource_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
+      `INSERT INTO ${this.table} AS t (id, namespace, flow_id, state, start_date, end_date, labels, record_gz, resource_uid, resource_version, trigger_execution_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11)
        ON CONFLICT (id) DO UPDATE SET namespace = excluded.namespace, flow_id = excluded.flow_id, state = excluded.state,
          start_date = excluded.start_date, end_date = excluded.end_date, labels = excluded.labels, record_gz = excluded.record_gz,
+         trigger_execution_id = excluded.trigger_execution_id,
          resource_uid = excluded.resource_uid, resource_version = excluded.resource_version, archived_at = now()
        WHERE t.resource_version < excluded.resource_version`,
       [clean(e.id), clean(e.namespace), clean(e.flowId), e.state.current, date(e.state.startDate), date(e.state.endDate),
-        labelsJson(e), record, from.uid ?? null, from.resourceVersion],
+        labelsJson(e), record, from.uid ?? null, from.resourceVersion, e.parent ? clean(e.parent.executionId) : null],
     );
   }
 
@@ -92,6 +112,7 @@ export class PgExecutionArchive implements ExecutionArchive {
     if (query.endDate) where.push(`start_date <= ${param(new Date(query.endDate))}`);
     const labels = Object.entries(query.labels ?? {}).map(([key, value]) => ({ key: clean(key), value: clean(String(value)) }));
     if (labels.length) where.push(`labels @> ${param(JSON.stringify(labels))}::jsonb`);
+    if (query.filters?.length) where.push(...filtersSql(query.filters, FILTER_TARGET, postgresDialect(params)));
     // Ids the live resources answer for: an anti-join on a hashed list, not a per-row scan of it.
     let live = '';
     if (exclude.length) {
@@ -135,6 +156,8 @@ export class PgExecutionArchive implements ExecutionArchive {
         resource_version bigint NOT NULL,
         archived_at      timestamptz NOT NULL DEFAULT now()
       )`);
+      // The parent execution (Kestra's triggerExecutionId / childFilter); rows archived before it have none.
+      await client.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS trigger_execution_id text`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_start ON ${t} (start_date DESC NULLS LAST, id DESC)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_flow ON ${t} (namespace, flow_id, start_date DESC NULLS LAST, id DESC)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_state ON ${t} (state, start_date DESC NULLS LAST)`);

@@ -20,6 +20,7 @@ import {
   type ExecutionObject, ackedOf, commandSpec, decodeExecution, executionIdOf, executionResource, executionStatus,
   pendingOf, toPending,
 } from './execution-codec.js';
+import { executionRow, rowMatches } from '../../store/filters.js';
 import { ANNOTATIONS } from './labels.js';
 import { type JsonPatchOp, KindApi, LIST_PAGE, apiMessage, isConflict, retrying, rvNumber, statusCode } from './kube-api.js';
 import { MissReads } from './read-through.js';
@@ -255,6 +256,7 @@ export class KubeExecutionStore implements ExecutionStore {
       if (Number.isFinite(from) && !(start >= from)) continue;
       if (Number.isFinite(to) && !(start <= to)) continue;
       if (labels.some(([k, v]) => !(e.labels ?? []).some((l) => l.key === k && String(l.value) === v))) continue;
+      if (query.filters?.length && !rowMatches(query.filters, executionRow(e))) continue;
       rows.push({ e, start, name: obj.metadata.creationTimestamp ?? '' });
     }
     const offset = query.offset && query.offset > 0 ? Math.floor(query.offset) : 0;

@@ -7,7 +7,8 @@ import { stringify as toYaml } from 'yaml';
 import type { Flow } from '../../core/types.js';
 import { FlowValidationError, validateFlow } from '../../model/index.js';
 import { Emitter } from '../../store/sqlite/emitter.js';
-import type { FlowEvent, FlowRecord, FlowStore, Page } from '../../store/types.js';
+import { flowRow, rowMatches } from '../../store/filters.js';
+import type { FlowEvent, FlowQuery, FlowRecord, FlowStore, Page } from '../../store/types.js';
 import { flowName, flowRevisionName } from '../names.js';
 import type { CacheOptions } from './cache.js';
 import { inNamespace } from './executions.js';
@@ -99,10 +100,10 @@ export class KubeFlowStore implements FlowStore {
     return wasLive && deleted;
   }
 
-  async search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>> {
-    const q = query.q?.toLowerCase();
+  async search(query: FlowQuery): Promise<Page<FlowRecord>> {
+    const filters = [...(query.q ? [{ kind: 'q', op: 'EQUALS', value: query.q } as const] : []), ...(query.filters ?? [])];
     const rows = (await this.all()).filter((r) => (!query.namespace || inNamespace(r.namespace, query.namespace))
-      && (!q || r.id.toLowerCase().includes(q) || r.namespace.toLowerCase().includes(q) || (r.flow.description ?? '').toLowerCase().includes(q)));
+      && rowMatches(filters, flowRow(r.flow)));
     const offset = query.offset && query.offset > 0 ? Math.floor(query.offset) : 0;
     const end = query.limit !== undefined && query.limit >= 0 ? offset + Math.floor(query.limit) : undefined;
     return { results: rows.slice(offset, end), total: rows.length };

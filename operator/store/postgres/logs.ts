@@ -4,7 +4,19 @@
 import type { Pool } from 'pg';
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
 import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
+import { type SqlTarget, filtersSql, postgresDialect } from '../filters.js';
 import { TS_CONFIG, compileLogQuery } from './log-query.js';
+
+/** Search filters on the log table; `q` is the full-text syntax of log-query.ts. */
+const FILTER_TARGET: SqlTarget = {
+  text: { namespace: 'namespace', flowId: 'flow_id', executionId: 'execution_id' },
+  dates: { startDate: 'ts', endDate: 'ts' },
+  level: (rank, d) => `level >= ${d.param(rank)}`,
+  q: (value, d) => {
+    const match = compileLogQuery(value, (v) => d.param(v));
+    return match === undefined ? '1 = 0' : `tsv @@ (${match})`;
+  },
+};
 
 export interface PgLogStoreOptions {
   /** Table name (default `flowpilot_logs`): configuration, never user input; must be a plain identifier. */
@@ -159,7 +171,8 @@ export class PgLogStore implements LogStore {
   async search(query: LogQuery): Promise<Page<LogLine>> {
     await this.flush();
     const params: unknown[] = [];
-    const param = (value: unknown): string => { params.push(value); return `$${params.length}`; };
+    const dialect = postgresDialect(params);
+    const param = dialect.param;
     const where: string[] = [];
     if (query.q?.trim()) {
       const match = compileLogQuery(query.q, param);
@@ -173,6 +186,7 @@ export class PgLogStore implements LogStore {
     if (query.executionId) where.push(`execution_id = ${param(query.executionId)}`);
     if (query.taskRunId) where.push(`task_run_id = ${param(query.taskRunId)}`);
     if (query.minLevel) where.push(`level >= ${param(levelRank(query.minLevel))}`);
+    if (query.filters?.length) where.push(...filtersSql(query.filters, FILTER_TARGET, dialect));
     const filter = `FROM ${this.table}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const limit = query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : null;
     const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;

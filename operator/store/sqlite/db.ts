@@ -2,6 +2,7 @@
 // Also holds small SQL helpers shared by the stores (statement cache, namespace-prefix clause).
 import Database from 'better-sqlite3';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
+import { regexFind } from '../filters.js';
 import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
@@ -21,6 +22,9 @@ export function openDatabase(file: string, opts: { busyTimeoutMs?: number } = {}
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS))}`);
   db.pragma('foreign_keys = ON');
   db.pragma('temp_store = MEMORY');
+  // REGEX search filters (operator/store/filters.ts): RE2, linear in the text, patterns checked and bounded by the API.
+  db.function('re2_find', { deterministic: true }, (pattern, text) =>
+    (typeof pattern === 'string' && typeof text === 'string' && regexFind(pattern, text) ? 1 : 0));
   migrate(db);
   return db;
 }

@@ -5,6 +5,7 @@ import {
   ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../types.js';
+import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 import { Emitter } from './emitter.js';
 
@@ -29,6 +30,25 @@ function columns(execution: Execution) {
     body: JSON.stringify(execution),
   };
 }
+
+const lowerHas = (column: string, p: string): string => `instr(lower(${column}), lower(${p})) > 0`;
+
+/** Search filters on the summary columns (dates: Kestra compares the start date), labels on execution_labels. */
+const FILTER_TARGET: SqlTarget = {
+  text: {
+    namespace: 'namespace', flowId: 'flow_id', state: 'state',
+    triggerExecutionId: `(SELECT json_extract(b.body, '$.parent.executionId') FROM execution_bodies b WHERE b.seq = executions.seq)`,
+  },
+  constants: { kind: 'NORMAL' },
+  dates: { startDate: 'start_date', endDate: 'start_date' },
+  label: (l, mode, d) => {
+    if (mode === 'equals') return `seq IN (SELECT seq FROM execution_labels WHERE key = ${d.param(l.key)} AND value = ${d.param(l.value)})`;
+    if (l.key === '') return `seq IN (SELECT seq FROM execution_labels WHERE ${d.contains('key', l.value)} OR ${d.contains('value', l.value)})`;
+    return `seq IN (SELECT seq FROM execution_labels WHERE key = ${d.param(l.key)} AND ${d.contains('value', l.value)})`;
+  },
+  q: (value, d) => `(${lowerHas('id', d.param(value))} OR ${lowerHas('namespace', d.param(value))} OR ${lowerHas('flow_id', d.param(value))}
+    OR seq IN (SELECT seq FROM execution_labels WHERE ${lowerHas("key || ':' || value", d.param(value))}))`,
+};
 
 export class SqliteExecutionStore implements ExecutionStore {
   private readonly dynamic: StatementCache;
@@ -129,6 +149,7 @@ export class SqliteExecutionStore implements ExecutionStore {
     }
     if (query.startDate) { where.push('start_date >= ?'); params.push(normalizeDate(query.startDate)); }
     if (query.endDate) { where.push('start_date <= ?'); params.push(normalizeDate(query.endDate)); }
+    if (query.filters?.length) where.push(...filtersSql(query.filters, FILTER_TARGET, sqliteDialect(params)));
     const filter = `FROM executions${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];

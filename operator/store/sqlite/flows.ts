@@ -1,7 +1,8 @@
 // Flow revisions on SQLite: every distinct source saved becomes a new immutable revision; deletion flags the latest.
 // `is_latest` marks the newest revision of each flow so searches never need a max() subquery.
 import type { Flow } from '../../core/types.js';
-import type { FlowEvent, FlowRecord, FlowStore, Page } from '../types.js';
+import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
+import type { FlowEvent, FlowQuery, FlowRecord, FlowStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
 import { Emitter } from './emitter.js';
 
@@ -29,6 +30,23 @@ function toRecord(row: FlowRow): FlowRecord {
   if (row.deleted) record.deleted = true;
   return record;
 }
+
+/** One label of the flow's JSON, whether stored as a map (`key: value`) or a list of `{key, value}`. */
+const LABEL_KEY = "CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.key') ELSE j.key END";
+const LABEL_VALUE = "CAST(CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.value') ELSE j.value END AS TEXT)";
+const labelWhere = (cond: string): string => `EXISTS (SELECT 1 FROM json_each(flows.json, '$.labels') j WHERE ${cond})`;
+const lowerHas = (column: string, p: string): string => `instr(lower(coalesce(${column}, '')), lower(${p})) > 0`;
+
+/** Search filters on the flows table (the `q` of FlowQuery, as a filter too). */
+const FILTER_TARGET: SqlTarget = {
+  text: { namespace: 'namespace', flowId: 'id' },
+  label: (l, mode, d) => {
+    if (mode === 'equals') return labelWhere(`${LABEL_KEY} = ${d.param(l.key)} AND ${LABEL_VALUE} = ${d.param(l.value)}`);
+    if (l.key === '') return labelWhere(`${d.contains(LABEL_KEY, l.value)} OR ${d.contains(LABEL_VALUE, l.value)}`);
+    return labelWhere(`${LABEL_KEY} = ${d.param(l.key)} AND ${d.contains(LABEL_VALUE, l.value)}`);
+  },
+  q: (value, d) => `(${lowerHas('id', d.param(value))} OR ${lowerHas('namespace', d.param(value))} OR ${lowerHas('description', d.param(value))})`,
+};
 
 export class SqliteFlowStore implements FlowStore {
   private readonly dynamic: StatementCache;
@@ -98,15 +116,12 @@ export class SqliteFlowStore implements FlowStore {
     return deleted;
   }
 
-  async search(query: { namespace?: string; q?: string; limit?: number; offset?: number }): Promise<Page<FlowRecord>> {
+  async search(query: FlowQuery): Promise<Page<FlowRecord>> {
     const params: unknown[] = [];
     const where = ['is_latest = 1', 'deleted = 0'];
     if (query.namespace) where.push(namespaceClause('namespace', query.namespace, params));
-    if (query.q) {
-      where.push(`(instr(lower(id), lower(?)) > 0 OR instr(lower(namespace), lower(?)) > 0
-        OR instr(lower(coalesce(description, '')), lower(?)) > 0)`);
-      params.push(query.q, query.q, query.q);
-    }
+    const filters = [...(query.q ? [{ kind: 'q', op: 'EQUALS', value: query.q } as const] : []), ...(query.filters ?? [])];
+    where.push(...filtersSql(filters, FILTER_TARGET, sqliteDialect(params)));
     const filter = `FROM flows WHERE ${where.join(' AND ')}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];

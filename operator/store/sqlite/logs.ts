@@ -3,6 +3,7 @@
 // a batch the database refuses for now (busy, locked) stays buffered and is retried with a backoff.
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
 import { backoff, isTransient, reasonOf } from '../../faults.js';
+import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 
@@ -50,6 +51,14 @@ function toLine(row: LogRow): LogLine {
 
 /** A literal phrase query for FTS5, used when `q` is not valid FTS5 syntax. */
 const quotedPhrase = (q: string): string => `"${q.replace(/"/g, '""')}"`;
+
+/** Search filters on the logs table; `q` is full-text (FTS5 syntax, or a literal phrase when `quote`). */
+const filterTarget = (quote: boolean): SqlTarget => ({
+  text: { namespace: 'l.namespace', flowId: 'l.flow_id', executionId: 'l.execution_id' },
+  dates: { startDate: 'l.ts', endDate: 'l.ts' },
+  level: (rank, d) => `l.level >= ${d.param(rank)}`,
+  q: (value, d) => `l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ${d.param(quote ? quotedPhrase(value) : value)})`,
+});
 
 export class SqliteLogStore implements LogStore {
   private buffer: LogRow[] = [];
@@ -130,12 +139,12 @@ export class SqliteLogStore implements LogStore {
 
   async search(query: LogQuery): Promise<Page<LogLine>> {
     this.flushForRead();
-    if (!query.q?.trim()) return this.runSearch(query, undefined);
+    const q = query.q?.trim() ? query.q : undefined;
     try {
-      return this.runSearch(query, query.q);
+      return this.runSearch(query, q, false);
     } catch (err) {
       if (!isFtsQueryError(err)) throw err;
-      return this.runSearch(query, quotedPhrase(query.q));
+      return this.runSearch(query, q === undefined ? undefined : quotedPhrase(q), true);
     }
   }
 
@@ -161,7 +170,7 @@ export class SqliteLogStore implements LogStore {
     this.closed = true;
   }
 
-  private runSearch(query: LogQuery, match: string | undefined): Page<LogLine> {
+  private runSearch(query: LogQuery, match: string | undefined, quote: boolean): Page<LogLine> {
     const params: unknown[] = [];
     const where: string[] = [];
     if (match !== undefined) { where.push('l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)'); params.push(match); }
@@ -170,6 +179,7 @@ export class SqliteLogStore implements LogStore {
     if (query.executionId) { where.push('l.execution_id = ?'); params.push(query.executionId); }
     if (query.taskRunId) { where.push('l.task_run_id = ?'); params.push(query.taskRunId); }
     if (query.minLevel) { where.push('l.level >= ?'); params.push(levelRank(query.minLevel)); }
+    if (query.filters?.length) where.push(...filtersSql(query.filters, filterTarget(quote), sqliteDialect(params)));
     const filter = `FROM logs l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];
