@@ -1,7 +1,9 @@
 // Which Kubernetes permission each REST route needs in cluster mode: a table of (method, path pattern) → verbs on a
-// flowpilot.io resource, matched like the router does (most specific pattern wins). Webhooks and /healthz are public
-// (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied (fail closed).
+// flowpilot.io resource, matched like the router does (the same precedence: api/route-order.ts). Webhooks and
+// /healthz are public (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied
+// (fail closed).
 import { GROUP, KINDS } from '../operator/kube/names.js';
+import { comparePrecedence } from './route-order.js';
 
 export interface ResourceCheck { verb: string; group: string; resource: string }
 
@@ -47,6 +49,18 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['POST', '/executions/:id/restart', executions('update')],
   ['POST', '/executions/:id/resume', executions('update')],
   ['POST', '/executions/:id/replay', executions('create')],
+  ['POST', '/executions/:id/labels', executions('update')],
+  ['POST', '/executions/:id/change-status', executions('update')],
+  ['DELETE', '/executions/by-ids', executions('delete')],
+  ['DELETE', '/executions/by-query', executions('list', 'delete')],
+  ['DELETE', '/executions/kill/by-ids', executions('update')],
+  ['DELETE', '/executions/kill/by-query', executions('list', 'update')],
+  ...(['restart', 'resume', 'labels', 'change-status'].flatMap((verb): Rule[] => [
+    ['POST', `/executions/${verb}/by-ids`, executions('update')],
+    ['POST', `/executions/${verb}/by-query`, executions('list', 'update')],
+  ])),
+  ['POST', '/executions/replay/by-ids', executions('create')],
+  ['POST', '/executions/replay/by-query', executions('list', 'create')],
   ['GET', '/executions/:id/follow', executions('get')],
   ['GET', '/executions/:id/file', executions('get')],
   ['GET', '/executions/:id/file/metas', executions('get')],
@@ -57,12 +71,15 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['GET', '/logs/search', executions('list')],
   ['GET', '/logs/:executionId', executions('get')],
   ['GET', '/logs/:executionId/download', executions('get')],
+  ['GET', '/logs/:executionId/follow', executions('get')],
   ['DELETE', '/logs/:executionId', executions('delete')],
+  ['GET', '/metrics/:executionId', executions('get')],
 
   ['GET', '/namespaces/:namespace/kv', kv('list')],
   ['GET', '/namespaces/:namespace/kv/:key', kv('get')],
   ['PUT', '/namespaces/:namespace/kv/:key', kv('create', 'update')],
   ['DELETE', '/namespaces/:namespace/kv/:key', kv('delete')],
+  ['DELETE', '/namespaces/:namespace/kv', kv('delete')],
 
   ['GET', '/triggers/search', triggers('list')],
   ['GET', '/triggers/:namespace/:flowId', triggers('list')],
@@ -77,11 +94,8 @@ export const API_ROUTE_ACCESS: Rule[] = [
 
 const API_PREFIXES = ['/api/v1/main', '/api/v1'];
 
-interface Compiled { method: string; segments: string[]; params: number; access: Access }
-const COMPILED: Compiled[] = API_ROUTE_ACCESS.map(([method, pattern, access]) => {
-  const segments = pattern.split('/').slice(1);
-  return { method, segments, params: segments.filter((s) => s.startsWith(':')).length, access };
-});
+interface Compiled { method: string; pattern: string; segments: string[]; access: Access }
+const COMPILED: Compiled[] = API_ROUTE_ACCESS.map(([method, pattern, access]) => ({ method, pattern, segments: pattern.split('/').slice(1), access }));
 
 /** Path segments of `path` as the router sees them (case-insensitive literals, optional trailing slash). */
 function matches(rule: Compiled, parts: string[]): boolean {
@@ -89,7 +103,7 @@ function matches(rule: Compiled, parts: string[]): boolean {
   return rule.segments.every((s, i) => (s.startsWith(':') ? parts[i] !== '' : s === parts[i]!.toLowerCase()));
 }
 
-/** The access rule of one API path (without prefix): the matching pattern with the fewest parameters wins. */
+/** The access rule of one API path (without prefix): the matching pattern the router would choose (api/route-order.ts). */
 function apiAccess(method: string, rest: string): Access | undefined {
   const trimmed = rest.length > 1 && rest.endsWith('/') ? rest.slice(0, -1) : rest;
   if (!trimmed.startsWith('/')) return undefined;
@@ -98,7 +112,7 @@ function apiAccess(method: string, rest: string): Access | undefined {
   const m = method === 'HEAD' ? 'GET' : method;
   let best: Compiled | undefined;
   for (const rule of COMPILED) {
-    if (rule.method === m && matches(rule, parts) && (!best || rule.params < best.params)) best = rule;
+    if (rule.method === m && matches(rule, parts) && (!best || comparePrecedence(rule.pattern, best.pattern) > 0)) best = rule;
   }
   return best?.access;
 }

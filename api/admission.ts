@@ -6,7 +6,8 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { GROUP, KINDS } from '../operator/kube/names.js';
-import { FlowValidationError, formatIssue, validateFlow, type ValidationIssue } from '../operator/model/index.js';
+import type { PluginDefault } from '../operator/core/types.js';
+import { FlowValidationError, formatIssue, isNamespaceId, validateFlow, type ValidationIssue } from '../operator/model/index.js';
 import { readJson } from './body.js';
 import { badRequest, errorMiddleware } from './errors.js';
 
@@ -24,6 +25,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export interface AdmissionOptions {
   /** metadata.name of the Flow resource that already defines (flow namespace, id), if any (reconcile's ownership rule). */
   ownerOf?(namespace: string, id: string): string | undefined;
+  /** The plugin defaults a flow of the namespace inherits (its namespace's, then the parents'), as validation uses them. */
+  inheritedDefaults?(namespace: string): PluginDefault[][];
 }
 
 /** The part of an admission.k8s.io/v1 AdmissionRequest this webhook reads. */
@@ -123,7 +126,8 @@ export function reviewFlow(request: AdmissionRequest, opts: AdmissionOptions = {
   if (!object || !isObj(object.spec)) return deny(uid, name, undefined, [{ path: 'spec', message: 'a Flow needs a spec (the flow document: id, namespace, tasks...)' }]);
   let flow: { namespace: string; id: string };
   try {
-    flow = validateFlow(structuredClone(object.spec));
+    const ns = object.spec.namespace;
+    flow = validateFlow(structuredClone(object.spec), isNamespaceId(ns) ? opts.inheritedDefaults?.(ns) ?? [] : []);
   } catch (err) {
     if (!(err instanceof FlowValidationError)) throw err;
     return deny(uid, name, object.spec, err.errors.map((i) => ({ path: specPath(i.path), message: i.message })));

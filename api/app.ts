@@ -7,30 +7,42 @@ import { resolveDeps, type ApiOptions } from './deps.js';
 import { errorHandler } from './errors.js';
 import { registerConfigRoutes } from './routes/configs.js';
 import { registerExecutionActionRoutes } from './routes/execution-actions.js';
+import { registerExecutionBulkRoutes } from './routes/execution-bulk.js';
+import { registerMetricRoutes } from './routes/execution-metrics.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowRoutes } from './routes/flows.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
+import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
+import { orderRoutes } from './route-order.js';
 
 /** Kestra ≥ 0.24 puts a tenant in the path (`/api/v1/main/...`); both forms are served. */
 export const API_PREFIXES = ['/api/v1', '/api/v1/main'] as const;
 
-/** Builds the API router; the most specific route wins (`/executions/search` over `/executions/:id`). */
+/**
+ * Builds the API router. Where two routes match one URL, the one with a literal segment at the first position where
+ * they differ wins, whatever the registration order (api/route-order.ts): `/executions/search` over
+ * `/executions/:id`, `/executions/:id/labels` over `/executions/:namespace/:flowId`.
+ */
 export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIXES[0]): Router {
   const deps = resolveDeps(options);
-  const r = new Router({ prefix, exclusive: 'specificity' });
+  const r = new Router({ prefix, exclusive: true });
   registerConfigRoutes(r);
   registerFlowRoutes(r, deps);
   registerExecutionRoutes(r, deps);
   registerExecutionActionRoutes(r, deps);
+  registerExecutionBulkRoutes(r, deps);
   registerExecutionStreamRoutes(r, deps);
   registerWebhookRoutes(r, deps);
   registerLogRoutes(r, deps);
+  registerMetricRoutes(r, deps);
   registerKvRoutes(r, deps);
+  registerNamespaceRoutes(r, deps);
   registerTriggerRoutes(r, deps);
+  orderRoutes(r);
   return r;
 }
 

@@ -1,10 +1,11 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
 import type { Renderer } from '../operator/core/engine-types.js';
-import { DEFAULT_LIMITS, type Limits } from '../operator/core/limits.js';
+import { DEFAULT_LIMITS, limitError, type Limits } from '../operator/core/limits.js';
 import type { Stores } from '../operator/store/types.js';
 import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
 import type { ConditionEvaluator } from '../operator/triggers/types.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_FILE_BYTES } from './body.js';
+import { badRequest } from './errors.js';
 
 export interface ApiOptions {
   stores: Stores;
@@ -38,3 +39,11 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     ...(o.renderer ? { renderer: o.renderer } : {}),
   };
 }
+
+/** Refuses a bulk request over API_BULK_MAX_ITEMS (`what`: executions, keys), naming `field`. */
+export function checkBulkCount(deps: ApiDeps, n: number, what: string, field: string): void {
+  if (n > deps.limits.apiBulkMaxItems) {
+    throw badRequest(limitError('apiBulkMaxItems', `${n} ${what} in one bulk request`, deps.limits).message, field);
+  }
+}
+

@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { limitsFromEnv } from '../operator/core/limits.js';
+import { namespaceContextOf } from '../operator/model/index.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
@@ -38,7 +39,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const server = await startServer(app, Number(env.PORT ?? 8080), env.HOST ?? '0.0.0.0');
   console.log(`[api] cluster mode listening on :${server.port} (namespace ${settings.namespace})`);
   // Flow admission webhook over HTTPS (the chart mounts its certificate); absent when the TLS files are not set.
-  const admission = await startAdmissionServer(env, { ownerOf: (ns, id) => stores.flows.res.liveFlow(ns, id)?.metadata.name }, env.HOST ?? '0.0.0.0');
+  const admission = await startAdmissionServer(env, {
+    ownerOf: (ns, id) => stores.flows.res.liveFlow(ns, id)?.metadata.name,
+    inheritedDefaults: (ns) => namespaceContextOf(stores.namespaces.chainSync(ns))?.pluginDefaults ?? [],
+  }, env.HOST ?? '0.0.0.0');
   if (admission) console.log(`[api] flow admission webhook listening on :${admission.port} (https)`);
   return {
     port: server.port, admissionPort: admission?.port, stores,

@@ -58,3 +58,22 @@ export function parseLabels(values: string[], param = 'labels'): Label[] {
 export function labelsQuery(ctx: Context): Label[] {
   return parseLabels(queryList(ctx, 'labels', false));
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A JSON body's labels: a list of `{key, value}` (or a map, as Kestra also takes), each key a non-empty string that
+ * is not a reserved name. Errors name `field` (and the item: `field[i]`). System labels are the caller's rule.
+ */
+export function parseLabelList(value: unknown, field: string): Label[] {
+  const list = Array.isArray(value) ? value : isRecord(value) ? Object.entries(value).map(([key, v]) => ({ key, value: v })) : undefined;
+  if (!list) throw badRequest(`\`${field}\` must be a list of {key, value} or a map`, field);
+  return list.map((l: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (!isRecord(l) || typeof l.key !== 'string' || l.key === '') throw badRequest(`\`${at}\` needs a key`, at);
+    const reserved = reservedSegment(l.key);
+    if (reserved !== undefined) throw badRequest(`\`${l.key}\` uses the reserved name \`${reserved}\``, at);
+    if (l.value !== undefined && l.value !== null && typeof l.value === 'object') throw badRequest(`\`${at}.value\` must be a string`, `${at}.value`);
+    return { key: l.key, value: String(l.value ?? '') };
+  });
+}

@@ -84,6 +84,8 @@ function attemptStores(s: RunnerDeps['stores']): Stores {
   return {
     storage: s.storage, kv: s.kv, logs: s.logs,
     flows: off('flow') as Stores['flows'], executions: off('execution') as Stores['executions'], triggers: off('trigger state') as Stores['triggers'],
+    // The flow of the attempt input carries what its namespaces give it (namespaceContext).
+    namespaces: off('namespace') as Stores['namespaces'],
     close: async () => {},
   };
 }

@@ -28,6 +28,7 @@ export class StdoutLogStore implements LogStore {
   async forExecution(): Promise<LogLine[]> { throw notConfigured('Reading logs', 'LOG_DB'); }
   async countForExecution(): Promise<number> { throw notConfigured('Reading logs', 'LOG_DB'); }
   async *pagesForExecution(): AsyncIterable<LogLine[]> { throw notConfigured('Reading logs', 'LOG_DB'); }
+  async linesAfter(): Promise<never> { throw notConfigured('Reading logs', 'LOG_DB'); }
   async search(): Promise<never> { throw notConfigured('Searching logs', 'LOG_DB'); }
   async deleteExecution(): Promise<void> { throw notConfigured('Deleting logs', 'LOG_DB'); }
 }

@@ -1,18 +1,86 @@
-// /api/v1/executions/{id}/kill|restart|resume|replay: the API only queues commands for the controller (kill,
-// restart, resume) or creates a new execution (replay); a command that does not fit the current state is a 409.
-import type { Router } from '@koa/router';
-import { replayExecution } from '../../operator/core/execution.js';
+// /api/v1/executions/{id}/kill|restart|resume|replay|labels|change-status: the API queues commands for the controller
+// (kill, restart, resume, and for an ended execution set-labels and change-state, whose application it waits for) or
+// creates a new execution (replay). A command that does not fit the current state is a 409, except labels on a
+// running execution: Kestra's 400.
+import type { Router, RouterContext } from '@koa/router';
+import { replaceLabels, replayExecution } from '../../operator/core/execution.js';
 import { newId } from '../../operator/core/ids.js';
-import { isTerminal } from '../../operator/core/types.js';
-import type { ExecutionState } from '../../operator/core/types.js';
+import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
+import type { Execution, ExecutionState, Label } from '../../operator/core/types.js';
+import type { ExecutionCommand } from '../../operator/store/types.js';
+import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
-import { conflict, HttpError } from '../errors.js';
-import { readInputs } from '../launch.js';
-import { queryOne } from '../query.js';
+import { badRequest, conflict, HttpError } from '../errors.js';
+import { clientGone, readInputs } from '../launch.js';
+import { parseLabelList, queryOne } from '../query.js';
 import { executionJson } from '../execution-json.js';
 import { getExecution } from './executions.js';
 
-const RESTARTABLE: ReadonlySet<ExecutionState> = new Set<ExecutionState>(['FAILED', 'KILLED', 'CANCELLED']);
+export const RESTARTABLE: ReadonlySet<ExecutionState> = new Set<ExecutionState>(['FAILED', 'KILLED', 'CANCELLED']);
+
+/**
+ * Queues `command` for an ended execution and waits (at most the `?wait=true` timeout) until the controller has
+ * applied it: answers the execution then, or 202 with the record as it is when the wait ends first. Only the
+ * controller writes an execution (in the cluster the API may not write its status).
+ */
+async function commandEnded(
+  ctx: RouterContext, deps: ApiDeps, id: string, refuse: (e: Execution) => HttpError | undefined, command: (e: Execution) => ExecutionCommand,
+): Promise<void> {
+  const { execution } = await getExecution(deps, id);
+  const refusal = refuse(execution);
+  if (refusal) throw refusal;
+  const pending = await deps.stores.executions.addCommand(id, command(execution));
+  const applied = await waitForCommand(deps, id, pending.seq, clientGone(ctx));
+  if (applied) { ctx.body = applied; return; }
+  ctx.status = 202;
+  ctx.body = (await getExecution(deps, id)).execution;
+}
+
+/** The execution once command `seq` is consumed (the write that applied it acknowledged it); undefined on timeout. */
+async function waitForCommand(deps: ApiDeps, id: string, seq: number, signal: AbortSignal): Promise<Execution | undefined> {
+  const { executions } = deps.stores;
+  const consumed = async (): Promise<Execution | undefined> => {
+    if ((await executions.pendingCommands(id)).some((c) => c.seq === seq)) return undefined;
+    return (await executions.get(id))?.execution;
+  };
+  let unsubscribe = (): void => {};
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<Execution | undefined>((resolve) => {
+      const check = (): void => { consumed().then((e) => { if (e) resolve(e); }, () => undefined); };
+      unsubscribe = executions.watch((ev) => { if (ev.execution.id === id) check(); });
+      timer = setTimeout(() => resolve(undefined), deps.waitTimeoutMs);
+      signal.addEventListener('abort', () => resolve(undefined), { once: true });
+      check();
+    });
+  } finally {
+    unsubscribe();
+    if (timer) clearTimeout(timer);
+  }
+}
+
+export const notTerminated = (status: number) => (e: Execution): HttpError | undefined =>
+  isTerminal(e.state.current) ? undefined : new HttpError(status, `Execution '${e.id}' is ${e.state.current}; it is not terminated`);
+
+/** The labels `e` gets from a caller's list (Kestra's rule, operator/core replaceLabels); 400 for a new system label. */
+export function labelsFor(e: Execution, requested: Label[]): Label[] {
+  const result = replaceLabels(e.labels, requested);
+  if ('offending' in result) {
+    throw badRequest(`System labels can only be set by the service itself, offending label: ${result.offending.key}=${result.offending.value}`, 'labels');
+  }
+  return result.labels;
+}
+
+/** A terminal state named by query parameter `name` (change-status). */
+export function terminalStateParam(ctx: RouterContext, name: string): ExecutionState {
+  const v = queryOne(ctx, name);
+  if (v === undefined) throw badRequest(`Missing query parameter '${name}'`, name);
+  if (!(ExecutionStates as readonly string[]).includes(v) || !isTerminal(v as ExecutionState)) {
+    throw badRequest(`Invalid '${name}' '${v}': an execution can only be changed to a terminal state (${ExecutionStates.filter(isTerminal).join(', ')})`, name);
+  }
+  return v as ExecutionState;
+}
+
 
 /** Adds the execution action routes to `r` (mounted under /api/v1). */
 export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
@@ -61,5 +129,17 @@ export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
     }
     const replay = replayExecution({ original, id: newId(), taskRunId, now: new Date() });
     ctx.body = executionJson((await executions.create(replay)).execution);
+  });
+
+  // Kestra: the labels of a terminated execution (400 while it runs); the list replaces the caller's labels.
+  r.post('/executions/:id/labels', async (ctx) => {
+    const labels = parseLabelList(await readJson(ctx, deps.maxBodyBytes), 'labels');
+    await commandEnded(ctx, deps, ctx.params.id!, notTerminated(400), (e) => ({ type: 'set-labels', labels: labelsFor(e, labels) }));
+  });
+
+  // Kestra: a terminated execution moved to another terminal state (its task runs unchanged).
+  r.post('/executions/:id/change-status', async (ctx) => {
+    const state = terminalStateParam(ctx, 'status');
+    await commandEnded(ctx, deps, ctx.params.id!, notTerminated(409), () => ({ type: 'change-state', state }));
   });
 }

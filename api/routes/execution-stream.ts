@@ -69,38 +69,62 @@ async function downloadFile(ctx: RouterContext, deps: ApiDeps): Promise<void> {
 /** SSE comment lines keep idle proxies from closing a long follow. */
 const HEARTBEAT_MS = 15_000;
 
-const sseEvent = (e: Execution): string => `data: ${JSON.stringify(executionJson(e))}\n\n`;
+/** One server-sent event with Kestra's event id (`start`, `progress`, `end`). */
+export const sseEvent = (id: 'start' | 'progress' | 'end', data: unknown): string => `id: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
 
-/** Server-sent events: the current execution, then every change, ending after the terminal state. */
-async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
-  const id = ctx.params.id!;
-  await getExecution(deps, id);
+export interface SseStream {
+  out: PassThrough;
+  readonly closed: boolean;
+  /** Ends the stream once (also when the client leaves), running the `onEnd` given at the opening first. */
+  end(): void;
+}
+
+/** Answers `ctx` with a server-sent-event stream kept alive by comment lines until it ends. */
+export function openSse(ctx: RouterContext, onEnd: () => void): SseStream {
   const out = new PassThrough();
-  let lastVersion = -1;
   let closed = false;
-  const send = (e: Execution, version: number): void => {
-    if (closed || version <= lastVersion) return;
-    lastVersion = version;
-    out.write(sseEvent(e));
-    if (isTerminal(e.state.current)) finish();
-  };
-  const unsubscribe = deps.stores.executions.watch((ev) => {
-    if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
-  });
   const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
   heartbeat.unref();
-  function finish(): void {
-    if (closed) return;
-    closed = true;
-    clearInterval(heartbeat);
-    unsubscribe();
-    out.end();
-  }
-  ctx.res.on('close', finish);
+  const stream: SseStream = {
+    out,
+    get closed() { return closed; },
+    end() {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      onEnd();
+      out.end();
+    },
+  };
+  ctx.res.on('close', () => stream.end());
   ctx.req.socket.setTimeout(0);
   ctx.status = 200;
   ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
   ctx.body = out;
+  return stream;
+}
+
+/**
+ * Server-sent events as Kestra sends them: `start` (`{id}`), then the current execution and every change as
+ * `progress`, and the terminal state as `end`, after which the stream closes.
+ */
+async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+  const id = ctx.params.id!;
+  await getExecution(deps, id);
+  let lastVersion = -1;
+  let unsubscribe = (): void => {};
+  const sse = openSse(ctx, () => unsubscribe());
+  const send = (e: Execution, version: number): void => {
+    if (sse.closed || version <= lastVersion) return;
+    lastVersion = version;
+    const terminal = isTerminal(e.state.current);
+    sse.out.write(sseEvent(terminal ? 'end' : 'progress', executionJson(e)));
+    if (terminal) sse.end();
+  };
+  unsubscribe = deps.stores.executions.watch((ev) => {
+    if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);
+  });
+  sse.out.write(sseEvent('start', { id }));
   const current = await deps.stores.executions.get(id);
   if (current) send(current.execution, current.resourceVersion);
 }

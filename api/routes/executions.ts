@@ -1,5 +1,5 @@
 // /api/v1/executions: create (and trigger) an execution of a flow with its inputs, optionally waiting for the end;
-// read, search and delete executions.
+// read, search and delete executions (a running one is killed first; its logs and storage folder go with it).
 import type { Router, RouterContext } from '@koa/router';
 import { newId } from '../../operator/core/ids.js';
 import { dictFrom } from '../../operator/core/keyed.js';
@@ -12,6 +12,7 @@ import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../la
 import { executionJson, executionsJson } from '../execution-json.js';
 import { legacyFilters, searchFilters } from '../filters.js';
 import { flowJson } from './flows.js';
+import { executionStoragePath } from '../../operator/storage/paths.js';
 import { labelsQuery, paging, queryBool, queryInt, queryList, queryOne } from '../query.js';
 
 export async function getExecution(deps: ApiDeps, id: string): Promise<StoredExecution> {
@@ -105,13 +106,64 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
     ctx.body = (await executionsJson(deps.stores, [(await getExecution(deps, ctx.params.id!)).execution]))[0];
   });
 
+  // Kestra deletes an execution that is still running too: it is killed first (the kill waits for its end, at most
+  // the `?wait=true` timeout), so no task keeps running for a record that is gone.
   r.delete('/executions/:id', async (ctx) => {
+    const opts = deleteOptions(ctx);
     const { execution } = await getExecution(deps, ctx.params.id!);
-    if (!isTerminal(execution.state.current)) {
-      throw conflict(`Execution '${execution.id}' is ${execution.state.current}; only a terminated execution can be deleted`);
-    }
-    await deps.stores.executions.delete(execution.id);
-    await deps.stores.logs.deleteExecution(execution.id);
+    if (!isTerminal(execution.state.current)) await killAndWait(deps, [execution.id], clientGone(ctx));
+    await deleteExecution(deps, execution, opts);
     ctx.status = 204;
   });
+}
+
+/** What a deletion removes besides the record (Kestra's query parameters, each true unless given false). */
+export interface DeleteOptions { deleteLogs: boolean; deleteStorage: boolean }
+
+export function deleteOptions(ctx: RouterContext): DeleteOptions {
+  const flag = (name: string): boolean => {
+    const v = queryOne(ctx, name);
+    if (v === undefined || v === 'true') return true;
+    if (v === 'false') return false;
+    throw badRequest(`Invalid '${name}': expected true or false, got '${v}'`, name);
+  };
+  // Metrics are part of the execution record here (its task runs' attempts): they cannot outlive it.
+  if (!flag('deleteMetrics')) throw badRequest("'deleteMetrics=false' is not supported: metrics are stored in the execution record and are deleted with it", 'deleteMetrics');
+  return { deleteLogs: flag('deleteLogs'), deleteStorage: flag('deleteStorage') };
+}
+
+/**
+ * Queues a kill for each execution not yet terminated, then waits for them all, at most the `?wait=true` timeout in
+ * total; 409 for one still running after it.
+ */
+export async function killAndWait(deps: ApiDeps, ids: string[], signal?: AbortSignal): Promise<void> {
+  const running: string[] = [];
+  for (const id of ids) {
+    const stored = await deps.stores.executions.get(id);
+    if (!stored || isTerminal(stored.execution.state.current)) continue;
+    await deps.stores.executions.addCommand(id, { type: 'kill' });
+    running.push(id);
+  }
+  const deadline = Date.now() + deps.waitTimeoutMs;
+  for (const id of running) {
+    const ended = await waitForTerminal(deps.stores, id, Math.max(0, deadline - Date.now()), signal);
+    if (ended && !isTerminal(ended.state.current)) {
+      throw conflict(`Execution '${id}' is still ${ended.state.current} after its kill; it was not deleted, try again`);
+    }
+  }
+}
+
+/** Deletes the record, and unless told otherwise its logs and its folder of the internal storage. */
+export async function deleteExecution(deps: ApiDeps, execution: Execution, opts: DeleteOptions): Promise<void> {
+  const { stores } = deps;
+  await stores.executions.delete(execution.id);
+  if (opts.deleteLogs) {
+    await stores.logs.flush();
+    await stores.logs.deleteExecution(execution.id);
+  }
+  if (opts.deleteStorage) {
+    const folder = executionStoragePath(execution);
+    const legacy = `${execution.namespace}/${execution.flowId}/executions/${execution.id}`; // earlier versions' uploads
+    for (const path of folder === legacy ? [folder] : [folder, legacy]) await stores.storage.deleteTree(path);
+  }
 }

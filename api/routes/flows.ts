@@ -2,8 +2,8 @@
 // their revisions, delete, search, list a namespace, and validate several YAML documents at once (Kestra shapes).
 import type { Router, RouterContext } from '@koa/router';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import type { Flow, Label } from '../../operator/core/types.js';
-import { flowWarnings, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
+import type { Flow, Label, PluginDefault } from '../../operator/core/types.js';
+import { flowWarnings, isNamespaceId, namespaceContextOf, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
 import { flowLabels } from '../../operator/core/execution.js';
 import type { FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
@@ -45,10 +45,16 @@ function assertYaml(source: string): void {
   }
 }
 
+/** The plugin defaults a flow of `namespace` inherits (its namespace, then the parents): values it may rely on. */
+async function inheritedDefaults(deps: ApiDeps, namespace: string | undefined): Promise<PluginDefault[][]> {
+  if (!isNamespaceId(namespace)) return []; // an invalid one fails validation anyway; bounded walk up the tree
+  return namespaceContextOf(await deps.stores.namespaces.chain(namespace))?.pluginDefaults ?? [];
+}
+
 async function readFlowSource(ctx: RouterContext, deps: ApiDeps): Promise<{ flow: Flow; source: string }> {
   const source = await readText(ctx, deps.maxBodyBytes);
   assertYaml(source);
-  return { flow: parseFlow(source), source };
+  return { flow: parseFlow(source, await inheritedDefaults(deps, looseIdentity(source).namespace)), source };
 }
 
 /** Splits a multi-document YAML text on `---` lines, dropping empty documents. */
@@ -74,10 +80,10 @@ function looseIdentity(source: string): { flow?: string; namespace?: string } {
   }
 }
 
-export function validateOne(source: string, index: number): ValidateResult {
+export function validateOne(source: string, index: number, inherited: PluginDefault[][] = []): ValidateResult {
   try {
     assertYaml(source);
-    const flow = parseFlow(source);
+    const flow = parseFlow(source, inherited);
     const { deprecationPaths, warnings } = flowWarnings(flow);
     return {
       index, flow: flow.id, namespace: flow.namespace,
@@ -105,7 +111,9 @@ export function registerFlowRoutes(r: Router, deps: ApiDeps): void {
 
   r.post('/flows/validate', async (ctx) => {
     const text = await readText(ctx, deps.maxBodyBytes);
-    ctx.body = splitDocuments(text).map((doc, i) => validateOne(doc, i));
+    const docs = splitDocuments(text);
+    const inherited = await Promise.all(docs.map((doc) => inheritedDefaults(deps, looseIdentity(doc).namespace)));
+    ctx.body = docs.map((doc, i) => validateOne(doc, i, inherited[i]));
   });
 
   r.post('/flows', async (ctx) => {

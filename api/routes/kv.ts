@@ -1,11 +1,11 @@
 // /api/v1/namespaces/{namespace}/kv: write (a JSON value, or any other text as a STRING; optional `ttl` header),
-// read `{type, value}`, delete, and list the keys of a namespace.
+// read `{type, value}`, delete one key (`true`/`false`) or several (`{keys}`), and list the keys of a namespace.
 import type { Router, RouterContext } from '@koa/router';
 import { parseJsonSafe } from '../../operator/core/keyed.js';
 import { expirationFromTtl } from '../../operator/store/sqlite/kv-types.js';
 import type { KVEntry } from '../../operator/store/types.js';
-import { readText } from '../body.js';
-import type { ApiDeps } from '../deps.js';
+import { readJson, readText } from '../body.js';
+import { checkBulkCount, type ApiDeps } from '../deps.js';
 import { badRequest, notFound } from '../errors.js';
 
 const NAMESPACE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
@@ -71,9 +71,24 @@ export function registerKvRoutes(r: Router, deps: ApiDeps): void {
     ctx.body = { type: entry.type, value: entry.value };
   });
 
+  // Kestra answers 200 `true`, or `false` when there was no such key.
   r.delete('/namespaces/:namespace/kv/:key', async (ctx) => {
     const { namespace, key } = params(ctx);
-    if (!(await kv.delete(namespace, key))) throw missing(namespace, key);
-    ctx.status = 204;
+    ctx.body = JSON.stringify(await kv.delete(namespace, key));
+    ctx.type = 'application/json';
+  });
+
+  // Kestra's bulk delete: `{keys: [...]}` → `{keys: [the keys that existed and were deleted]}`.
+  r.delete('/namespaces/:namespace/kv', async (ctx) => {
+    const { namespace } = params(ctx);
+    const body = await readJson(ctx, deps.maxBodyBytes);
+    const keys = (body as { keys?: unknown } | undefined)?.keys;
+    if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || !KEY.test(k))) {
+      throw badRequest('The body must be {keys: [...]}, each key printable ASCII characters', 'keys');
+    }
+    checkBulkCount(deps, keys.length, 'keys', 'keys');
+    const deleted: string[] = [];
+    for (const key of new Set(keys as string[])) if (await kv.delete(namespace, key)) deleted.push(key);
+    ctx.body = { keys: deleted };
   });
 }

@@ -1,14 +1,16 @@
-// /api/v1/logs: the log lines of one execution (JSON, paged and bounded by LOGS_MAX_LINES, or a streamed plain-text
-// download) and full-text search across logs.
+// /api/v1/logs: the log lines of one execution (JSON, paged and bounded by LOGS_MAX_LINES, a streamed plain-text
+// download, or followed as server-sent events until the execution ends) and full-text search across logs.
 import { Readable } from 'node:stream';
 import type { Router, RouterContext } from '@koa/router';
-import { LogLevels } from '../../operator/core/types.js';
+import { isTerminal, LogLevels } from '../../operator/core/types.js';
 import type { LogLevel, LogLine } from '../../operator/core/types.js';
 import type { ExecutionLogFilter } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
 import { legacyFilters, searchFilters } from '../filters.js';
 import { paging, queryInt, queryOne } from '../query.js';
+import { openSse, sseEvent } from './execution-stream.js';
+import { getExecution } from './executions.js';
 
 function levelParam(ctx: RouterContext, ...names: string[]): LogLevel | undefined {
   for (const name of names) {
@@ -89,6 +91,8 @@ export function registerLogRoutes(r: Router, deps: ApiDeps): void {
     ctx.body = lines;
   });
 
+  r.get('/logs/:executionId/follow', (ctx) => followLogs(ctx, deps));
+
   r.delete('/logs/:executionId', async (ctx) => {
     await logs.flush();
     await logs.deleteExecution(ctx.params.executionId!);
@@ -115,4 +119,65 @@ async function* downloadText(first: IteratorResult<LogLine[]>, rest: AsyncIterat
   } finally {
     await rest.return?.(); // the client went away: end the reads
   }
+}
+
+/** How often a follow looks for new lines between changes of the execution (lines do not wake it otherwise). */
+const FOLLOW_POLL_MS = 1_000;
+/** Lines read per store call while following (a slow client is waited for between pages: memory stays bounded). */
+const FOLLOW_PAGE = 500;
+
+/**
+ * Kestra's log follow as server-sent events: `start` (an empty entry), then every line of the execution at or above
+ * `minLevel` as `progress`, stored ones first, then new ones as they arrive; the stream ends once the execution has
+ * ended and its last lines were sent (Kestra keeps it open until the client leaves).
+ */
+async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+  const id = ctx.params.executionId!;
+  const filter: ExecutionLogFilter = {};
+  const minLevel = levelParam(ctx, 'minLevel', 'level');
+  if (minLevel) filter.minLevel = minLevel;
+  await getExecution(deps, id);
+  const { logs, executions } = deps.stores;
+  let cursor = 0;
+  let ended = false;
+  let pumping: Promise<void> = Promise.resolve();
+  let unsubscribe = (): void => {};
+  const poll = setInterval(() => pump(), FOLLOW_POLL_MS);
+  poll.unref();
+  const sse = openSse(ctx, () => { clearInterval(poll); unsubscribe(); });
+  const { out } = sse;
+
+  const writeAll = async (text: string): Promise<void> => {
+    if (!out.write(text) && !sse.closed) await new Promise<void>((resolve) => { out.once('drain', resolve); out.once('close', resolve); });
+  };
+  const pumpOnce = async (): Promise<void> => {
+    for (;;) {
+      if (sse.closed) return;
+      const page = await logs.linesAfter(id, cursor, filter, FOLLOW_PAGE);
+      cursor = page.cursor;
+      if (page.lines.length > 0) await writeAll(page.lines.map((l) => sseEvent('progress', l)).join(''));
+      if (page.lines.length < FOLLOW_PAGE) return;
+    }
+  };
+  // One read at a time; the last one after the end sends what the execution logged last, then closes.
+  function pump(): void {
+    pumping = pumping.then(async () => {
+      if (sse.closed) return;
+      const wasEnded = ended;
+      await pumpOnce();
+      if (wasEnded) sse.end();
+    }).catch((err) => {
+      console.error(`[api] log follow of ${id} failed: ${String((err as Error)?.message ?? err)}`);
+      sse.end();
+    });
+  }
+  unsubscribe = executions.watch((ev) => {
+    if (ev.execution.id !== id) return;
+    if (isTerminal(ev.execution.state.current)) ended = true;
+    pump();
+  });
+  out.write(sseEvent('start', {}));
+  const current = await executions.get(id);
+  if (!current || isTerminal(current.execution.state.current)) ended = true;
+  pump();
 }

@@ -2,8 +2,8 @@
 // next dates, lock, backfill), enable/disable one, start a backfill of a Schedule over a date range, pause, resume or
 // delete it, and unlock a trigger. The API only writes trigger state (compare-and-set); the scheduler acts on it.
 import type { Router, RouterContext } from '@koa/router';
-import { reservedSegment } from '../../operator/core/keyed.js';
 import type { Flow, Label, Trigger } from '../../operator/core/types.js';
+import { isSystemLabel } from '../../operator/core/types.js';
 import { TRIGGER_TYPES, withWrittenTypes } from '../../operator/model/index.js';
 import {
   BackfillError, deleteBackfill, formatDate, nextExecutionDate, pauseBackfill, startBackfill, unlock, type ScheduleState,
@@ -14,7 +14,7 @@ import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, HttpError, notFound } from '../errors.js';
 import { legacyFilters, searchFilters } from '../filters.js';
-import { paging, queryOne } from '../query.js';
+import { paging, parseLabelList, queryOne } from '../query.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -101,15 +101,11 @@ function parseDate(value: unknown, field: string): Date {
 
 function parseLabels(value: unknown): Label[] | undefined {
   if (value === undefined || value === null) return undefined;
-  const list = Array.isArray(value) ? value : isObj(value) ? Object.entries(value).map(([key, v]) => ({ key, value: v })) : undefined;
-  if (!list) throw badRequest('`backfill.labels` must be a list of {key, value} or a map', 'backfill.labels');
-  return list.map((l, i) => {
-    if (!isObj(l) || typeof l.key !== 'string' || l.key === '') throw badRequest(`\`backfill.labels[${i}]\` needs a key`, `backfill.labels[${i}]`);
-    if (l.key.startsWith('system.')) throw badRequest(`\`${l.key}\`: system labels cannot be set`, `backfill.labels[${i}]`);
-    const reserved = reservedSegment(l.key);
-    if (reserved !== undefined) throw badRequest(`\`${l.key}\` uses the reserved name \`${reserved}\``, `backfill.labels[${i}]`);
-    return { key: l.key, value: String(l.value ?? '') };
+  const labels = parseLabelList(value, 'backfill.labels');
+  labels.forEach((l, i) => {
+    if (isSystemLabel(l.key)) throw badRequest(`\`${l.key}\`: system labels cannot be set`, `backfill.labels[${i}]`);
   });
+  return labels;
 }
 
 function backfillRequest(raw: unknown): { start: Date; end?: Date; inputs?: Obj; labels?: Label[] } {

@@ -4,7 +4,7 @@ import { FOR_EACH_ITEM_MERGE, FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js'
 import type { TaskOutcome } from '../core/engine-types.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
-import { applyPluginDefaults } from '../model/index.js';
+import { applyFlowDefaults } from '../model/index.js';
 import { getRunnable } from '../plugins/index.js';
 import type { RunnablePlugin } from '../plugins/types.js';
 import type { Stores } from '../store/types.js';
@@ -30,7 +30,7 @@ const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, spl
 /** Runs one attempt to its outcome; never throws. Secret values are masked where the outcome is stored (the stores' layer). */
 export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution, run: TaskRun, attempt: number, signal: AbortSignal): Promise<TaskOutcome> {
   try {
-    const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
+    const task = applyFlowDefaults(taskForRun(flow, exec, run), flow);
     const plugin = deps.extra?.get(task.type) ?? BUILTIN_EXTRA.get(task.type) ?? getRunnable(task.type);
     if (!plugin) return { state: 'FAILED', error: `Unknown task type '${task.type}'` };
     // errorLogs() renders synchronously: the lines are read before the attempt, when its templates call it.

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { stepMany, type StepResult } from '../core/engine.js';
+import { actsOnEnded, stepMany, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -31,6 +31,7 @@ import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
+import { NamespaceResolver } from './namespaces.js';
 import { KeyedQueue } from './queue.js';
 import { Resync } from './resync.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
@@ -94,6 +95,7 @@ export class Controller {
   private readonly children: Children;
   private readonly cache = new Map<string, StoredExecution>();
   private readonly flows = new Map<string, Flow>();
+  private readonly namespaces: NamespaceResolver;
   private readonly workRoot: string;
   private readonly clock: () => Date;
   private readonly resync: Resync;
@@ -135,6 +137,7 @@ export class Controller {
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
     const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants });
+    this.namespaces = new NamespaceResolver(stores.namespaces);
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
     this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {
       busy: (id) => this.queue.has(id),
@@ -250,7 +253,7 @@ export class Controller {
       flow = rec.flow;
       this.flows.set(key, flow);
     }
-    return flow;
+    return this.namespaces.resolve(flow);
   }
 
   private async load(id: string): Promise<StoredExecution | undefined> {
@@ -288,7 +291,7 @@ export class Controller {
     const stored = await this.load(id);
     if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
     const acks = acksOf(items);
-    if (isTerminal(stored.execution.state.current) && !events.some((e) => e.type === 'restart')) {
+    if (isTerminal(stored.execution.state.current) && !events.some(actsOnEnded)) {
       // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
       if (acks.length) await this.write(stored.execution, stored.resourceVersion, acks);
       this.settled(stored.execution, events);

@@ -1,4 +1,4 @@
-// Builds the variables templates see (execution, flow, inputs, outputs, vars, trigger, task, taskrun, parents).
+// Builds the variables templates see (execution, flow, inputs, outputs, vars, namespace, trigger, task, taskrun, parents).
 // Pure: derived from the flow and the execution record only. Every object keyed by a name a flow author chose (input
 // ids, loop values, task ids, label keys) is prototype-free (keyed.ts), so no such name can pollute a prototype.
 import { dict, dictFrom } from './keyed.js';
@@ -122,6 +122,8 @@ export function buildVariables(
     vars: flow.variables ?? {},
     trigger: execution.trigger?.variables ?? {},
   };
+  // Kestra's namespace variables (`namespace.<name>`): only when the flow's namespace (or a parent) is stored.
+  if (flow.namespaceContext) vars.namespace = flow.namespaceContext.variables;
   if (!run) return vars;
   const { byId } = index;
   vars.task = { id: run.taskId, type: task?.type ?? null };

@@ -29,6 +29,10 @@ export type EngineEvent =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
   | { type: 'restart' }
+  /** Replaces the labels (an ended execution's too: the API checked it may). */
+  | { type: 'set-labels'; labels: Label[] }
+  /** Moves an ended execution to another terminal state (ignored while it runs). */
+  | { type: 'change-state'; state: ExecutionState }
   /**
    * The controller created (or found) a child execution of a Subflow run, or of a ForEachItem `_items` run (then
    * `iteration` is its batch). A child that ended at once (a disabled flow) is reported by `subflow-ended` alone.

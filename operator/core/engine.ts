@@ -29,13 +29,16 @@ export function step(flow: Flow, execution: Execution, event: EngineEvent, deps:
  * Applies several events, then resolves what runs next once: the same outcome as one `step` per event (resolution
  * is level-based), with one copy of the record instead of one per event (a 1,000-branch loop reports 1,000 results).
  */
+/** Events that act on an ended execution too (the others are late news then, and dropped). */
+export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || e.type === 'set-labels' || e.type === 'change-state';
+
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
-  const live = events.filter((e) => !isTerminal(execution.state.current) || e.type === 'restart');
+  const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
   if (live.length === 0) return { execution, actions: [] };
   const exec = copyData(execution);
   const ctx: StepContext = { flow, exec, deps, actions: [], runs: indexRuns(exec.taskRunList), index: indexFlow(flow) };
   for (const event of events) {
-    if (isTerminal(exec.state.current) && event.type !== 'restart') continue;
+    if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
     if (event.type === 'restart' || event.type === 'start') advance(ctx);
   }
@@ -63,6 +66,14 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
       return;
     }
     transition(exec.state, 'RUNNING', deps.now);
+  },
+
+  'set-labels'(ctx, e) {
+    ctx.exec.labels = e.labels.map((l) => ({ key: l.key, value: l.value }));
+  },
+
+  'change-state'(ctx, e) {
+    if (isTerminal(ctx.exec.state.current) && isTerminal(e.state)) transition(ctx.exec.state, e.state, ctx.deps.now);
   },
 
   'task-result'(ctx, e) {

@@ -1,7 +1,7 @@
 // Creating executions: a new one for a flow (state CREATED, or FAILED at once for a disabled flow) and replays.
 import { newState, transition } from './state.js';
 import type { Execution, ExecutionMetadata, ExecutionTrigger, Flow, Label, ParentLink, TaskRun } from './types.js';
-import { isTerminal } from './types.js';
+import { isSystemLabel, isTerminal } from './types.js';
 
 export const DISABLED_MESSAGE = 'Cannot execute a flow which is disabled';
 
@@ -24,6 +24,18 @@ export function metadataOf(exec: Pick<Execution, 'metadata' | 'state'>): Executi
   const attemptNumber = typeof m?.attemptNumber === 'number' && Number.isSafeInteger(m.attemptNumber) && m.attemptNumber > 0 ? m.attemptNumber : 1;
   const originalCreatedDate = typeof m?.originalCreatedDate === 'string' && Number.isFinite(Date.parse(m.originalCreatedDate)) ? m.originalCreatedDate : exec.state.startDate;
   return { attemptNumber, originalCreatedDate };
+}
+
+/**
+ * The labels of a terminated execution set by a caller (Kestra's rule): `requested` replaces the caller's labels, the
+ * existing system labels stay; a system label that is not already there, as it is, is refused (`offending`).
+ */
+export function replaceLabels(existing: Label[], requested: Label[]): { labels: Label[] } | { offending: Label } {
+  const system = existing.filter((l) => isSystemLabel(l.key));
+  const offending = requested.find((l) => isSystemLabel(l.key) && !system.some((s) => s.key === l.key && s.value === l.value));
+  if (offending) return { offending };
+  const kept = system.filter((s) => !requested.some((l) => l.key === s.key));
+  return { labels: mergeLabels(requested, kept).filter((l) => l.key !== '' || l.value !== '') };
 }
 
 /** Subflow/ForEachItem ancestors of an execution (0 for a root; a malformed value counts as 0, never below). */

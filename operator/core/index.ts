@@ -1,7 +1,7 @@
 // The engine core's public surface: pure functions over flows and executions.
 export * from './types.js';
 export * from './engine-types.js';
-export { step, stepMany, advance } from './engine.js';
+export { step, stepMany, advance, actsOnEnded } from './engine.js';
 export { newExecution, replayExecution, mergeLabels, flowLabels, DISABLED_MESSAGE } from './execution.js';
 export { buildVariables, buildOutputs, nestInputs } from './context.js';
 export { pendingWork, type PendingWork, type Timer } from './work.js';

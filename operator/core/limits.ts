@@ -49,6 +49,10 @@ export const LIMIT_SETTINGS = {
     env: 'API_MAX_BODY_BYTES', default: 10 * 1024 * 1024, min: 1024,
     doc: 'largest JSON, YAML or text request body, and largest multipart field, the API reads, in bytes',
   },
+  apiBulkMaxItems: {
+    env: 'API_BULK_MAX_ITEMS', default: 1_000, min: 1,
+    doc: 'executions (`/executions/.../by-ids`, `/by-query`) or KV keys (`DELETE /namespaces/{ns}/kv`) one bulk request may act on',
+  },
   apiMaxFileBytes: {
     env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
     doc: 'largest file one multipart upload part may hold, in bytes',
@@ -76,6 +80,10 @@ export const LIMIT_SETTINGS = {
   storageMaxDistinctKeys: {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
+  },
+  namespaceMaxBytes: {
+    env: 'NAMESPACE_MAX_BYTES', default: 256 * 1024, min: 1024,
+    doc: 'largest namespace (its description, variables and plugin defaults as JSON) the API stores; every execution of the namespace and of its children carries it, in bytes',
   },
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,

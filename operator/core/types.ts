@@ -30,6 +30,10 @@ export interface StateRecord<S extends State = State> {
 
 export interface Label { key: string; value: string }
 
+/** Labels under this prefix (Kestra's `system.`) are set by the service itself, never by a caller. */
+export const SYSTEM_LABEL_PREFIX = 'system.';
+export const isSystemLabel = (key: string): boolean => key.startsWith(SYSTEM_LABEL_PREFIX);
+
 export type RetryType = 'constant' | 'exponential' | 'random';
 
 export interface RetryPolicy {
@@ -96,6 +100,27 @@ export interface PluginDefault { type: string; values: Record<string, unknown>; 
 
 export interface Concurrency { limit: number; behavior?: 'QUEUE' | 'CANCEL' | 'FAIL' }
 
+/** A namespace as a thing (Kestra's Namespace): what the flows of the namespace and of its children inherit. */
+export interface NamespaceSpec {
+  id: string;
+  description?: string;
+  /** Read by templates as `namespace.<name>` (children's variables win over their parents'). */
+  variables: Record<string, unknown>;
+  /** Applied to the tasks of the namespace's flows and of its children's flows (after the flow's own). */
+  pluginDefaults: PluginDefault[];
+}
+
+/**
+ * What a flow's namespace and its parents give an execution (the namespace store's `variables` and `pluginDefaults`):
+ * attached by the controller to the flow it runs (operator/controller/namespaces.ts), never saved with the flow.
+ */
+export interface NamespaceContext {
+  /** Variables of the namespace and its parents (the nearest wins, maps merged), read as `namespace.<name>`. */
+  variables: Record<string, unknown>;
+  /** Plugin defaults per namespace, nearest first (the flow's namespace, then its parent...). */
+  pluginDefaults: PluginDefault[][];
+}
+
 export interface Flow {
   id: string;
   namespace: string;
@@ -113,6 +138,8 @@ export interface Flow {
   retry?: RetryPolicy;
   concurrency?: Concurrency;
   disabled?: boolean;
+  /** Set at run time from the namespace store (not part of a flow document: the schema refuses it). */
+  namespaceContext?: NamespaceContext;
 }
 
 export interface Metric { name: string; type: 'counter' | 'timer'; value: number; tags?: Record<string, string> }

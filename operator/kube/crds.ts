@@ -2,8 +2,9 @@
 // install on Kubernetes 1.24+). The Flow spec comes from the schema the engine validates flows with; the other
 // kinds are written here. `scripts/gen-crds.ts` writes them to crds/ and charts/flowpilot/crds/.
 import { stringify } from 'yaml';
-import { ExecutionStates } from '../core/types.js';
+import { ExecutionStates, isTerminal } from '../core/types.js';
 import { flowCrdSchema } from '../model/crd-schema.js';
+import { NAMESPACE_PATTERN } from '../model/schema-common.js';
 import { FLOW_SPEC_DOCS } from './crd-docs.js';
 import { GROUP, KINDS, VERSION, type KindInfo } from './names.js';
 
@@ -136,7 +137,7 @@ function flowRevisionCrd(): Schema {
   });
 }
 
-const COMMAND_TYPES = ['kill', 'resume', 'restart'];
+const COMMAND_TYPES = ['kill', 'resume', 'restart', 'set-labels', 'change-state'];
 
 function executionCrd(): Schema {
   return crd(KINDS.Execution, {
@@ -158,8 +159,10 @@ function executionCrd(): Schema {
       }),
       commands: arr('Commands for the execution, appended in order; status.acked is the last seq consumed.', obj('One command.', {
         seq: int('Sequence number, increasing by 1 from 1.', { minimum: 1 }),
-        type: str('kill (stop the execution), resume (continue a paused task) or restart (rerun failed tasks).', { enum: COMMAND_TYPES }),
+        type: str('kill (stop the execution), resume (continue a paused task), restart (rerun failed tasks), set-labels (replace the labels of an ended execution) or change-state (move an ended execution to another terminal state).', { enum: COMMAND_TYPES }),
         inputs: anyJson('Inputs of a resume command (on-resume inputs of a Pause task).'),
+        labels: arr('Labels of a set-labels command.', obj('One label.', { key: str('Label key.'), value: str('Label value.') }, ['key', 'value'])),
+        state: str('Terminal state of a change-state command.', { enum: [...ExecutionStates].filter(isTerminal) }),
         created: str('When the command was sent (RFC 3339).'),
       }, ['seq', 'type'])),
     }, ['namespace', 'flowId']),
@@ -202,6 +205,26 @@ function kvCrd(): Schema {
     }, ['namespace', 'key']),
     columns: [FLOW_NS, col('KEY', 'string', '.spec.key', 'Key.'), col('TYPE', 'string', '.spec.type', 'Value type.'),
       col('EXPIRES', 'string', '.spec.expirationDate', 'Expiration date.', 1), AGE],
+  });
+}
+
+function flowNamespaceCrd(): Schema {
+  const pluginDefault = obj('Defaults for one task type.', {
+    type: str('Task type (or type prefix) the defaults apply to.'),
+    values: openObject('Property values to apply.'),
+    forced: bool('true overrides values set on the task itself.'),
+  }, ['type', 'values']);
+  return crd(KINDS.FlowNamespace, {
+    description: 'A flow namespace as a thing (Kestra\'s Namespace): variables and plugin defaults inherited by the flows of the namespace and of its children.',
+    spec: obj('The namespace.', {
+      id: str('Flow namespace (dotted, e.g. company.team; not the Kubernetes namespace).', { pattern: NAMESPACE_PATTERN, maxLength: 150 }),
+      description: str('Description.'),
+      variables: openObject('Variables read by templates as namespace.<name>; a child namespace\'s win over its parents\'.'),
+      pluginDefaults: arr('Plugin defaults applied to the tasks of its flows and of its children\'s flows, after each flow\'s own.', pluginDefault),
+      updated: str('When the namespace was last written (RFC 3339).'),
+    }, ['id']),
+    columns: [col('FLOW-NS', 'string', '.spec.id', 'Flow namespace (spec.id; not the Kubernetes namespace).'),
+      col('DESCRIPTION', 'string', '.spec.description', 'Description.', 1), AGE],
   });
 }
 
@@ -273,7 +296,7 @@ function inferenceJobCrd(): Schema {
 
 /** Every CRD of flowpilot.io, in a stable order. */
 export function buildCrds(): Schema[] {
-  return [flowCrd(), flowRevisionCrd(), executionCrd(), kvCrd(), triggerStateCrd(), inferenceJobCrd()];
+  return [flowCrd(), flowRevisionCrd(), executionCrd(), kvCrd(), flowNamespaceCrd(), triggerStateCrd(), inferenceJobCrd()];
 }
 
 /** File name of a CRD in crds/: `<plural>.flowpilot.io.yaml`. */

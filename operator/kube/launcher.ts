@@ -12,7 +12,7 @@ import {
 import type { TaskOutcome } from '../core/engine-types.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
-import { applyPluginDefaults } from '../model/index.js';
+import { applyFlowDefaults } from '../model/index.js';
 import type { InternalStorage } from '../store/types.js';
 import type { Launcher, Report } from '../controller/launcher.js';
 import { backoff, isTransient, sleep } from '../faults.js';
@@ -202,7 +202,7 @@ export class KubeLauncher implements Launcher {
     // Finished earlier and its Job already garbage-collected (ttlSecondsAfterFinished): the result file remains.
     const earlier = await readAttemptResult(this.o.storage, attemptInputUri(exec, run.id, a.attempt));
     if (earlier) return this.deliver(a, earlier);
-    const task = applyPluginDefaults(taskForRun(flow, exec, run), flow.pluginDefaults);
+    const task = applyFlowDefaults(taskForRun(flow, exec, run), flow);
     const inputUri = await writeAttemptInput(this.o.storage, { flow, execution: exec }, run.id, a.attempt);
     const owner = await this.ownerOf(exec.id);
     const body = buildJob({ namespace: this.o.namespace, exec, run, attempt: a.attempt, task, inputUri, settings: this.o.settings, ...(owner ? { owner } : {}) });

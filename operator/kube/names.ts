@@ -14,6 +14,8 @@ export const KINDS = {
   FlowRevision: { kind: 'FlowRevision', plural: 'flowrevisions', singular: 'flowrevision', shortNames: ['flrev'] },
   Execution: { kind: 'Execution', plural: 'executions', singular: 'execution', shortNames: ['fex'] },
   KVPair: { kind: 'KVPair', plural: 'kvpairs', singular: 'kvpair', shortNames: ['kv'] },
+  /** A flow namespace as a thing (Kestra's Namespace): description, variables and plugin defaults its flows inherit. */
+  FlowNamespace: { kind: 'FlowNamespace', plural: 'flownamespaces', singular: 'flownamespace', shortNames: ['fns'] },
   /** Durable trigger state (schedule progress, backfill, MultipleCondition windows). */
   TriggerState: { kind: 'TriggerState', plural: 'triggerstates', singular: 'triggerstate', shortNames: ['trs'] },
   /** A batch inference job (POST /v1/completions in cluster mode). */
@@ -52,6 +54,7 @@ export const executionName = (executionId: string): string => slugName('ex', exe
 export const flowName = (namespace: string, id: string): string => slugName('fl', `${namespace}.${id}`);
 export const flowRevisionName = (flowResourceName: string, revision: number): string => `${flowResourceName}-r${revision}`.slice(0, 253);
 export const kvName = (namespace: string, key: string): string => slugName('kv', `${namespace}/${key}`);
+export const flowNamespaceName = (namespace: string): string => slugName('ns', namespace);
 export const triggerStateName = (namespace: string, flowId: string, triggerId: string): string => slugName('tr', `${namespace}.${flowId}.${triggerId}`);
 /** Job name of one attempt of a task run: the same inputs always give the same name, so a restart finds its Job. */
 export const jobName = (executionId: string, taskRunId: string, attempt: number): string => `task-${hash(`${executionId}/${taskRunId}/${attempt}`, 20)}-${attempt}`;

@@ -96,7 +96,7 @@ it('still reports a real failure, once per streak', async () => {
   await until(() => errors.length >= 1, 'a reported failure');
   await new Promise((r) => setTimeout(r, 1500)); // several backed-off restarts fail meanwhile
   const kinds = new Set(errors.map(String));
-  expect(errors.length).toBeLessThanOrEqual(5); // one per informer (flows, revisions, executions, kv, triggers)
+  expect(errors.length).toBeLessThanOrEqual(6); // one per informer (flows, revisions, executions, kv, namespaces, triggers)
   expect(kinds.size).toBeGreaterThan(0);
   expect(s.kv.getSync('x', 'y')).toBeUndefined();
 });

@@ -37,13 +37,16 @@ function assignOwn(target: object, source: Obj): void {
   }
 }
 
-/** A copy of the flow with plugin defaults applied to every task, so that required values may come from defaults. */
-function withDefaults(flow: Obj): Obj {
+/**
+ * A copy of the flow with plugin defaults applied to every task (its own, then the `inherited` layers of its
+ * namespaces), so that required values may come from defaults.
+ */
+function withDefaults(flow: Obj, inherited: PluginDefault[][]): Obj {
   const copy = structuredClone(flow);
   const defaults = Array.isArray(copy.pluginDefaults) ? (copy.pluginDefaults as PluginDefault[]) : undefined;
-  if (!defaults?.length) return copy;
+  if (!defaults?.length && !inherited.some((l) => l.length > 0)) return copy;
   for (const { task } of locateAllTasks(copy)) {
-    const merged = applyPluginDefaults(task, defaults);
+    const merged = applyPluginDefaults(task, defaults, inherited);
     if (merged !== task) assignOwn(task, merged);
   }
   return copy;
@@ -70,13 +73,16 @@ function schemaIssues(original: Obj, written: Obj, checked: Obj): ValidationIssu
     .map(({ path, message }) => ({ path, message }));
 }
 
-/** Validate an already-parsed flow document (e.g. a CRD spec); returns the normalized Flow or throws FlowValidationError. */
-export function validateFlow(doc: unknown): Flow {
+/**
+ * Validate an already-parsed flow document (e.g. a CRD spec); returns the normalized Flow or throws FlowValidationError.
+ * `inherited`: the plugin defaults of the flow's namespace and its parents (nearest first), which may supply values.
+ */
+export function validateFlow(doc: unknown, inherited: PluginDefault[][] = []): Flow {
   if (!isObj(doc)) {
     throw new FlowValidationError([{ path: '', message: 'a flow must be a map with at least id, namespace and tasks' }]);
   }
   const flow = normalizeFlowDocument(doc);
-  const checked = withDefaults(flow);
+  const checked = withDefaults(flow, inherited);
   const seen = new Set<string>();
   const errors = [...schemaIssues(doc, flow, checked), ...semanticIssues(checked), ...reservedNameIssues(doc)].filter((i) => {
     const key = `${i.path}\u0000${i.message}`;
@@ -86,8 +92,8 @@ export function validateFlow(doc: unknown): Flow {
   return flow as unknown as Flow;
 }
 
-/** Parse flow YAML and validate it; YAML syntax errors are reported with path "" and line/column. */
-export function parseFlow(source: string): Flow {
+/** Parse flow YAML and validate it (`inherited` as in validateFlow); YAML syntax errors are reported with path "" and line/column. */
+export function parseFlow(source: string, inherited: PluginDefault[][] = []): Flow {
   const doc = parseDocument(String(source ?? ''), { prettyErrors: true, merge: true });
   if (doc.errors.length > 0) {
     // The first line holds the reason and "at line L, column C"; the rest is a source excerpt.
@@ -101,7 +107,7 @@ export function parseFlow(source: string): Flow {
     // e.g. "Excessive alias count" (alias bombs)
     throw new FlowValidationError([{ path: '', message: `Invalid YAML: ${(err as Error).message}` }]);
   }
-  return validateFlow(value);
+  return validateFlow(value, inherited);
 }
 
 /**

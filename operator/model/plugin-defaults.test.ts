@@ -1,7 +1,8 @@
-// Tests of plugin defaults: non-forced vs forced, deep merge of maps, prefix matching, aliases, reserved keys.
+// Tests of plugin defaults: non-forced vs forced, deep merge of maps, prefix matching, aliases, reserved keys, and the
+// precedence between the flow's defaults and those of its namespace and the namespace's parents.
 import { describe, expect, it } from 'vitest';
-import type { PluginDefault, Task } from '../core/types.js';
-import { applyPluginDefaults, deepMerge } from './plugin-defaults.js';
+import type { Flow, PluginDefault, Task } from '../core/types.js';
+import { applyFlowDefaults, applyPluginDefaults, deepMerge } from './plugin-defaults.js';
 
 const LOG = 'ai.service.plugin.core.log.Log';
 const REQ = 'ai.service.plugin.core.http.Request';
@@ -67,5 +68,34 @@ describe('deepMerge with reserved keys (parsed JSON has own `__proto__` keys)', 
     expect((merged.h as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('applyPluginDefaults with inherited layers (the namespace, then its parents): Kestra precedence', () => {
+  const task: Task = { id: 'a', type: LOG, message: 'm', level: 'INFO' };
+  const bare: Task = { id: 'a', type: LOG, message: 'm' };
+  const d = (level: string, forced = false): PluginDefault => ({ type: LOG, values: { level }, ...(forced ? { forced } : {}) });
+  it.each<[string, Task, PluginDefault[] | undefined, PluginDefault[][], unknown]>([
+    ['a namespace default fills a missing value', bare, undefined, [[d('WARN')]], 'WARN'],
+    ['the task value beats a non-forced namespace default', task, undefined, [[d('WARN')]], 'INFO'],
+    ['a forced namespace default beats the task value', task, undefined, [[d('ERROR', true)]], 'ERROR'],
+    ['the flow default beats the namespace default', bare, [d('DEBUG')], [[d('WARN')]], 'DEBUG'],
+    ['the namespace beats its parent', bare, undefined, [[d('WARN')], [d('TRACE')]], 'WARN'],
+    ['a parent fills what the namespace leaves out', bare, undefined, [[], [d('TRACE')]], 'TRACE'],
+    ['a forced flow default beats a forced namespace default', task, [d('DEBUG', true)], [[d('ERROR', true)]], 'DEBUG'],
+    ['a forced parent default beats the flow\'s non-forced one and the task', task, [d('DEBUG')], [[], [d('ERROR', true)]], 'ERROR'],
+    ['a forced namespace default beats a forced parent default', task, undefined, [[d('WARN', true)], [d('ERROR', true)]], 'WARN'],
+    ['the flow\'s prefix default beats the namespace\'s exact one', bare, [{ type: 'ai.service.plugin.core', values: { level: 'DEBUG' } }], [[d('WARN')]], 'DEBUG'],
+  ])('%s', (_name, t, flowDefaults, inherited, level) => {
+    expect(applyPluginDefaults(t, flowDefaults, inherited).level).toBe(level);
+  });
+
+  it('applyFlowDefaults reads the flow\'s own defaults and those its namespaces gave it', () => {
+    const flow: Flow = {
+      id: 'f', namespace: 'a.b', tasks: [bare], pluginDefaults: [{ type: LOG, values: { message: 'x' } }],
+      namespaceContext: { variables: {}, pluginDefaults: [[d('WARN')]] },
+    };
+    expect(applyFlowDefaults(bare, flow)).toEqual({ id: 'a', type: LOG, message: 'm', level: 'WARN' });
+    expect(applyFlowDefaults(bare, { ...flow, namespaceContext: undefined })).toEqual(bare);
   });
 });

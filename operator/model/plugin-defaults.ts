@@ -1,7 +1,8 @@
-// Plugin defaults (flow `pluginDefaults`): values applied to every task of a type or of a type prefix.
-// Non-forced defaults fill what the task leaves out; forced defaults override the task; maps are merged deeply.
+// Plugin defaults (flow `pluginDefaults`, and those of the flow's namespace and its parents): values applied to every
+// task of a type or of a type prefix. Non-forced defaults fill what the task leaves out; forced defaults override the
+// task; maps are merged deeply.
 import { dictFrom } from '../core/keyed.js';
-import type { PluginDefault, Task } from '../core/types.js';
+import type { Flow, PluginDefault, Task } from '../core/types.js';
 import { normalizeType } from './task-types.js';
 
 /** A map (plain or prototype-free), as opposed to a list, a scalar or a class instance. */
@@ -34,19 +35,26 @@ export function defaultMatches(defaultType: string, taskType: string): boolean {
   return t.startsWith(prefix);
 }
 
-/** Defaults that apply to `type`, least specific first (prefixes before exact names), list order kept otherwise. */
-function matching(defaults: PluginDefault[], type: string): PluginDefault[] {
-  return defaults
-    .map((d, i) => ({ d, i }))
+/**
+ * Defaults that apply to `type`, least important first: layers from the last (the farthest namespace) to the first
+ * (the flow), then prefixes before exact names within a layer, list order kept otherwise.
+ */
+function matching(layers: PluginDefault[][], type: string): PluginDefault[] {
+  return layers
+    .flatMap((defaults, layer) => defaults.map((d, i) => ({ d, i, layer })))
     .filter(({ d }) => d && typeof d.type === 'string' && isPlainObject(d.values) && defaultMatches(d.type, type))
-    .sort((a, b) => normalizeType(a.d.type).length - normalizeType(b.d.type).length || a.i - b.i)
+    .sort((a, b) => b.layer - a.layer || normalizeType(a.d.type).length - normalizeType(b.d.type).length || a.i - b.i)
     .map(({ d }) => d);
 }
 
-/** The task with plugin defaults applied: non-forced → task values win; forced → default values win. */
-export function applyPluginDefaults(task: Task, defaults: PluginDefault[] | undefined): Task {
-  if (!defaults || defaults.length === 0 || typeof task?.type !== 'string') return task;
-  const applicable = matching(defaults, task.type);
+/**
+ * The task with plugin defaults applied, Kestra's precedence: forced defaults > the task's own values > non-forced
+ * defaults; between defaults, the flow's `defaults` win over `inherited` layers (its namespace, then the parents).
+ */
+export function applyPluginDefaults(task: Task, defaults: PluginDefault[] | undefined, inherited: PluginDefault[][] = []): Task {
+  const layers = defaults?.length ? [defaults, ...inherited] : inherited;
+  if (!layers.some((l) => l.length > 0) || typeof task?.type !== 'string') return task;
+  const applicable = matching(layers, task.type);
   if (applicable.length === 0) return task;
   const merge = (list: PluginDefault[]) =>
     list.reduce<Record<string, unknown>>((acc, d) => deepMerge(acc, structuredClone(d.values)), {});
@@ -55,4 +63,9 @@ export function applyPluginDefaults(task: Task, defaults: PluginDefault[] | unde
   const merged = deepMerge(deepMerge(soft, task), forced);
   // id and type always come from the task itself.
   return { ...merged, id: task.id, type: task.type } as Task;
+}
+
+/** The task as it runs in `flow`: the flow's plugin defaults, then those of its namespaces (when the controller attached them). */
+export function applyFlowDefaults(task: Task, flow: Flow): Task {
+  return applyPluginDefaults(task, flow.pluginDefaults, flow.namespaceContext?.pluginDefaults);
 }

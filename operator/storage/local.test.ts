@@ -71,6 +71,17 @@ describe('LocalStorage', () => {
     expect(await storage.delete(uri)).toBe(false);
   });
 
+  it('deletes a folder tree, counting its files, and nothing beside it', async () => {
+    await storage.put('tree/e1/a.txt', Buffer.from('a'));
+    await storage.put('tree/e1/sub/b.txt', Buffer.from('b'));
+    const beside = await storage.put('tree/e10/c.txt', Buffer.from('c'));
+    expect(await storage.deleteTree('tree/e1')).toBe(2);
+    expect(await storage.exists('kestra:///tree/e1/a.txt')).toBe(false);
+    expect(await storage.exists(beside)).toBe(true);
+    expect(await storage.deleteTree('kestra:///tree/e1')).toBe(0);
+    await expect(storage.deleteTree('tree/../..')).rejects.toThrow(Error);
+  });
+
   it.each([
     'kestra:///../outside.txt', '../outside.txt', 'a/../../outside.txt', 'kestra:///a/%2e%2e/%2E%2E/outside.txt',
     'kestra:////etc/passwd', 'kestra:///a%2F..%2F..%2Foutside.txt', 'kestra:///%2Fetc%2Fpasswd', 'file:///etc/passwd', 'a/\0b', 'a\\..\\b', 'kestra://host/x', '', 'kestra:///',

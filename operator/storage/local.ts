@@ -2,7 +2,7 @@
 // Writes are atomic (temporary file + rename); paths that could leave the root are rejected.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { InternalStorage } from '../store/types.js';
@@ -97,6 +97,20 @@ export class LocalStorage implements InternalStorage {
       if (isMissing(err)) return false;
       throw err;
     }
+  }
+
+  async deleteTree(pathOrUri: string): Promise<number> {
+    const dir = this.resolve(pathOrUri);
+    let files = 0;
+    try {
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+      files = entries.filter((e) => !e.isDirectory()).length;
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
+    await rm(dir, { recursive: true, force: true });
+    return files;
   }
 
   localPath(uri: string): string | undefined {

@@ -143,6 +143,18 @@ describe('S3Storage', () => {
     expect(await s.exists(uri)).toBe(false);
   });
 
+  it('deletes a folder tree, counting its objects, and nothing beside it', async () => {
+    const s = storage({ prefix: 'tree-test' });
+    await s.put('tree/e1/a.txt', Buffer.from('a'));
+    await s.put('tree/e1/sub/b.txt', Buffer.from('b'));
+    const beside = await s.put('tree/e10/c.txt', Buffer.from('c'));
+    expect(await s.deleteTree('tree/e1')).toBe(2);
+    expect(await s.exists('kestra:///tree/e1/a.txt')).toBe(false);
+    expect(await s.exists(beside)).toBe(true);
+    expect(await s.deleteTree('kestra:///tree/e1')).toBe(0);
+    expect(await s.deleteTree('a.b/f/executions/none')).toBe(0);
+  });
+
   it.each([
     'kestra:///../outside.txt', '../outside.txt', 'a/../../outside.txt', 'kestra:///a/%2e%2e/%2E%2E/outside.txt',
     'kestra:////etc/passwd', 'kestra:///a%2F..%2F..%2Foutside.txt', 'file:///etc/passwd', 'a/\0b', 'a\\..\\b', 'kestra://host/x', '', 'kestra:///',

@@ -233,6 +233,25 @@ export class S3Storage implements InternalStorage {
     return true;
   }
 
+  /** Lists the objects under the folder and removes them in batches of 1000 (S3's DeleteObjects bound). */
+  async deleteTree(pathOrUri: string): Promise<number> {
+    const prefix = `${this.key(pathOrUri)}/`;
+    let removed = 0;
+    let batch: string[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      await this.client.removeObjects(this.bucket, batch);
+      removed += batch.length;
+      batch = [];
+    };
+    for await (const item of this.client.listObjectsV2(this.bucket, prefix, true) as AsyncIterable<{ name?: string }>) {
+      if (item.name) batch.push(item.name);
+      if (batch.length >= 1000) await flush();
+    }
+    await flush();
+    return removed;
+  }
+
   /** Stops the getSync worker thread. */
   async close(): Promise<void> {
     const worker = this.worker;

@@ -1,7 +1,7 @@
 // Store interfaces: what the controller and the API read and write. Embedded mode implements them on
 // SQLite; cluster mode (later) on custom resources. Semantics follow the Kubernetes API: optimistic
 // concurrency through `resourceVersion`, and a watch feed of changes.
-import type { Execution, ExecutionState, Flow, LogLevel, LogLine } from '../core/types.js';
+import type { Execution, ExecutionState, Flow, Label, LogLevel, LogLine, NamespaceSpec } from '../core/types.js';
 import type { SecretLayer } from '../secrets/layer.js';
 import type { SearchFilter } from './filters.js';
 
@@ -54,7 +54,11 @@ export interface StoredExecution { execution: Execution; resourceVersion: number
 export type ExecutionCommand =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
-  | { type: 'restart' };
+  | { type: 'restart' }
+  /** The labels of an ended execution, replaced (API: POST /executions/{id}/labels). */
+  | { type: 'set-labels'; labels: Label[] }
+  /** An ended execution moved to another terminal state (API: change-status). */
+  | { type: 'change-state'; state: ExecutionState };
 
 export interface PendingCommand { seq: number; executionId: string; command: ExecutionCommand; created: string }
 
@@ -91,7 +95,7 @@ export interface ExecutionStore {
   listActive(): Promise<StoredExecution[]>;
   /** Counts executions of a flow in the given states. */
   count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
-  /** Durable command queue (kill, resume, restart) written by the API, consumed by the controller. */
+  /** Durable command queue (kill, resume, restart, set-labels, change-state) written by the API, consumed by the controller. */
   addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand>;
   pendingCommands(executionId?: string): Promise<PendingCommand[]>;
   /** Change feed; listeners run after the write commits. Returns an unsubscribe function. */
@@ -120,6 +124,30 @@ export interface KVStore {
   /** Returns false when the key did not exist. */
   delete(namespace: string, key: string): Promise<boolean>;
   list(namespace: string): Promise<KVEntry[]>;
+}
+
+export type { NamespaceSpec };
+
+export interface NamespaceRecord extends NamespaceSpec {
+  /** ISO date of the last write. */
+  updated: string;
+  /** Grows on every write (a new version of the namespace: caches of what it gives executions are rebuilt). */
+  version: number;
+}
+
+export interface NamespaceStore {
+  get(id: string): Promise<NamespaceRecord | undefined>;
+  /** Every stored namespace, by id. */
+  list(): Promise<NamespaceRecord[]>;
+  /** Creates or replaces; with `create`, an existing namespace is a ConflictError. */
+  put(spec: NamespaceSpec, opts?: { create?: boolean }): Promise<NamespaceRecord>;
+  /** Returns false when it was not stored. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * The stored ones among the namespace and its parents, nearest first: what its flows inherit (read for every
+   * execution step, so cluster mode answers from its cache without asking the API server).
+   */
+  chain(namespace: string): Promise<NamespaceRecord[]>;
 }
 
 export interface LogQuery {
@@ -165,6 +193,12 @@ export interface LogStore {
    * time and insertion order), so a reader (the text download) never holds them all.
    */
   pagesForExecution(executionId: string, filter?: ExecutionLogFilter, pageSize?: number): AsyncIterable<LogLine[]>;
+  /**
+   * Lines of one execution stored after `cursor` (0: from the first), in the order they were stored, at most `limit`;
+   * `cursor` of the answer continues after them. For following an execution's log: a line that arrives late with an
+   * earlier time is still delivered (a time-ordered offset would skip it).
+   */
+  linesAfter(executionId: string, cursor: number, filter?: ExecutionLogFilter, limit?: number): Promise<{ lines: LogLine[]; cursor: number }>;
   /** Full-text search (FTS5 syntax for `q`), newest first. */
   search(query: LogQuery): Promise<Page<LogLine>>;
   deleteExecution(executionId: string): Promise<void>;
@@ -183,6 +217,8 @@ export interface InternalStorage {
   exists(uri: string): Promise<boolean>;
   size(uri: string): Promise<number>;
   delete(uri: string): Promise<boolean>;
+  /** Deletes every file under a storage folder (path or URI); returns how many files were removed (0 when none). */
+  deleteTree(pathOrUri: string): Promise<number>;
   /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
   localPath?(uri: string): string | undefined;
 }
@@ -247,6 +283,7 @@ export interface Stores {
   flows: FlowStore;
   executions: ExecutionStore;
   kv: KVStore;
+  namespaces: NamespaceStore;
   logs: LogStore;
   storage: InternalStorage;
   triggers: TriggerStateStore;

@@ -36,6 +36,7 @@ export function scopedStorage(storage: InternalStorage, caller: FileCaller & { o
     exists: async (uri) => storage.exists(readable(uri)),
     size: async (uri) => storage.size(readable(uri)),
     delete: async (uri) => storage.delete(writable(uri)),
+    deleteTree: async (path) => storage.deleteTree(writable(path)),
   };
   if (storage.localPath) view.localPath = (uri) => storage.localPath!(readable(uri));
   return view;

@@ -57,8 +57,11 @@ describe('executions run end to end', () => {
   it('follows an execution until it ends', async () => {
     const created = (await call(`${base()}/${NS}/hello`, { method: 'POST' })).body as Execution;
     const text = await (await fetch(`${base()}/${created.id}/follow`)).text();
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => JSON.parse(e.slice(6)) as Execution);
-    expect(events.at(-1)!.state.current).toBe('SUCCESS');
+    const events = text.split('\n\n').filter((e) => e !== '').map((e) => e.split('\n'));
+    expect(events[0]).toEqual(['id: start', `data: ${JSON.stringify({ id: created.id })}`]);
+    const last = events.at(-1)!;
+    expect(last[0]).toBe('id: end');
+    expect((JSON.parse(last[1]!.slice(6)) as Execution).state.current).toBe('SUCCESS');
   });
 
   it('runs a webhook execution with the request body as trigger.body', async () => {

@@ -1,6 +1,6 @@
 // API tests of the namespace KV store: typed round trips, non-JSON text as STRING, ttl, listing and deletion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApi, type TestApi } from './helpers.js';
+import { call, jsonInit, startTestApi, type TestApi } from './helpers.js';
 
 let api: TestApi;
 beforeAll(async () => { api = await startTestApi(); });
@@ -32,17 +32,28 @@ describe('KV', () => {
     expect((await call(kv('over'))).body.value).toBe(2);
   });
 
-  it('answers 404 with a message for a missing key, on read and delete', async () => {
+  it('answers 404 with a message for a missing key on read, and 200 `false` on delete (as Kestra)', async () => {
     const res = await call(kv('absent'));
     expect(res.status).toBe(404);
     expect(res.body.message).toMatch(/absent/);
-    expect((await call(kv('absent'), { method: 'DELETE' })).status).toBe(404);
+    expect(await call(kv('absent'), { method: 'DELETE' })).toMatchObject({ status: 200, body: false });
   });
 
-  it('deletes a key (204)', async () => {
+  it('deletes a key (200 `true`)', async () => {
     await put('gone', '"x"');
-    expect((await call(kv('gone'), { method: 'DELETE' })).status).toBe(204);
+    expect(await call(kv('gone'), { method: 'DELETE' })).toMatchObject({ status: 200, body: true });
     expect((await call(kv('gone'))).status).toBe(404);
+  });
+
+  it('deletes several keys: {keys} in, the keys that existed out', async () => {
+    await put('b1', '1');
+    await put('b2', '2');
+    const res = await call(kv(), jsonInit('DELETE', { keys: ['b1', 'b2', 'b3'] }));
+    expect(res).toMatchObject({ status: 200, body: { keys: ['b1', 'b2'] } });
+    expect((await call(kv('b1'))).status).toBe(404);
+    const bad = await call(kv(), jsonInit('DELETE', { keys: 'b1' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].path).toBe('keys');
   });
 
   it('sets an expiration from the ttl header and rejects an invalid ttl', async () => {

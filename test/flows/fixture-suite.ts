@@ -31,6 +31,8 @@ interface Expectation {
    * and holds between `minExecutions` (default 1) and `maxExecutions` executions. An endless chain never reaches `state`.
    */
   retryChain?: { state: string; minExecutions?: number; maxExecutions: number };
+  /** Namespaces (Kestra's Namespace JSON, `id` required) stored with PUT /namespaces/{id} before the flows are saved. */
+  namespaces?: { id: string }[];
   /** Modes this fixture does not run in (e.g. [cluster]), with the reason in a comment of the fixture. */
   skip?: string[];
 }
@@ -123,6 +125,10 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
       const sources = docs.map((d) => String(d));
       const expectation = (docs[docs.length - 1]!.toJS() as { expect: Expectation }).expect;
         if (expectation.skip?.includes(mode)) return;
+      for (const ns of expectation.namespaces ?? []) {
+        const r = await json(`${base}/namespaces/${ns.id}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ns) });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+      }
       const flows = sources.slice(0, -1);
       for (const src of flows.slice().reverse()) {
         const r = await json(`${base}/flows`, { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: src });

@@ -18,7 +18,10 @@ const INITIAL_GZ_ABOVE = 32 * 1024;
 /** Past this even compressed, the initial record goes to status instead (annotations total ≤ 256 KiB). */
 const INITIAL_ANNOTATION_MAX = 128 * 1024;
 
-export interface CommandSpec { seq: number; type: ExecutionCommand['type']; inputs?: Record<string, unknown>; created?: string }
+export interface CommandSpec {
+  seq: number; type: ExecutionCommand['type']; inputs?: Record<string, unknown>; labels?: { key: string; value: string }[];
+  state?: string; created?: string;
+}
 
 export interface ExecutionSpec {
   namespace: string;
@@ -176,12 +179,17 @@ export function pendingOf(obj: ExecutionObject): PendingCommand[] {
 }
 
 export function toPending(executionId: string, c: CommandSpec): PendingCommand {
-  const command = (c.type === 'resume' && c.inputs !== undefined ? { type: 'resume', inputs: c.inputs } : { type: c.type }) as ExecutionCommand;
+  const command = (c.type === 'resume' && c.inputs !== undefined ? { type: 'resume', inputs: c.inputs }
+    : c.type === 'set-labels' ? { type: 'set-labels', labels: c.labels ?? [] }
+      : c.type === 'change-state' ? { type: 'change-state', state: c.state }
+        : { type: c.type }) as ExecutionCommand;
   return { seq: c.seq, executionId, command, created: c.created ?? '' };
 }
 
 export function commandSpec(seq: number, command: ExecutionCommand, created: string): CommandSpec {
   const spec: CommandSpec = { seq, type: command.type, created };
   if (command.type === 'resume' && command.inputs !== undefined) spec.inputs = command.inputs;
+  if (command.type === 'set-labels') spec.labels = command.labels.map((l) => ({ key: l.key, value: l.value }));
+  if (command.type === 'change-state') spec.state = command.state;
   return spec;
 }

@@ -172,6 +172,13 @@ describe('KubeExecutionStore commands', () => {
     expect((await ex.pendingCommands()).map((c) => [c.executionId, c.seq, c.command.type])).toEqual([['e1', 3, 'restart']]);
     expect((await raw('e1')).status.acked).toBe(2);
     await expect(ex.addCommand('missing', { type: 'kill' })).rejects.toThrow(/not found/);
+    // The amendments of an ended execution carry their labels / state through the resource (the CRD schema allows them).
+    await ex.addCommand('e1', { type: 'set-labels', labels: [{ key: 'k', value: 'v' }] });
+    await ex.addCommand('e1', { type: 'change-state', state: 'FAILED' });
+    expect((await ex.pendingCommands('e1')).map((c) => c.command).slice(-2)).toEqual([
+      { type: 'set-labels', labels: [{ key: 'k', value: 'v' }] }, { type: 'change-state', state: 'FAILED' },
+    ]);
+    await expect(ex.addCommand('e1', { type: 'change-state', state: 'RUNNING' } as never)).rejects.toMatchObject({ status: 422 });
     // A command the CRD schema refuses is an error at once (not a lost race to retry).
     const patches = h.srv.stats.writes['PATCH executions'] ?? 0;
     await expect(ex.addCommand('e1', { type: 'bogus' } as never)).rejects.toMatchObject({ status: 422, message: /Invalid command/ });

@@ -4,8 +4,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
-import type { Flow } from '../../core/types.js';
-import { FlowValidationError, validateFlow } from '../../model/index.js';
+import type { Flow, PluginDefault } from '../../core/types.js';
+import { FlowValidationError, isNamespaceId, validateFlow } from '../../model/index.js';
 import { Emitter } from '../../store/sqlite/emitter.js';
 import { flowRow, rowMatches } from '../../store/filters.js';
 import type { FlowEvent, FlowQuery, FlowRecord, FlowStore, Page } from '../../store/types.js';
@@ -34,7 +34,12 @@ export class KubeFlowStore implements FlowStore {
   /** Direct reads behind cache misses (a flow run right after `kubectl apply`), bounded under hostile input. */
   readonly misses: MissReads;
 
-  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, misses = new MissReads()) {
+  /**
+   * `inherited`: the plugin defaults a flow of a namespace inherits (its namespace's, then the parents'), which may
+   * supply values its validation requires.
+   */
+  constructor(kc: KubeConfig, namespace: string, opts: CacheOptions = {}, misses = new MissReads(),
+    private readonly inherited: (namespace: string) => Promise<PluginDefault[][]> = async () => []) {
     this.res = new FlowResources(kc, namespace, opts);
     this.misses = misses;
     this.res.flows.on((e) => {
@@ -146,7 +151,8 @@ export class KubeFlowStore implements FlowStore {
     };
     let flow: Flow;
     try {
-      flow = validateFlow(structuredClone(obj.spec));
+      const ns = (obj.spec as { namespace?: unknown } | undefined)?.namespace;
+      flow = validateFlow(structuredClone(obj.spec), isNamespaceId(ns) ? await this.inherited(ns) : []);
     } catch (err) {
       if (err instanceof FlowValidationError) return invalid(err.message);
       throw err;

@@ -1,6 +1,7 @@
-// Cluster stores: flows, executions, KV and trigger state on flowpilot.io/v1 custom resources in one Kubernetes
+// Cluster stores: flows, executions, KV, namespaces and trigger state on flowpilot.io/v1 custom resources in one Kubernetes
 // namespace (informer caches + conditional writes), composed with a LogStore and an InternalStorage given by the caller.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { namespaceContextOf } from '../../model/namespaces.js';
 import type { InternalStorage, LogStore, Stores } from '../../store/types.js';
 import type { ExecutionArchive } from '../archive/types.js';
 import type { CacheOptions } from './cache.js';
@@ -8,12 +9,14 @@ import { apiMessage, statusCode } from './kube-api.js';
 import { KubeExecutionStore } from './executions.js';
 import { KubeFlowStore } from './flows.js';
 import { KubeKVStore } from './kv.js';
+import { KubeNamespaceStore } from './namespaces.js';
 import { MissReads, readMissTtlMs } from './read-through.js';
 import { KubeTriggerStateStore } from './triggers.js';
 
 export { KubeExecutionStore } from './executions.js';
 export { KubeFlowStore, type ReconcileResult } from './flows.js';
 export { KubeKVStore } from './kv.js';
+export { KubeNamespaceStore } from './namespaces.js';
 export { KubeTriggerStateStore } from './triggers.js';
 export { RECORD_GZ_THRESHOLD } from './execution-codec.js';
 
@@ -21,6 +24,7 @@ export interface KubeStores extends Stores {
   flows: KubeFlowStore;
   executions: KubeExecutionStore;
   kv: KubeKVStore;
+  namespaces: KubeNamespaceStore;
   triggers: KubeTriggerStateStore;
   /**
    * Resolves when every informer cache holds its first list (store reads also wait for it). With `timeoutMs`,
@@ -56,15 +60,17 @@ export interface KubeStoresOptions {
 export async function openKubeStores(opts: KubeStoresOptions): Promise<KubeStores> {
   const cacheOpts: CacheOptions = { resyncMs: opts.resyncMs, onError: opts.onWatchError };
   const ttl = opts.readMissTtlMs ?? readMissTtlMs();
-  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
+  const namespaces = new KubeNamespaceStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
+  const inherited = async (ns: string) => namespaceContextOf(await namespaces.chain(ns))?.pluginDefaults ?? [];
+  const flows = new KubeFlowStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl), inherited);
   const executions = new KubeExecutionStore(opts.kc, opts.namespace, cacheOpts, opts.archive, new MissReads(ttl));
   const kv = new KubeKVStore(opts.kc, opts.namespace, cacheOpts, new MissReads(ttl));
   const triggers = new KubeTriggerStateStore(opts.kc, opts.namespace, cacheOpts);
-  const caches = [flows.res.flows, flows.res.revisions, executions.cache, kv.cache, triggers.cache];
+  const caches = [flows.res.flows, flows.res.revisions, executions.cache, kv.cache, namespaces.cache, triggers.cache];
   for (const cache of caches) cache.start();
   let closed = false;
   return {
-    flows, executions, kv, triggers, logs: opts.logs, storage: opts.storage,
+    flows, executions, kv, namespaces, triggers, logs: opts.logs, storage: opts.storage,
     async ready(timeoutMs?: number) {
       const all = Promise.all(caches.map((c) => c.ready()));
       if (timeoutMs === undefined) { await all; return; }

@@ -168,6 +168,18 @@ export class PgLogStore implements LogStore {
     }
   }
 
+  // Ids come from a sequence: with several writers committing at once, a line may become visible after one with a
+  // higher id was read (it is then not delivered by this cursor).
+  async linesAfter(executionId: string, cursor: number, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES): Promise<{ lines: LogLine[]; cursor: number }> {
+    await this.flush();
+    const { params, param } = parameters();
+    const where = executionWhere(executionId, filter, param);
+    const sql = `SELECT id, ${COLUMNS} FROM ${this.table} ${where} AND id > ${param(String(Math.max(0, Math.floor(cursor))))}::bigint `
+      + `ORDER BY id LIMIT ${param(Math.max(1, Math.floor(limit)))}`;
+    const { rows } = await this.pool.query<Row & { id: string }>(sql, params);
+    return { lines: rows.map(toLine), cursor: rows.length > 0 ? Number(rows[rows.length - 1]!.id) : cursor };
+  }
+
   async search(query: LogQuery): Promise<Page<LogLine>> {
     await this.flush();
     const params: unknown[] = [];

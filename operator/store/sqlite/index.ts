@@ -1,4 +1,4 @@
-// Embedded stores: flows, executions, KV, logs, trigger state and live task processes in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
+// Embedded stores: flows, executions, KV, namespaces, logs, trigger state and live task processes in one SQLite file (`<dataDir>/store.db`), files under `<dataDir>/storage`.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { LocalStorage } from '../../storage/local.js';
@@ -8,6 +8,7 @@ import { SqliteExecutionStore } from './executions.js';
 import { SqliteFlowStore } from './flows.js';
 import { SqliteKVStore } from './kv.js';
 import { SqliteLogStore } from './logs.js';
+import { SqliteNamespaceStore } from './namespaces.js';
 import { SqliteProcessRegistry } from './processes.js';
 import { SqliteTriggerStateStore } from './triggers.js';
 
@@ -15,6 +16,7 @@ export { SqliteExecutionStore } from './executions.js';
 export { SqliteFlowStore } from './flows.js';
 export { SqliteKVStore } from './kv.js';
 export { SqliteLogStore } from './logs.js';
+export { SqliteNamespaceStore } from './namespaces.js';
 export { SqliteProcessRegistry } from './processes.js';
 export { SqliteTriggerStateStore } from './triggers.js';
 export { BUSY_TIMEOUT_MS, openDatabase } from './db.js';
@@ -23,6 +25,7 @@ export interface EmbeddedStores extends Stores {
   flows: SqliteFlowStore;
   executions: SqliteExecutionStore;
   kv: SqliteKVStore;
+  namespaces: SqliteNamespaceStore;
   logs: SqliteLogStore;
   storage: LocalStorage;
   triggers: SqliteTriggerStateStore;
@@ -45,6 +48,7 @@ export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number;
     flows: new SqliteFlowStore(db),
     executions: new SqliteExecutionStore(db),
     kv: new SqliteKVStore(db),
+    namespaces: new SqliteNamespaceStore(db),
     logs,
     storage: new LocalStorage(storageDir),
     triggers: new SqliteTriggerStateStore(db),

@@ -137,6 +137,15 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
+  async linesAfter(executionId: string, cursor: number, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES): Promise<{ lines: LogLine[]; cursor: number }> {
+    this.flushForRead();
+    const { where, params } = executionWhere(executionId, filter);
+    params.push(Math.max(0, Math.floor(cursor)), Math.max(1, Math.floor(limit)));
+    const rows = this.dynamic.get(`SELECT id, ${COLUMNS} FROM logs ${where} AND id > ? ORDER BY id LIMIT ?`)
+      .all(...params) as (LogRow & { id: number })[];
+    return { lines: rows.map(toLine), cursor: rows.length > 0 ? rows[rows.length - 1]!.id : cursor };
+  }
+
   async search(query: LogQuery): Promise<Page<LogLine>> {
     this.flushForRead();
     const q = query.q?.trim() ? query.q : undefined;

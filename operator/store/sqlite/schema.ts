@@ -132,4 +132,13 @@ export const MIGRATIONS: readonly string[] = [
     created      TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 5: namespaces as things (Kestra's Namespace): description, variables and plugin defaults their flows inherit.
+  `
+  CREATE TABLE namespaces (
+    id      TEXT PRIMARY KEY,
+    body    TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    version INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -92,4 +92,20 @@ export function logStorePagingCases(store: () => LogStore): void {
       expect(warn.map((l) => l.message)).toEqual(['line 05', 'line 20']);
       for await (const page of logs.pagesForExecution('unknown')) expect.unreachable(`no page for an unknown execution: ${page.length}`);
     });
+
+    it('follows one execution in storage order with a cursor: a late line with an earlier time is still delivered', async () => {
+      const logs = store();
+      logs.append([logLine('follow', 'a', 'INFO', '2026-05-01T00:00:02.000Z'), logLine('follow', 'b', 'DEBUG', '2026-05-01T00:00:03.000Z')]);
+      logs.append([logLine('other', 'x')]);
+      const first = await logs.linesAfter('follow', 0, {}, 1);
+      expect(first.lines.map((l) => l.message)).toEqual(['a']);
+      const second = await logs.linesAfter('follow', first.cursor, {}, 10);
+      expect(second.lines.map((l) => l.message)).toEqual(['b']);
+      expect(await logs.linesAfter('follow', second.cursor)).toEqual({ lines: [], cursor: second.cursor });
+      logs.append([logLine('follow', 'late', 'WARN', '2026-05-01T00:00:01.000Z')]);
+      const third = await logs.linesAfter('follow', second.cursor);
+      expect(third.lines).toEqual([logLine('follow', 'late', 'WARN', '2026-05-01T00:00:01.000Z')]);
+      expect((await logs.linesAfter('follow', 0, { minLevel: 'INFO' })).lines.map((l) => l.message)).toEqual(['a', 'late']);
+      expect(await logs.linesAfter('unknown', 0)).toEqual({ lines: [], cursor: 0 });
+    });
 }
