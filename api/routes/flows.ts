@@ -3,7 +3,7 @@
 import type { Router, RouterContext } from '@koa/router';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { Flow, Label, PluginDefault } from '../../operator/core/types.js';
-import { isNamespaceId, namespaceContextOf, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
+import { flowWarnings, isNamespaceId, namespaceContextOf, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
 import { flowLabels } from '../../operator/core/execution.js';
 import type { FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
@@ -63,7 +63,11 @@ export function splitDocuments(text: string): string[] {
   return text.split(/^---[ \t]*$/m).filter((d) => d.replace(/^\s*#.*$/gm, '').trim() !== '');
 }
 
-interface ValidateResult { index: number; flow?: string; namespace?: string; constraints?: string }
+interface ValidateResult {
+  index: number; flow?: string; namespace?: string; constraints?: string;
+  /** Kestra's: paths of deprecated properties, and warnings on settings that have no effect (absent when none). */
+  deprecationPaths?: string[]; warnings?: string[];
+}
 
 function looseIdentity(source: string): { flow?: string; namespace?: string } {
   try {
@@ -81,7 +85,11 @@ export function validateOne(source: string, index: number, inherited: PluginDefa
   try {
     assertYaml(source);
     const flow = parseFlow(source, inherited);
-    return { index, flow: flow.id, namespace: flow.namespace };
+    const { deprecationPaths, warnings } = flowWarnings(flow);
+    return {
+      index, flow: flow.id, namespace: flow.namespace,
+      ...(deprecationPaths.length ? { deprecationPaths } : {}), ...(warnings.length ? { warnings } : {}),
+    };
   } catch (err) {
     const mapped = toResponse(err);
     if (!mapped) throw err;

@@ -1,6 +1,6 @@
 // One attempt of a runnable task, wherever it runs: the embedded launcher calls it in this process, the runner program
 // calls it inside a task Pod. Renders nothing itself: the plugin renders its properties through the run context.
-import { FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
+import { FOR_EACH_ITEM_MERGE, FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
 import type { TaskOutcome } from '../core/engine-types.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
@@ -11,7 +11,7 @@ import type { Stores } from '../store/types.js';
 import { limitsFromEnv, type Limits } from '../core/limits.js';
 import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
-import { splitPlugin } from './split.js';
+import { mergePlugin, splitPlugin } from './split.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
 
 export interface AttemptDeps {
@@ -19,7 +19,7 @@ export interface AttemptDeps {
   renderer: SecretRenderer;
   /** Task working directories live under `<workRoot>/<executionId>/...`. */
   workRoot: string;
-  /** Plugins beyond the registry (ForEachItem's split task is always there). */
+  /** Plugins beyond the registry (ForEachItem's split and merge tasks are always there). */
   extra?: Map<string, RunnablePlugin>;
   /** Namespaces executions may reach beyond their own (ALLOWED_NAMESPACES); default none. */
   grants?: NamespaceGrants;
@@ -27,7 +27,7 @@ export interface AttemptDeps {
   limits?: Limits;
 }
 
-const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin]]);
+const BUILTIN_EXTRA = new Map<string, RunnablePlugin>([[FOR_EACH_ITEM_SPLIT, splitPlugin], [FOR_EACH_ITEM_MERGE, mergePlugin]]);
 
 /** Runs one attempt to its outcome; never throws. Secret values are masked where the outcome is stored (the stores' layer). */
 export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution, run: TaskRun, attempt: number, signal: AbortSignal): Promise<TaskOutcome> {

@@ -2,7 +2,8 @@
 // recovery finds the one created before) and reporting what they did to the parent's queue. A transient store error
 // is thrown for the caller to retry; a permanent one ends the run with the reason (a subflow-error event).
 import type { EngineEvent, SubflowRequest } from '../core/engine-types.js';
-import { childDepth, newExecution } from '../core/execution.js';
+import { childDepth, failureReason, newExecution } from '../core/execution.js';
+import { pendingChildren } from '../core/subflow.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
 import { isTransient, reasonOf } from '../faults.js';
@@ -11,8 +12,22 @@ import type { Stores } from '../store/types.js';
 import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
 
-const endedEvent = (taskRunId: string, c: Execution): EngineEvent =>
-  ({ type: 'subflow-ended', taskRunId, child: { id: c.id, state: c.state.current, ...(c.outputs ? { outputs: c.outputs } : {}) } });
+/** The batch of a ForEachItem child (its trigger's `taskRunIteration`), undefined for a Subflow's. */
+function iterationOf(c: Execution): number | undefined {
+  const i = (c.trigger?.variables as Record<string, unknown> | undefined)?.taskRunIteration;
+  return typeof i === 'number' && Number.isSafeInteger(i) && i >= 0 ? i : undefined;
+}
+
+function endedEvent(taskRunId: string, c: Execution): EngineEvent {
+  const error = failureReason(c);
+  const iteration = iterationOf(c);
+  return {
+    type: 'subflow-ended', taskRunId, ...(iteration !== undefined ? { iteration } : {}),
+    child: { id: c.id, state: c.state.current, ...(c.outputs ? { outputs: c.outputs } : {}), ...(error ? { error } : {}) },
+  };
+}
+
+const SUBFLOW_TYPE = 'ai.service.plugin.core.flow.Subflow';
 
 export class Children {
   constructor(
@@ -27,10 +42,11 @@ export class Children {
 
   async create(parent: Execution, req: SubflowRequest): Promise<void> {
     let child: Execution;
+    const at = req.iteration !== undefined ? { iteration: req.iteration } : {};
     try {
       const rec = await this.stores.flows.get(req.namespace, req.flowId, req.revision);
       if (!rec) {
-        this.push(parent.id, { type: 'subflow-error', taskRunId: req.taskRunId, error: `Subflow ${req.namespace}.${req.flowId}${req.revision ? ` revision ${req.revision}` : ''} not found` });
+        this.push(parent.id, { type: 'subflow-error', taskRunId: req.taskRunId, ...at, error: `Subflow ${req.namespace}.${req.flowId}${req.revision ? ` revision ${req.revision}` : ''} not found` });
         return;
       }
       // A parent hands its child only files it may read itself; the child may then read them as FILE inputs.
@@ -39,30 +55,42 @@ export class Children {
       child = (await this.stores.executions.create(newExecution({
         id: req.executionId, flow: rec.flow, inputs, labels: req.labels, now: this.clock(), depth: childDepth(parent),
         parent: { executionId: parent.id, taskRunId: req.taskRunId, namespace: parent.namespace, flowId: parent.flowId },
-        trigger: { id: 'subflow', type: 'ai.service.plugin.core.flow.Subflow', variables: { executionId: parent.id, namespace: parent.namespace, flowId: parent.flowId, flowRevision: parent.flowRevision } },
+        // Kestra's trigger of a subflow execution: the task that asked, and where (`taskRunIteration`: the batch).
+        trigger: {
+          id: req.taskId ?? 'subflow', type: req.taskType ?? SUBFLOW_TYPE,
+          variables: {
+            executionId: parent.id, namespace: parent.namespace, flowId: parent.flowId, flowRevision: parent.flowRevision,
+            taskRunId: req.taskRunId, ...(req.taskId ? { taskId: req.taskId } : {}), ...(req.iteration !== undefined ? { taskRunIteration: req.iteration } : {}),
+          },
+        },
+        ...(req.outputs ? { legacyOutputs: req.outputs } : {}),
       }))).execution;
     } catch (err) {
       if (isTransient(err)) throw err;
-      this.push(parent.id, { type: 'subflow-error', taskRunId: req.taskRunId, error: reasonOf(err) });
+      this.push(parent.id, { type: 'subflow-error', taskRunId: req.taskRunId, ...at, error: reasonOf(err) });
       return;
     }
-    this.push(parent.id, { type: 'subflow-created', taskRunId: req.taskRunId, executionId: child.id });
-    if (isTerminal(child.state.current)) this.push(parent.id, endedEvent(req.taskRunId, child));
+    this.report(parent.id, req.taskRunId, child, false, req.iteration);
   }
 
-  /** Recovery of a Subflow/ForEachItem run: create its child if the crash came before, else report what it did. */
+  /** What the parent hears of a child: ended (which implies created: a child that ended at once is never "only created"), else created. */
+  private report(parentId: string, taskRunId: string, child: Execution, knownCreated: boolean, iteration?: number): void {
+    if (isTerminal(child.state.current)) this.push(parentId, endedEvent(taskRunId, child));
+    else if (!knownCreated) this.push(parentId, { type: 'subflow-created', taskRunId, executionId: child.id, ...(iteration !== undefined ? { iteration } : {}) });
+  }
+
+  /** Recovery of a Subflow/ForEachItem run: create each child the crash came before, else report what it did. */
   async check(parent: Execution, run: TaskRun): Promise<void> {
-    const childId = run.subflowExecutionId!;
-    const child = await this.stores.executions.get(childId);
-    if (!child) {
-      const request = run.flowableState?.request as SubflowRequest | undefined;
-      if (request) await this.create(parent, request);
-      else this.push(parent.id, { type: 'subflow-error', taskRunId: run.id, error: `Subflow execution ${childId} was lost` });
-      return;
+    for (const { slot, executionId, iteration } of pendingChildren(run)) {
+      const child = await this.stores.executions.get(executionId);
+      if (!child) {
+        if (slot.request) await this.create(parent, slot.request);
+        else this.push(parent.id, { type: 'subflow-error', taskRunId: run.id, ...(iteration !== undefined ? { iteration } : {}), error: `Subflow execution ${executionId} was lost` });
+        continue;
+      }
+      // Only news is pushed: a resync of a parent waiting on a running child then costs no write.
+      this.report(parent.id, run.id, child.execution, slot.created === true, iteration);
     }
-    // Only news is pushed: a resync of a parent waiting on a running child then costs no write.
-    if (!run.flowableState?.created) this.push(parent.id, { type: 'subflow-created', taskRunId: run.id, executionId: childId });
-    if (isTerminal(child.execution.state.current)) this.push(parent.id, endedEvent(run.id, child.execution));
   }
 
   /** A child ended: its parent hears of it. */

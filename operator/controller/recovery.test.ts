@@ -3,12 +3,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { step } from '../core/engine.js';
 import { newExecution } from '../core/execution.js';
+import { batchFileName, SPLITS_FILE } from '../core/foreach-item.js';
 import { newId } from '../core/ids.js';
 import type { Execution } from '../core/types.js';
 import { createRenderer, initExpressions } from '../expr/index.js';
 import { parseFlow } from '../model/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { tempDir } from '../store/sqlite/test-fixtures.js';
+import { taskRunStoragePath } from '../storage/paths.js';
 import { startController, type Controller } from './controller.js';
 
 const P = 'ai.service.plugin.';
@@ -59,6 +61,32 @@ describe('controller recovery', () => {
     expect(done.state.current).toBe('SUCCESS');
     expect(done.taskRunList[0]!.outputs).toMatchObject({ executionId: childId, outputs: { o: 'done' } });
     expect((await stores!.executions.search({ namespace: 'rec', flowId: 'child' })).total).toBe(1);
+  });
+
+  it('creates the batch executions of a ForEachItem that were requested but never created', async () => {
+    const [parent] = await setup([
+      `id: parent\nnamespace: rec\ntasks:\n  - id: each\n    type: ${P}core.flow.ForEachItem\n    items: "kestra:///unused"\n    namespace: rec\n    flowId: child\n`
+        + `    inputs:\n      line: "{{ taskrun.iteration }}"\n`,
+      `id: child\nnamespace: rec\ninputs:\n  - id: line\n    type: STRING\ntasks:\n  - id: r\n    type: ${P}core.debug.Return\n    format: "{{ inputs.line }}"\n`
+        + `outputs:\n  - id: o\n    type: STRING\n    value: "{{ outputs.r.value }}"\n`,
+    ]);
+    const deps = { now: new Date(), newId, random: Math.random, renderer: createRenderer() };
+    const exec = await startedButCrashed(parent!);
+    const split = exec.taskRunList.find((r) => r.taskId === 'each_split')!;
+    // The split ran (its batch files are in storage), then the step that asked for the children was stored, and the crash came.
+    const prefix = taskRunStoragePath(exec, split.taskId, split.id);
+    await stores!.storage.put(`${prefix}/${batchFileName(0)}`, Buffer.from('first\n'));
+    await stores!.storage.put(`${prefix}/${batchFileName(1)}`, Buffer.from('second\n'));
+    const splits = await stores!.storage.put(`${prefix}/${SPLITS_FILE}`, Buffer.from('two batches'));
+    const r = step(parent!, exec, { type: 'task-result', taskRunId: split.id, attempt: 1, outcome: { state: 'SUCCESS', outputs: { splits, numberOfBatches: 2 } } }, deps);
+    expect(r.actions.filter((a) => a.type === 'create-subflow')).toHaveLength(2);
+    await stores!.executions.update(r.execution, 2);
+    controller = await startController(stores!, { dataDir: tmp!.dir });
+    const done = await waitEnd(exec.id);
+    expect(done.state.current).toBe('SUCCESS');
+    expect(done.taskRunList.find((x) => x.taskId === 'each_items')!.outputs).toEqual({ numberOfBatches: 2, iterations: { CREATED: 0, RUNNING: 0, SUCCESS: 2 } });
+    const children = (await stores!.executions.search({ namespace: 'rec', flowId: 'child' })).results;
+    expect(children.map((c) => [c.trigger?.variables?.taskRunIteration, c.outputs?.o]).sort()).toEqual([[0, '0'], [1, '1']]);
   });
 
   it('launches an attempt that was recorded as running but never launched', async () => {

@@ -1,7 +1,10 @@
-// ForEachItem's internal split task: cuts the items file (one item per line) into batch files in internal storage,
-// by `batch.rows` (default 1), `batch.bytes` or `batch.partitions`.
+// ForEachItem's internal runnables: `<id>_split` cuts the items file (one item per line) into batch files in internal
+// storage, by `batch.rows` (default 1), `batch.bytes` or `batch.partitions`; `<id>_merge` gathers the outputs of the
+// batches' subflow executions into one file (Kestra's `subflowOutputs`: one line per subflow, in batch order).
 import type { RunnablePlugin } from '../plugins/types.js';
-import { FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
+import { FOR_EACH_ITEM_MERGE, FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
+import { batchFileName, SPLITS_FILE } from '../core/foreach-item.js';
+import type { ChildSlot } from '../core/subflow.js';
 import { parseByteSize } from '../plugins/storage.js';
 
 export function splitLines(lines: string[], batch: { rows?: unknown; bytes?: unknown; partitions?: unknown } = {}): string[][] {
@@ -39,9 +42,26 @@ export const splitPlugin: RunnablePlugin = {
     const batches = splitLines(lines, batch);
     const uris: string[] = [];
     for (let i = 0; i < batches.length; i++) {
-      uris.push(await ctx.storage.put(`${ctx.storagePrefix}/batch-${i + 1}.txt`, Buffer.from(batches[i]!.join('\n') + '\n')));
+      uris.push(await ctx.storage.put(`${ctx.storagePrefix}/${batchFileName(i)}`, Buffer.from(batches[i]!.join('\n') + '\n')));
     }
+    // Kestra's output: `splits`, a file listing the batch files one URI a line (the engine derives each batch's URI from it).
+    const splits = await ctx.storage.put(`${ctx.storagePrefix}/${SPLITS_FILE}`, Buffer.from(uris.join('\n')));
     ctx.logger.info(`Split ${lines.length} items into ${batches.length} batches`);
-    return { state: 'SUCCESS', outputs: { batches: uris, numberOfBatches: batches.length } };
+    return { state: 'SUCCESS', outputs: { splits, numberOfBatches: batches.length } };
+  },
+};
+
+export const mergePlugin: RunnablePlugin = {
+  type: FOR_EACH_ITEM_MERGE,
+  async run(ctx) {
+    const itemsId = `${ctx.taskRun.taskId.slice(0, -'_merge'.length)}_items`;
+    const items = ctx.execution.taskRunList.find((r) => r.taskId === itemsId && r.parentTaskRunId === ctx.taskRun.parentTaskRunId);
+    const batches = (items?.flowableState?.batches ?? []) as ChildSlot[];
+    // One JSON object a line: Ion text reads it as is (Kestra writes each subflow's outputs as one Ion value a line).
+    const lines = batches.filter((b) => b.ended && b.childOutputs && Object.keys(b.childOutputs).length).map((b) => JSON.stringify(b.childOutputs));
+    if (lines.length === 0) return { state: 'SUCCESS' }; // Kestra: no subflow outputs, no file
+    const subflowOutputs = await ctx.storage.put(`${ctx.storagePrefix}/outputs.ion`, Buffer.from(lines.join('\n') + '\n'));
+    ctx.logger.info(`Merged the outputs of ${lines.length} subflow executions`);
+    return { state: 'SUCCESS', outputs: { subflowOutputs } };
   },
 };

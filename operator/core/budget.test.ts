@@ -107,7 +107,7 @@ describe('MAX_TASK_RUNS_PER_EXECUTION', () => {
     ['If: the cheaper branch', { id: 'i', type: `${P}core.flow.If`, condition: 'x', then: [{ id: 'a', type: 'x' }, { id: 'b', type: 'x' }], else: [{ id: 'c', type: 'x' }] }, 2],
     ['Switch without defaults', { id: 's', type: `${P}core.flow.Switch`, value: 'x', cases: { a: [{ id: 'a', type: 'x' }] } }, 1],
     ['a loop: its body is sized at run time', { id: 'e', type: `${P}core.flow.EachParallel`, value: '[]', tasks: [{ id: 'a', type: 'x' }] }, 1],
-    ['ForEachItem: itself and its split', { id: 'e', type: `${P}core.flow.ForEachItem`, items: 'x', namespace: 'n', flowId: 'c' }, 2],
+    ['ForEachItem: itself, its split, items and merge', { id: 'e', type: `${P}core.flow.ForEachItem`, items: 'x', namespace: 'n', flowId: 'c' }, 4],
     ['DAG', { id: 'd', type: `${P}core.flow.DAG`, tasks: [{ task: { id: 'a', type: 'x' } }, { task: { id: 'b', type: 'x' }, dependsOn: ['a'] }] }, 3],
   ])('fewest runs of %s', (_n, task, expected) => {
     expect(minRuns(task)).toBe(expected);

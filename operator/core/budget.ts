@@ -9,7 +9,7 @@ import type { Task, TaskRun } from './types.js';
 
 export const limitsOf = (ctx: StepContext): Limits => ctx.deps.limits ?? DEFAULT_LIMITS;
 
-/** `ai.service.plugin.core.flow.EachParallel` → `EachParallel` (internal `ForEachItem$Batch` → `ForEachItem`). */
+/** `ai.service.plugin.core.flow.EachParallel` → `EachParallel` (internal `ForEachItem$ForEachItemExecutable` → `ForEachItem`). */
 export const kindOf = (type: string): string => type.slice(type.lastIndexOf('.') + 1).replace(/\$.*$/, '');
 
 const sum = (tasks: unknown): number => enabled(tasks as Task[] | undefined).reduce((n, t) => n + minRuns(t), 0);
@@ -24,7 +24,7 @@ const CHILDREN: Partial<Record<string, (task: Task) => number>> = {
   [FLOWABLE.DAG]: (t) => sum(listOf(t.tasks).map((n) => (n as { task?: Task }).task).filter(Boolean)),
   [FLOWABLE.If]: (t) => Math.min(sum(t.then), sum(t.else)),
   [FLOWABLE.Switch]: (t) => Math.min(sum(t.defaults), ...Object.values((t.cases ?? {}) as Record<string, unknown>).map(sum)),
-  [FLOWABLE.ForEachItem]: () => 1, // its split run
+  [FLOWABLE.ForEachItem]: () => 3, // its split, items and merge runs
 };
 
 const fewest = new WeakMap<Task, number>();

@@ -200,18 +200,21 @@ describe('retry on ForEachItem: its failed batches get new child executions', ()
     const answer = (actions: Action[], failFirst: boolean) => {
       for (const c of actions.filter((a): a is Extract<Action, { type: 'create-subflow' }> => a.type === 'create-subflow')) {
         children.push(c.request.executionId);
-        const first = h.run(c.request.taskRunId).iteration === 0;
-        h.send({ type: 'subflow-created', taskRunId: c.request.taskRunId, executionId: c.request.executionId });
-        h.send({ type: 'subflow-ended', taskRunId: c.request.taskRunId, child: { id: c.request.executionId, state: first && failFirst ? 'FAILED' : 'SUCCESS' } });
+        const first = c.request.iteration === 0;
+        h.send({ type: 'subflow-created', taskRunId: c.request.taskRunId, executionId: c.request.executionId, iteration: c.request.iteration! });
+        h.send({ type: 'subflow-ended', taskRunId: c.request.taskRunId, iteration: c.request.iteration!, child: { id: c.request.executionId, state: first && failFirst ? 'FAILED' : 'SUCCESS' } });
       }
     };
-    h.drive({ each_split: { state: 'SUCCESS', outputs: { batches: ['kestra:///b1', 'kestra:///b2'] } } });
+    h.drive({ each_split: { state: 'SUCCESS', outputs: { splits: 'kestra:///s/splits.txt', numberOfBatches: 2 } } });
     answer(h.actions, true);
-    const batches = h.runsOf('each_items');
-    expect(batches.map((b) => b.state.current)).toEqual(['RETRYING', 'SUCCESS']);
+    const items = h.runsOf('each_items');
+    expect(items.map((b) => b.state.current)).toEqual(['RETRYING']);
     h.advanceClock(1000);
-    answer(h.send({ type: 'timer', kind: 'retry', taskRunId: batches[0]!.id }), false);
-    expect(h.runsOf('each_items').map((b) => b.attempts.length)).toEqual([2, 1]);
+    const again = h.send({ type: 'timer', kind: 'retry', taskRunId: items[0]!.id });
+    expect(again.filter((a) => a.type === 'create-subflow').map((a) => (a as Extract<Action, { type: 'create-subflow' }>).request.iteration)).toEqual([0]);
+    answer(again, false);
+    expect(h.runsOf('each_items')[0]!.attempts.map((a) => a.state.current)).toEqual(['FAILED', 'SUCCESS']);
+    h.send({ type: 'task-result', taskRunId: h.runsOf('each_merge')[0]!.id, attempt: 1, outcome: { state: 'SUCCESS' } });
     expect(new Set(children).size).toBe(3);
     expect(h.stateOf('each')).toBe('SUCCESS');
     expect(h.state).toBe('SUCCESS');

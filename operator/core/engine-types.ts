@@ -33,15 +33,25 @@ export type EngineEvent =
   | { type: 'set-labels'; labels: Label[] }
   /** Moves an ended execution to another terminal state (ignored while it runs). */
   | { type: 'change-state'; state: ExecutionState }
-  /** The controller created (or found) the child execution of a Subflow / ForEachItem batch run. */
-  | { type: 'subflow-created'; taskRunId: string; executionId: string }
-  | { type: 'subflow-error'; taskRunId: string; error: string }
-  | { type: 'subflow-ended'; taskRunId: string; child: { id: string; state: ExecutionState; outputs?: Record<string, unknown> } }
+  /**
+   * The controller created (or found) a child execution of a Subflow run, or of a ForEachItem `_items` run (then
+   * `iteration` is its batch). A child that ended at once (a disabled flow) is reported by `subflow-ended` alone.
+   */
+  | { type: 'subflow-created'; taskRunId: string; executionId: string; iteration?: number }
+  | { type: 'subflow-error'; taskRunId: string; error: string; iteration?: number }
+  | { type: 'subflow-ended'; taskRunId: string; iteration?: number; child: ChildEnd }
   /** Re-evaluate (after a restart of the controller, say). */
   | { type: 'tick' };
 
+/** How a child execution ended, as its parent hears it; `error` is why it failed (its own error, else its first failed task's). */
+export interface ChildEnd { id: string; state: ExecutionState; outputs?: Record<string, unknown>; error?: string }
+
 export interface SubflowRequest {
   taskRunId: string;
+  /** Task id of the run (the child's `trigger.id`, as Kestra records it). */
+  taskId?: string;
+  /** ForEachItem: the batch (0-based; the child's `trigger.variables.taskRunIteration`). */
+  iteration?: number;
   executionId: string;
   namespace: string;
   flowId: string;
@@ -49,6 +59,10 @@ export interface SubflowRequest {
   inputs: Record<string, unknown>;
   labels: Label[];
   wait: boolean;
+  /** Type of the task that asks (the child's `trigger.type`). */
+  taskType?: string;
+  /** Deprecated Subflow `outputs` (Kestra before 0.15): output templates the child renders when its flow declares none. */
+  outputs?: Record<string, unknown>;
 }
 
 export type Action =

@@ -3,6 +3,7 @@
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
+import { retryFailedBatches } from './foreach-item.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
@@ -10,7 +11,7 @@ import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailA
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
-import { endSubflowAttempt } from './subflow.js';
+import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
 import { mergeLabels, metadataOf } from './execution.js';
 import type { Execution, Flow, TaskRun, TaskRunState } from './types.js';
@@ -100,7 +101,9 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
       if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
       if (exec.state.current === 'KILLING') { completeRun(ctx, run, 'KILLED'); return; }
       // A runnable keeps the error of its last attempt while the next one runs; a flowable starts afresh.
-      if (isFlowableType(taskOf(ctx, run).type)) nextAttempt(ctx, run); else startAttempt(ctx, run);
+      const type = taskOf(ctx, run).type;
+      if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
+      if (isFlowableType(type)) nextAttempt(ctx, run); else startAttempt(ctx, run);
     } else if (e.kind === 'timeout') {
       if (run.state.current !== 'RUNNING' || e.attempt !== run.attempts.length) return;
       const task = taskOf(ctx, run);
@@ -126,8 +129,9 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
       if (isTerminal(run.state.current)) continue;
       const task = taskOf(ctx, run);
       const att = run.attempts[run.attempts.length - 1];
-      if (run.subflowExecutionId && !isTerminal(run.state.current)) {
-        ctx.actions.push({ type: 'kill-execution', executionId: run.subflowExecutionId });
+      const children = childSlots(run);
+      if (children.length) {
+        for (const c of children) if (!c.slot.ended) ctx.actions.push({ type: 'kill-execution', executionId: c.executionId });
         completeRun(ctx, run, 'KILLED');
         endSubflowAttempt(ctx, run);
       } else if (!isFlowableType(task.type) && att && att.state.current === 'RUNNING' && run.state.current === 'RUNNING') {
@@ -166,19 +170,25 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
 
   'subflow-created'(ctx, e) {
     const run = ctx.runs.byId.get(e.taskRunId);
-    if (run && run.subflowExecutionId === e.executionId && run.flowableState) run.flowableState.created = true;
+    const slot = run && run.flowableState ? slotFor(run, e.executionId, e.iteration) : undefined;
+    if (slot) slot.created = true;
   },
 
   'subflow-error'(ctx, e) {
     const run = ctx.runs.byId.get(e.taskRunId);
-    if (run && !isTerminal(run.state.current)) (run.flowableState ??= {}).error = e.error;
+    if (!run || isTerminal(run.state.current)) return;
+    if (e.iteration === undefined) (run.flowableState ??= {}).error = e.error;
+    else {
+      const slot = (run.flowableState?.batches as ChildSlot[] | undefined)?.[e.iteration];
+      if (slot?.requested && !slot.ended) slot.error = e.error;
+    }
   },
 
   'subflow-ended'(ctx, e) {
     const run = ctx.runs.byId.get(e.taskRunId);
-    if (!run || isTerminal(run.state.current) || run.subflowExecutionId !== e.child.id) return;
-    const fs = (run.flowableState ??= {});
-    Object.assign(fs, { ended: true, created: true, childState: e.child.state, childOutputs: e.child.outputs ?? {} });
+    if (!run || isTerminal(run.state.current)) return;
+    const slot = slotFor(run, e.child.id, e.iteration);
+    if (slot) endSlot(slot, e.child);
   },
 
   tick() { /* advance only */ },

@@ -49,7 +49,7 @@ export const childDepth = (parent: Pick<Execution, 'depth'>): number => depthOf(
 
 export function newExecution(a: {
   id: string; flow: Flow; inputs: Record<string, unknown>; labels?: Label[]; trigger?: ExecutionTrigger;
-  parent?: ParentLink; originalId?: string; depth?: number; now: Date;
+  parent?: ParentLink; originalId?: string; depth?: number; legacyOutputs?: Record<string, unknown>; now: Date;
   /** Flow-level retry: the metadata of the new execution (default: attempt 1, created now). */
   metadata?: ExecutionMetadata;
 }): Execution {
@@ -68,6 +68,7 @@ export function newExecution(a: {
   if (a.trigger) exec.trigger = a.trigger;
   if (a.parent) exec.parent = a.parent;
   if (a.depth) exec.depth = depthOf(a);
+  if (a.legacyOutputs && Object.keys(a.legacyOutputs).length) exec.legacyOutputs = a.legacyOutputs;
   if (a.flow.disabled) {
     transition(exec.state, 'FAILED', a.now);
     exec.error = DISABLED_MESSAGE;
@@ -142,4 +143,15 @@ export function replayExecution(a: { original: Execution; id: string; taskRunId?
   });
   exec.taskRunList = kept;
   return exec;
+}
+
+/**
+ * Why an ended execution failed, for the task run that waited on it: its own error (a disabled flow, a limit, its
+ * outputs), else its first failed task run's `<taskId>: <error>`, else undefined.
+ */
+export function failureReason(exec: Pick<Execution, 'error' | 'taskRunList'>): string | undefined {
+  if (exec.error) return exec.error;
+  const run = exec.taskRunList.find((r) => r.state.current === 'FAILED' && r.error)
+    ?? exec.taskRunList.find((r) => r.error && (r.state.current === 'KILLED' || r.state.current === 'WARNING'));
+  return run ? `${run.taskId}: ${run.error}` : undefined;
 }

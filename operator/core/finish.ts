@@ -39,17 +39,23 @@ export function finishRoot(ctx: StepContext, final: Final): void {
   const { exec, flow, deps } = ctx;
   let state: Final = final;
   if (state === 'FAILED' && flow.retry && scheduleFlowRetry(ctx)) return;
-  if ((state === 'SUCCESS' || state === 'WARNING') && flow.outputs?.length) {
+  const legacy = flow.outputs?.length ? undefined : exec.legacyOutputs;
+  if ((state === 'SUCCESS' || state === 'WARNING') && (flow.outputs?.length || legacy)) {
     try {
       const vars = variablesFor(ctx, undefined);
       const outputs = dict();
-      for (const o of flow.outputs) outputs[o.id] = typedOutput(o.id, o.type, deps.renderer.renderTyped(o.value, vars));
+      for (const o of flow.outputs ?? []) outputs[o.id] = typedOutput(o.id, o.type, deps.renderer.renderTyped(o.value, vars));
+      // Kestra's deprecated Subflow `outputs`: untyped values, rendered here as the child's own outputs would be.
+      for (const [id, value] of Object.entries(legacy ?? {})) outputs[id] = deps.renderer.renderTyped(value, vars);
       exec.outputs = outputs;
     } catch (err) {
       exec.error = `Failed to render flow outputs: ${(err as Error).message}`;
       log(ctx, 'ERROR', exec.error);
       state = 'FAILED';
     }
+  }
+  if (flow.outputs?.length && exec.legacyOutputs) {
+    log(ctx, 'WARN', `The parent's Subflow task gave \`outputs\` (deprecated); flow ${flow.namespace}.${flow.id} declares its own outputs, which are used instead`);
   }
   if (state === 'SUCCESS' && metadataOf(exec).attemptNumber > 1 && flow.retry?.warningOnRetry) state = 'WARNING';
   transition(exec.state, state, deps.now);
@@ -76,6 +82,7 @@ function scheduleFlowRetry(ctx: StepContext): boolean {
       id: deps.newId(), flow, inputs: exec.inputs, labels: exec.labels, originalId: exec.originalId,
       metadata: { attemptNumber: attempt + 1, originalCreatedDate: meta.originalCreatedDate }, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
       ...(exec.parent ? { parent: exec.parent } : {}), depth: depthOf(exec),
+      ...(exec.legacyOutputs ? { legacyOutputs: exec.legacyOutputs } : {}),
     });
     if (delay > 0) next.scheduleDate = at;
     log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);

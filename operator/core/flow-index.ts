@@ -18,10 +18,24 @@ export const FLOWABLE = {
   DAG: `${P}core.flow.DAG`,
 } as const;
 
-/** Internal runnable created by ForEachItem to split its items file into batches. */
-export const FOR_EACH_ITEM_SPLIT = `${P}core.flow.ForEachItem$Split`;
-/** Internal child of ForEachItem: one subflow execution per batch. */
-export const FOR_EACH_ITEM_BATCH = `${P}core.flow.ForEachItem$Batch`;
+/** Internal runnable created by ForEachItem (`<id>_split`) to split its items file into batches (Kestra's class name). */
+export const FOR_EACH_ITEM_SPLIT = `${P}core.flow.ForEachItem$ForEachItemSplit`;
+/** Internal child of ForEachItem (`<id>_items`): one task run starting a subflow execution per batch. */
+export const FOR_EACH_ITEM_BATCH = `${P}core.flow.ForEachItem$ForEachItemExecutable`;
+/** Internal runnable created by ForEachItem (`<id>_merge`): merges the subflows' outputs into one file. */
+export const FOR_EACH_ITEM_MERGE = `${P}core.flow.ForEachItem$ForEachItemMergeOutputs`;
+
+/**
+ * The three task runs a ForEachItem records, as Kestra does: `<id>_split` cuts the items into batch files,
+ * `<id>_items` starts one subflow execution per batch, `<id>_merge` gathers their outputs into one file.
+ */
+export function forEachItemParts(task: Task): { split: Task; items: Task; merge: Task } {
+  return {
+    split: { ...task, id: `${task.id}_split`, type: FOR_EACH_ITEM_SPLIT, retry: undefined, timeout: undefined },
+    items: { ...task, id: `${task.id}_items`, type: FOR_EACH_ITEM_BATCH, retry: undefined },
+    merge: { id: `${task.id}_merge`, type: FOR_EACH_ITEM_MERGE },
+  };
+}
 
 const FLOWABLE_SET: ReadonlySet<string> = new Set([...Object.values(FLOWABLE), FOR_EACH_ITEM_BATCH]);
 export const isFlowableType = (type: string): boolean => FLOWABLE_SET.has(type);

@@ -7,7 +7,8 @@ import { parseJsonSafe } from './keyed.js';
 import { enabled, FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { container, dagGroup, type DagNode, type Final, type GroupResult, parallelGroup, sequentialGroup } from './groups.js';
 import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
-import { forEachItemResolver, subflowResolver } from './subflow.js';
+import { forEachBatchResolver, forEachItemResolver } from './foreach-item.js';
+import { subflowResolver } from './subflow.js';
 import { worseState } from './state.js';
 import { truthy } from './truth.js';
 import type { Task, TaskRun } from './types.js';
@@ -216,5 +217,5 @@ export const RESOLVERS: Record<string, Resolver> = {
   [FLOWABLE.DAG]: dag,
   [FLOWABLE.Subflow]: subflowResolver,
   [FLOWABLE.ForEachItem]: forEachItemResolver,
-  [FOR_EACH_ITEM_BATCH]: subflowResolver,
+  [FOR_EACH_ITEM_BATCH]: forEachBatchResolver,
 } satisfies Record<(typeof FLOWABLE)[keyof typeof FLOWABLE] | typeof FOR_EACH_ITEM_BATCH, Resolver>;

@@ -23,7 +23,7 @@ export const LIMIT_SETTINGS = {
   },
   maxTaskRuns: {
     env: 'MAX_TASK_RUNS_PER_EXECUTION', default: 200_000, min: 10,
-    doc: 'task runs one execution may hold (loops, parallel branches and DAGs included)',
+    doc: 'task runs one execution may hold (loops, parallel branches, DAGs and ForEachItem batches included)',
   },
   maxSubflowDepth: {
     env: 'MAX_SUBFLOW_DEPTH', default: 10, min: 1,

@@ -1,8 +1,10 @@
 // Restart of failed work inside the same execution (manual restart, flow-level RETRY_FAILED_TASK): failed runs get a
 // new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
+import { FOR_EACH_ITEM_BATCH } from './flow-index.js';
+import { retryFailedBatches } from './foreach-item.js';
 import { indexRuns } from './run-index.js';
-import { nextAttempt } from './runs.js';
+import { nextAttempt, taskOf } from './runs.js';
 
 export function restartFailed(ctx: StepContext): void {
   const { exec } = ctx;
@@ -14,5 +16,9 @@ export function restartFailed(ctx: StepContext): void {
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
-  for (const run of failed) nextAttempt(ctx, run);
+  for (const run of failed) {
+    // A ForEachItem `_items` run keeps its batches that ended well: only the failed ones get a new child (Kestra's RETRY_FAILED).
+    if (taskOf(ctx, run).type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
+    nextAttempt(ctx, run);
+  }
 }

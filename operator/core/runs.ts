@@ -1,7 +1,7 @@
 // Task-run primitives used by the engine: find a run's task, create/start runs, record attempts and outcomes.
 import { buildVariables, setRunOutputs } from './context.js';
 import type { StepContext } from './engine-types.js';
-import { FLOWABLE, FOR_EACH_ITEM_BATCH, FOR_EACH_ITEM_SPLIT, indexFlow, isFlowableType } from './flow-index.js';
+import { FLOWABLE, forEachItemParts, indexFlow, isFlowableType } from './flow-index.js';
 import { backoffDelay } from './backoff.js';
 import { DEFAULT_LIMITS, LIMIT_SETTINGS } from './limits.js';
 import { nextRetryDelay } from './retry.js';
@@ -18,8 +18,8 @@ export function taskOf(ctx: Pick<StepContext, 'flow' | 'index' | 'runs'>, run: T
   const parent = run.parentTaskRunId ? ctx.runs.byId.get(run.parentTaskRunId) : undefined;
   const parentTask = parent ? ctx.index.byId.get(parent.taskId) : undefined;
   if (parentTask?.type === FLOWABLE.ForEachItem) {
-    if (run.taskId === `${parentTask.id}_split`) return { ...parentTask, id: run.taskId, type: FOR_EACH_ITEM_SPLIT, retry: undefined, timeout: undefined };
-    if (run.taskId === `${parentTask.id}_items`) return { ...parentTask, id: run.taskId, type: FOR_EACH_ITEM_BATCH, retry: undefined };
+    const part = Object.values(forEachItemParts(parentTask)).find((t) => t.id === run.taskId);
+    if (part) return part;
   }
   throw new Error(`Task '${run.taskId}' of task run '${run.id}' is not in flow revision ${ctx.flow.revision ?? '?'}`);
 }

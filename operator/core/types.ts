@@ -174,7 +174,7 @@ export interface TaskRun {
   nextAttemptDate?: string;
   /** Pause: when it resumes (or times out) by itself. */
   resumeDate?: string;
-  /** Subflow/ForEachItem batch: id of the child execution. */
+  /** Subflow: id of the child execution (a ForEachItem `_items` run keeps one per batch in its bookkeeping). */
   subflowExecutionId?: string;
   /** Error message of the last failed attempt. */
   error?: string;
@@ -215,6 +215,11 @@ export interface Execution {
   metadata?: ExecutionMetadata;
   /** Why the execution failed, when it did outside a task (disabled flow, concurrency, outputs). */
   error?: string;
+  /**
+   * The deprecated `outputs` of the Subflow task that started this execution (Kestra before 0.15): output templates
+   * rendered against this execution when it ends, used when its flow declares no `outputs` of its own.
+   */
+  legacyOutputs?: Record<string, unknown>;
   /** Set when the execution must not start before this date (flow retry delay). */
   scheduleDate?: string;
   /**

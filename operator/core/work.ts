@@ -4,6 +4,7 @@ import { parseDuration } from '../model/index.js';
 import type { EngineEvent } from './engine-types.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
 import { taskForRun } from './runs.js';
+import { pendingChildren } from './subflow.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
@@ -13,7 +14,7 @@ export interface PendingWork {
   timers: Timer[];
   /** Runnable attempts that should be running (launch them unless already in flight). */
   running: { taskRunId: string; attempt: number; killing: boolean }[];
-  /** Subflow-like runs whose child execution was requested and not reported ended. */
+  /** Subflow and ForEachItem `_items` runs with a child execution requested and not reported ended (pendingChildren). */
   subflows: TaskRun[];
 }
 
@@ -38,7 +39,7 @@ export function pendingWork(flow: Flow, exec: Execution): PendingWork {
     if (run.resumeDate && run.flowableState?.status === 'PAUSED') {
       work.timers.push({ at: run.resumeDate, event: { type: 'timer', kind: 'pause', taskRunId: run.id } });
     }
-    if (run.subflowExecutionId && run.flowableState?.requested && !run.flowableState.ended) { work.subflows.push(run); continue; }
+    if (pendingChildren(run).length) { work.subflows.push(run); continue; }
     const isRunnable = !isFlowableType((task ?? taskForRun(flow, exec, run)).type);
     const att = run.attempts[run.attempts.length - 1];
     if (!isRunnable || !att || isTerminal(att.state.current)) continue;

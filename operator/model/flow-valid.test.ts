@@ -86,6 +86,20 @@ const TASKS: [string, string][] = [
     labels: [{ key: a, value: b }]
     wait: true
     transmitFailed: true`],
+  ['Kestra spellings accepted with a warning at run time: transmitFailed without wait, deprecated Subflow outputs', `
+  - id: sub
+    type: ai.service.plugin.core.flow.Subflow
+    namespace: company.team
+    flowId: child
+    transmitFailed: true
+    outputs: { v: "{{ outputs.calc.value }}" }
+  - id: fe
+    type: ai.service.plugin.core.flow.ForEachItem
+    items: "{{ inputs.file }}"
+    namespace: company.team
+    flowId: child
+    wait: false
+    transmitFailed: true`],
   ['Subflow with a templated name (bounded at run time by MAX_SUBFLOW_DEPTH), or the same id in another namespace', `
   - id: sub
     type: ai.service.plugin.core.flow.Subflow

@@ -10,6 +10,9 @@ export {
 } from './task-types.js';
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
 export { applyFlowDefaults, applyPluginDefaults } from './plugin-defaults.js';
+export {
+  boolProp, flowWarnings, type FlowWarnings, SUBFLOW_OUTPUTS_DEPRECATED, SUBFLOW_OUTPUTS_WITHOUT_WAIT, TRANSMIT_WITHOUT_WAIT,
+} from './warnings.js';
 export { withWrittenTypes } from './written-types.js';
 export { isNamespaceId, namespaceChain, namespaceContextOf, namespaceTree, validateNamespace, withNamespaceContext } from './namespaces.js';
 export { reservedNameIssues } from './semantic-keys.js';

@@ -49,7 +49,8 @@ const FLOWABLE: Record<string, Schema> = {
     },
     ...subflowCall,
   }, ['items', 'namespace', 'flowId']),
-  'core.flow.Subflow': taskSchema(subflowCall, ['namespace', 'flowId']),
+  // `outputs`: Kestra's deprecated mapping of subflow outputs (before 0.15), rendered by the child (core/subflow.ts).
+  'core.flow.Subflow': taskSchema({ ...subflowCall, outputs: OBJECT }, ['namespace', 'flowId']),
   'core.flow.AllowFailure': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
   'core.execution.Fail': taskSchema({ condition: SCALAR, errorMessage: STRING }),
   'core.flow.WorkingDirectory': taskSchema({

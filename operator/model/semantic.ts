@@ -1,5 +1,5 @@
 // Flow checks that JSON Schema cannot express: unique ids across the whole flow, DAG dependencies and cycles,
-// retry limits, Subflow wait/transmitFailed and self-calls, input declarations (defaults, ranges, validators) and templates.
+// retry limits, Subflow and ForEachItem self-calls, input declarations (defaults, ranges, validators) and templates.
 import { NAMESPACE_FILES_SEGMENT } from '../core/storage-layout.js';
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
@@ -74,19 +74,10 @@ function checkRetry(retry: unknown, path: string, out: ValidationIssue[]): void 
   }
 }
 
-function checkSubflowCall(task: Obj, path: string, isForEach: boolean, out: ValidationIssue[]): void {
-  const wait = task.wait ?? isForEach; // Subflow waits only when asked; ForEachItem waits by default
-  if (task.transmitFailed === true && wait !== true) {
-    out.push({ path: `${path}.transmitFailed`, message: '`transmitFailed: true` requires `wait: true`' });
-  }
-}
-
 function checkTask({ task, path }: LocatedTask, out: ValidationIssue[]): void {
   checkRetry(task.retry, `${path}.retry`, out);
   const type = typeof task.type === 'string' ? normalizeType(task.type) : '';
   if (type === `${PREFIX}core.flow.DAG`) checkDag(task, path, out);
-  if (type === `${PREFIX}core.flow.Subflow`) checkSubflowCall(task, path, false, out);
-  if (type === `${PREFIX}core.flow.ForEachItem`) checkSubflowCall(task, path, true, out);
   if (type === `${PREFIX}core.flow.Pause`) checkInputs(task.onResume, `${path}.onResume`, out);
   out.push(...taskPropIssues({ task, path }));
 }

@@ -73,6 +73,17 @@ describe('executions', () => {
     expect(stored[2]!.flowableState).toEqual({ request: { taskRunId: 'sub', executionId: 'c1', namespace: SECRET, flowId: SECRET, inputs: { x: MASK }, labels: [{ key: 'k', value: MASK }] } });
   });
 
+  it('keeps the ids and states of each ForEachItem batch slot, masking what flows put in them', async () => {
+    const e = sampleExecution('e1', { flowId: 'f', state: 'RUNNING' });
+    const slot = { executionId: SECRET, requested: true, ended: true, childState: SECRET, childError: `bad: ${SECRET}`, childOutputs: { o: SECRET },
+      request: { taskRunId: 'items', taskId: 'each_items', iteration: 0, executionId: SECRET, namespace: SECRET, flowId: SECRET, inputs: { file: SECRET } } };
+    const stored = (await stores.executions.create({ ...e, taskRunList: [run({ id: 'items', flowableState: { batches: [slot] } })] })).execution.taskRunList;
+    expect(stored[0]!.flowableState).toEqual({ batches: [{
+      executionId: SECRET, requested: true, ended: true, childState: SECRET, childError: `bad: ${MASK}`, childOutputs: { o: MASK },
+      request: { taskRunId: 'items', taskId: 'each_items', iteration: 0, executionId: SECRET, namespace: SECRET, flowId: SECRET, inputs: { file: MASK } },
+    }] });
+  });
+
   it('masks before the SQLite store indexes the labels', async () => {
     await stores.executions.create(leaky());
     expect((await raw.executions.search({ labels: { token: SECRET } })).total).toBe(0);

@@ -25,7 +25,7 @@ const VALUES_ONLY = { keys: false } as const;
 /** Words of the engine's own in a run's bookkeeping (pause status, a child's state): never masked. */
 const ENGINE_WORDS = ['status', 'childState', 'onExpiry'] as const;
 /** Identifiers of a Subflow request (what a restarted controller creates the child from): never masked. */
-const REQUEST_IDS = ['taskRunId', 'executionId', 'namespace', 'flowId', 'revision'] as const;
+const REQUEST_IDS = ['taskRunId', 'taskId', 'taskType', 'iteration', 'executionId', 'namespace', 'flowId', 'revision'] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -39,12 +39,26 @@ function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker): Re
   if (!fs || masked === fs) return fs;
   for (const k of ENGINE_WORDS) if (Object.hasOwn(fs, k)) masked![k] = fs[k];
   if (isObject(fs.switch) && fs.switch.defaults === false) masked!.switch = fs.switch;
-  if (isObject(fs.request) && isObject(masked!.request)) {
-    const request = { ...masked!.request };
-    for (const k of REQUEST_IDS) if (Object.hasOwn(fs.request, k)) request[k] = fs.request[k];
-    masked!.request = request;
+  keepRequestIds(fs, masked!);
+  // ForEachItem `_items`: one slot per batch, each with the same engine words and request as a Subflow's.
+  if (Array.isArray(fs.batches) && Array.isArray(masked!.batches)) {
+    masked!.batches = (masked!.batches as unknown[]).map((m, i) => {
+      const orig = (fs.batches as unknown[])[i];
+      if (!isObject(m) || !isObject(orig) || m === orig) return m;
+      const slot = { ...m };
+      for (const k of [...ENGINE_WORDS, 'executionId'] as const) if (Object.hasOwn(orig, k)) slot[k] = orig[k];
+      keepRequestIds(orig, slot);
+      return slot;
+    });
   }
   return masked;
+}
+
+function keepRequestIds(orig: Record<string, unknown>, masked: Record<string, unknown>): void {
+  if (!isObject(orig.request) || !isObject(masked.request)) return;
+  const request = { ...masked.request };
+  for (const k of REQUEST_IDS) if (Object.hasOwn(orig.request, k)) request[k] = orig.request[k];
+  masked.request = request;
 }
 
 function maskRun(run: TaskRun, m: Masker): TaskRun {

@@ -2,6 +2,7 @@
 // its children's (Subflow, ForEachItem), and the execution files and namespace files (`<namespace>/_files/...`) of its
 // namespace or of a namespace ALLOWED_NAMESPACES grants. Anything else (another tenant's files, paths outside the executions layout such as `kestra:///etc/passwd`)
 // is refused with the URI and the rule. Pure: decided from the caller's record and the URI's path.
+import { childSlots } from '../core/subflow.js';
 import type { Execution, Flow } from '../core/types.js';
 import { executionStoragePath, NAMESPACE_FILES_SEGMENT, storageSegments, type ExecutionRef } from '../storage/paths.js';
 import { namespaceAllowed, type NamespaceGrants, NO_GRANTS } from './namespaces.js';
@@ -42,8 +43,10 @@ function relatedExecutions(exec: Execution): ExecutionRef[] {
   const t = exec.trigger?.variables as Record<string, unknown> | undefined;
   if (t && str(t.executionId) && str(t.namespace) && str(t.flowId)) related.push({ namespace: t.namespace, flowId: t.flowId, id: t.executionId });
   for (const run of exec.taskRunList) {
-    const req = run.flowableState?.request as { namespace?: unknown; flowId?: unknown; executionId?: unknown } | undefined;
-    if (req && str(req.namespace) && str(req.flowId) && str(req.executionId)) related.push({ namespace: req.namespace, flowId: req.flowId, id: req.executionId });
+    for (const { slot } of childSlots(run)) {
+      const req = slot.request as { namespace?: unknown; flowId?: unknown; executionId?: unknown } | undefined;
+      if (req && str(req.namespace) && str(req.flowId) && str(req.executionId)) related.push({ namespace: req.namespace, flowId: req.flowId, id: req.executionId });
+    }
   }
   return related;
 }

@@ -16,7 +16,7 @@ function execution(extra: Partial<Execution> = {}): Execution {
   return { ...newExecution({ id: 'E1', flow, inputs: {}, now: new Date('2026-01-01T00:00:00Z') }), ...extra };
 }
 
-const child = { id: 'r1', taskId: 'call', flowableState: { request: { namespace: 'other.ns', flowId: 'sub', executionId: 'C1' } } } as unknown as TaskRun;
+const child = { id: 'r1', taskId: 'call', subflowExecutionId: 'C1', flowableState: { request: { namespace: 'other.ns', flowId: 'sub', executionId: 'C1' } } } as unknown as TaskRun;
 
 describe('fileReadDenied', () => {
   const parentExec = execution({ parent: { executionId: 'P1', taskRunId: 't', namespace: 'parent.ns', flowId: 'up' }, taskRunList: [child] });

@@ -150,6 +150,26 @@ describe('POST /flows/validate', () => {
     expect((await call(`${flows()}/company.team/ok1`)).status).toBe(404);
   });
 
+  it("reports Kestra's deprecated Subflow outputs in deprecationPaths and settings without effect in warnings", async () => {
+    const sub = 'ai.service.plugin.core.flow.Subflow';
+    const text = `id: legacy\nnamespace: company.team\ntasks:\n`
+      + `  - { id: a, type: ${sub}, namespace: company.team, flowId: c, wait: true, outputs: { v: x } }\n`
+      + `  - { id: b, type: ${sub}, namespace: company.team, flowId: c, transmitFailed: true }\n`
+      + `  - { id: e, type: io.kestra.plugin.core.flow.ForEachItem, items: x, namespace: company.team, flowId: c, wait: false, transmitFailed: true }\n`
+      + `---\n${simpleFlow('company.team', 'plain')}`;
+    const res = await call(`${flows()}/validate`, yamlInit('POST', text));
+    expect(res.status).toBe(200);
+    expect(res.body[0]).toEqual({
+      index: 0, flow: 'legacy', namespace: 'company.team',
+      deprecationPaths: ['tasks[0].outputs'],
+      warnings: [
+        'tasks[1].transmitFailed: `transmitFailed: true` has no effect without `wait: true` (as in Kestra): a failure of the subflow is not transmitted to this task',
+        'tasks[2].transmitFailed: `transmitFailed: true` has no effect without `wait: true` (as in Kestra): a failure of the subflow is not transmitted to this task',
+      ],
+    });
+    expect(res.body[1]).toEqual({ index: 1, flow: 'plain', namespace: 'company.team' });
+  });
+
   it('reports malformed YAML as a constraint, still 200', async () => {
     const res = await call(`${flows()}/validate`, yamlInit('POST', 'id: [oops\n'));
     expect(res.status).toBe(200);

@@ -9,6 +9,8 @@ import { parseAllDocuments } from 'yaml';
 
 interface RunExpectation {
   state?: string | string[]; count?: number; attempts?: number | number[]; outputs?: Record<string, unknown>;
+  /** Text the (first) run's error contains. */
+  error?: string;
 }
 interface Expectation {
   inputs?: Record<string, unknown>;
@@ -173,6 +175,7 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         }
         if (want.attempts !== undefined) expect(runs.map((r: any) => r.attempts.length)).toEqual([want.attempts].flat().length === runs.length ? [want.attempts].flat() : runs.map(() => want.attempts));
         if (want.outputs) matchesSubset(runs[0]?.outputs, want.outputs);
+        if (want.error !== undefined) expect(String(runs[0]?.error), `${taskId}: ${summary}`).toContain(want.error);
       }
       if (expectation.outputs) matchesSubset(exec.outputs, expectation.outputs);
       if (expectation.retryChain) await checkRetryChain(main, id, expectation.retryChain);

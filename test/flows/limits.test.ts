@@ -103,6 +103,6 @@ tasks:
     expect(e.state.current).toBe('FAILED');
     expect(e.taskRunList).toHaveLength(1);
     expect(e.taskRunList[0].error).toBe("EachParallel 'each' needs at least 100 task runs for its 100 values, beside the 1 of this execution: "
-      + 'over the limit of 50 (task runs one execution may hold (loops, parallel branches and DAGs included); setting MAX_TASK_RUNS_PER_EXECUTION)');
+      + 'over the limit of 50 (task runs one execution may hold (loops, parallel branches, DAGs and ForEachItem batches included); setting MAX_TASK_RUNS_PER_EXECUTION)');
   });
 });
