@@ -1,5 +1,6 @@
 // Kestra's FlowGraph of a flow (nodes, edges, clusters for flowables, errors/finally branches and triggers), optionally
 // with an execution's task runs on its nodes (loops expanded per iteration) and named Subflow tasks expanded. Pure.
+import { FOR_EACH_ITEM_BATCH, forEachItemParts } from '../core/flow-index.js';
 import type { Execution, Flow, Task, TaskRun, Trigger } from '../core/types.js';
 import { applyPluginDefaults } from './plugin-defaults.js';
 import { PREFIX, normalizeType, shortType } from './task-types.js';
@@ -100,14 +101,10 @@ const LAYOUTS: Record<string, Layout> = {
 const SUBFLOW_TYPE = `${PREFIX}core.flow.Subflow`;
 const FOR_EACH_ITEM_TYPE = `${PREFIX}core.flow.ForEachItem`;
 
-/** The three steps Kestra draws (and records) for a ForEachItem: split the items, one subflow per batch, merge outputs. */
+/** The three steps Kestra draws (and records) for a ForEachItem: the engine's own definition of them. */
 function forEachItemSteps(task: Task): Task[] {
-  const t = `${FOR_EACH_ITEM_TYPE}$ForEachItem`;
-  return [
-    { id: `${task.id}_split`, type: `${t}Split`, items: task.items, batch: task.batch },
-    { ...task, id: `${task.id}_items`, type: `${t}Executable` },
-    { id: `${task.id}_merge`, type: `${t}MergeOutputs` },
-  ];
+  const { split, items, merge } = forEachItemParts(task);
+  return [split, items, merge];
 }
 
 class Builder {
@@ -220,7 +217,7 @@ class Builder {
       this.fillFlowable(c, task, layout?.lists ?? 'sequential', run, depth);
       return c;
     }
-    const subflow = type === SUBFLOW_TYPE || type === `${FOR_EACH_ITEM_TYPE}$ForEachItemExecutable`;
+    const subflow = type === SUBFLOW_TYPE || type === FOR_EACH_ITEM_BATCH;
     const node: GraphNode = { uid, type: subflow ? GRAPH_TYPES.subflowTask : GRAPH_TYPES.task, task, ...extra, relationType: listRelation };
     if (subflow && this.opts.expand?.includes(uid)) return this.expandSubflow(node, task, depth);
     return node;
