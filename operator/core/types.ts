@@ -172,7 +172,7 @@ export interface TaskRun {
   branch?: 'tasks' | 'errors' | 'finally';
   /** When a RETRYING run starts its next attempt. */
   nextAttemptDate?: string;
-  /** Pause: when it resumes (or times out) by itself. */
+  /** Pause: when it resumes (or times out) by itself; LoopUntil: when its next iteration starts. */
   resumeDate?: string;
   /** Subflow/ForEachItem batch: id of the child execution. */
   subflowExecutionId?: string;

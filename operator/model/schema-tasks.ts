@@ -64,6 +64,26 @@ const FLOWABLE: Record<string, Schema> = {
     pauseDuration: DURATION,
     behavior: { type: 'string', enum: ['RESUME', 'WARN', 'FAIL', 'CANCEL'] },
     onResume: { type: 'array', items: ref('input') },
+    /** Kestra's deprecated spelling: tasks run after the resume, inside the Pause. */
+    tasks: TASKS,
+    ...HANDLERS,
+  }),
+  'core.flow.ForEach': taskSchema({
+    values: { type: ['array', 'string'] }, concurrencyLimit: tplInt(0), tasks: TASKS_REQUIRED, ...HANDLERS,
+  }, ['values', 'tasks']),
+  'core.flow.LoopUntil': taskSchema({
+    condition: SCALAR,
+    tasks: TASKS_REQUIRED,
+    failOnMaxReached: TPL_BOOL,
+    checkFrequency: {
+      type: 'object',
+      properties: { maxIterations: tplInt(1), maxDuration: DURATION, interval: DURATION },
+      additionalProperties: false,
+    },
+    ...HANDLERS,
+  }, ['condition', 'tasks']),
+  'core.execution.Exit': taskSchema({
+    state: { type: 'string', pattern: '^(SUCCESS|WARNING|KILLED|FAILED|CANCELED|CANCELLED|\\{\\{.*\\}\\})$' },
   }),
   'core.flow.DAG': taskSchema({
     tasks: {
