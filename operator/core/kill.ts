@@ -3,7 +3,7 @@
 import type { StepContext } from './engine-types.js';
 import type { ExitState } from './flowable-kit.js';
 import { FLOWABLE, isFlowableType } from './flow-index.js';
-import { completeRun, endAttempt, log, taskOf } from './runs.js';
+import { childrenOf, completeRun, endAttempt, log, taskOf } from './runs.js';
 import { endSubflowAttempt } from './subflow.js';
 import { transition } from './state.js';
 import type { TaskRun } from './types.js';
@@ -30,7 +30,8 @@ export function killExecution(ctx: StepContext): void {
       transition(run.state, 'KILLING', deps.now);
       transition(att.state, 'KILLING', deps.now);
       ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: run.attempts.length });
-    } else if (isFlowableType(task.type) && task.type !== FLOWABLE.Pause) {
+    } else if (isFlowableType(task.type) && (task.type !== FLOWABLE.Pause || childrenOf(ctx, run.id).length > 0)) {
+      // A flowable ends KILLED once its children have (a waiting Pause has none: it ends at once).
       transition(run.state, 'KILLING', deps.now);
     } else {
       completeRun(ctx, run, 'KILLED');

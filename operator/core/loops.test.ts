@@ -264,3 +264,17 @@ describe('Pause with tasks (Kestra\'s deprecated spelling)', () => {
     expect(h.state).toBe(execState);
   });
 });
+
+describe('kill', () => {
+  it('a Pause whose child tasks run ends KILLED once they have', () => {
+    const yaml = flow(`  - id: pause\n    type: ${P}core.flow.Pause\n    tasks:\n${ret('inside', 'i', '      ')}`);
+    const h = new EngineHarness(yaml).drive();
+    h.send({ type: 'resume' });
+    const inside = h.runsOf('inside')[0]!;
+    h.send({ type: 'kill' });
+    expect(h.stateOf('pause')).toBe('KILLING');
+    h.send({ type: 'task-result', taskRunId: inside.id, attempt: 1, outcome: { state: 'KILLED' } });
+    expect(h.stateOf('pause')).toBe('KILLED');
+    expect(h.state).toBe('KILLED');
+  });
+});

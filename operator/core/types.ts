@@ -162,7 +162,10 @@ export interface TaskRun {
   value?: string;
   /** ForEachItem: URI of this batch's items file. */
   items?: string;
-  /** Position of this run among its parent's children of the same loop iteration. */
+  /**
+   * Loop iteration of this run: the index of its value (EachSequential, EachParallel, ForEach), the iteration number
+   * 1, 2... (LoopUntil), the batch index (ForEachItem).
+   */
   iteration?: number;
   state: StateRecord<TaskRunState>;
   attempts: TaskRunAttempt[];

@@ -4,7 +4,7 @@ import {
   ANY, BOOL, DURATION, LABELS, LOG_LEVEL, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
   TASKS, TASKS_REQUIRED, TPL_BOOL, TPL_NUMBER, ref, taskSchema, tplInt, type Schema,
 } from './schema-common.js';
-import { tag } from './schema-roles.js';
+import { tag, templatedEnum } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
 import { inferenceTaskSchemas } from './schema-inference.js';
 
@@ -83,7 +83,7 @@ const FLOWABLE: Record<string, Schema> = {
     ...HANDLERS,
   }, ['condition', 'tasks']),
   'core.execution.Exit': taskSchema({
-    state: { type: 'string', pattern: '^(SUCCESS|WARNING|KILLED|FAILED|CANCELED|CANCELLED|\\{\\{.*\\}\\})$' },
+    state: templatedEnum(['SUCCESS', 'WARNING', 'KILLED', 'FAILED', 'CANCELED', 'CANCELLED']),
   }),
   'core.flow.DAG': taskSchema({
     tasks: {
