@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineHarness } from './engine-harness.js';
 import type { TaskOutcome } from './engine-types.js';
 import type { TaskRun } from './types.js';
+import { DEFAULT_LIMITS } from './limits.js';
 import { pendingWork } from './work.js';
 
 const P = 'ai.service.plugin.';
@@ -276,5 +277,28 @@ describe('kill', () => {
     h.send({ type: 'task-result', taskRunId: inside.id, attempt: 1, outcome: { state: 'KILLED' } });
     expect(h.stateOf('pause')).toBe('KILLED');
     expect(h.state).toBe('KILLED');
+  });
+});
+
+describe('bounded by MAX_TASK_RUNS_PER_EXECUTION', () => {
+  const limited = (h: EngineHarness, maxTaskRuns: number) => { h.limits = { ...DEFAULT_LIMITS, maxTaskRuns }; return h; };
+
+  it('a ForEach whose values cannot fit fails at once, creating no child run', () => {
+    const values = JSON.stringify(Array.from({ length: 300 }, (_, i) => i));
+    const h = limited(new EngineHarness(flow(`  - id: loop\n    type: ${P}core.flow.ForEach\n    values: ${values}\n    concurrencyLimit: 0\n    tasks:\n${ret('x', 'x', '      ')}`)), 100);
+    h.send({ type: 'start', runningCount: 0 });
+    expect(h.exec.taskRunList.map((r) => r.taskId)).toEqual(['loop']);
+    expect(h.runsOf('loop')[0]!.error).toContain("ForEach 'loop' needs at least 300 task runs for its 300 values");
+    expect(h.runsOf('loop')[0]!.error).toContain('setting MAX_TASK_RUNS_PER_EXECUTION');
+    expect(h.state).toBe('FAILED');
+  });
+
+  it('a LoopUntil whose condition never holds and has no maximum fails at the limit, naming it', () => {
+    const h = limited(new EngineHarness(flow(`  - id: loop\n    type: ${P}core.flow.LoopUntil\n    condition: "false"\n    checkFrequency:\n      interval: PT1S\n    tasks:\n${ret('x', 'x', '      ')}`)), 10);
+    h.driveTimers();
+    expect(h.exec.taskRunList).toHaveLength(10);
+    expect(h.runsOf('loop')[0]!.error).toContain("LoopUntil 'loop' cannot create 1 more task run(s)");
+    expect(h.runsOf('loop')[0]!.error).toContain('setting MAX_TASK_RUNS_PER_EXECUTION');
+    expect(h.state).toBe('FAILED');
   });
 });
