@@ -2,14 +2,15 @@
 // next or its final state. A compiler-checked table maps every flowable type to its resolver.
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
-import { FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
+import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow } from './flow-index.js';
 import { memo, type Resolution, type Resolver, tasksOf, withHandlers } from './flowable-kit.js';
 import { dagGroup, type DagNode, parallelGroup, sequentialGroup } from './groups.js';
 import { eachParallel, eachSequential, exit, forEach, loopUntil } from './loops.js';
 import { log, variablesFor } from './runs.js';
 import { forEachItemResolver, subflowResolver } from './subflow.js';
 import { truthy } from './truth.js';
-import type { Task, TaskRun } from './types.js';
+import type { Execution, Flow, Input, Task, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
 
 export type { Resolution, Resolver } from './flowable-kit.js';
 export { truthy };
@@ -95,6 +96,21 @@ function pause(ctx: StepContext, run: TaskRun, task: Task): Resolution {
     log(ctx, 'INFO', run.resumeDate ? `Paused until ${run.resumeDate}` : 'Paused: waiting for a manual resume', run);
   }
   return { create: [] };
+}
+
+/**
+ * The `onResume` inputs of the Pause tasks an execution waits on (several in parallel branches: merged, first id
+ * wins): what a resume's values are checked, typed and defaulted against.
+ */
+export function onResumeInputs(flow: Flow, exec: Execution): Input[] {
+  const byId = indexFlow(flow).byId;
+  const out = new Map<string, Input>();
+  for (const run of exec.taskRunList) {
+    if (run.flowableState?.status !== 'PAUSED' || isTerminal(run.state.current)) continue;
+    const defs = byId.get(run.taskId)?.onResume;
+    if (Array.isArray(defs)) for (const d of defs as Input[]) if (!out.has(d.id)) out.set(d.id, d);
+  }
+  return [...out.values()];
 }
 
 function workingDirectory(ctx: StepContext, run: TaskRun, task: Task): Resolution {
