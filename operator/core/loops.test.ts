@@ -162,6 +162,22 @@ describe('LoopUntil', () => {
     expect(h.state).toBe('FAILED');
   });
 
+  it('a restart after a failed iteration retries it and the loop goes on', () => {
+    const h = new EngineHarness(flow(loop(`    condition: "{{ outputs.ret.value == '3' }}"\n    checkFrequency:\n      interval: PT1S\n`)));
+    let failOnce = true;
+    const script = { ret: (run: TaskRun): TaskOutcome => {
+      if (run.iteration === 2 && failOnce) { failOnce = false; return FAIL; }
+      return { state: 'SUCCESS', outputs: { value: String(run.iteration) } };
+    } };
+    h.driveTimers(script);
+    expect(h.state).toBe('FAILED');
+    h.send({ type: 'restart' });
+    h.settle(script);
+    h.driveTimers(script, false);
+    expect(h.state).toBe('SUCCESS');
+    expect(h.runsOf('ret').map((r) => `${r.iteration}:${r.attempts.length}`)).toEqual(['1:1', '2:2', '3:1']);
+  });
+
   it('WaitFor is its alias', () => {
     const yaml = flow(`  - id: loop\n    type: io.kestra.plugin.core.flow.WaitFor\n    condition: "{{ outputs.ret.value == '2' }}"\n    checkFrequency:\n      interval: PT1S\n    tasks:\n${ret('ret', 'r', '      ')}`);
     const h = new EngineHarness(yaml);
