@@ -11,7 +11,9 @@ import type { ExecutionCommand } from '../../operator/store/types.js';
 import { readJson } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, HttpError } from '../errors.js';
-import { clientGone, readInputs } from '../launch.js';
+import { clientGone, loadFlow, type ProvidedInputs, readInputs } from '../launch.js';
+import { onResumeInputs } from '../../operator/core/flowables.js';
+import { resolveInputs } from '../../operator/model/index.js';
 import { parseLabelList, queryOne } from '../query.js';
 import { executionJson } from '../execution-json.js';
 import { getExecution } from './executions.js';
@@ -82,6 +84,24 @@ export function terminalStateParam(ctx: RouterContext, name: string): ExecutionS
 }
 
 
+/**
+ * A resume's values checked against the `onResume` inputs of the Pause tasks it resumes (typed, defaults applied,
+ * a 422 naming each bad one, as Kestra does); without declared inputs, the values as given.
+ */
+async function resumeInputs(deps: ApiDeps, execution: Execution, provided: ProvidedInputs): Promise<Record<string, unknown>> {
+  let flow;
+  try {
+    flow = await loadFlow(deps.stores, execution.namespace, execution.flowId, execution.flowRevision);
+  } catch (err) {
+    if ((err as { status?: unknown }).status === 404) return provided.values; // the revision is gone: nothing to check against
+    throw err;
+  }
+  const defs = onResumeInputs(flow, execution);
+  if (defs.length === 0) return provided.values;
+  const uploaded = new Set(provided.files.map((f) => f.uri));
+  return resolveInputs(defs, provided.values, { fileUri: (uri) => (uploaded.has(uri) ? undefined : 'only a file uploaded with this request is accepted') });
+}
+
 /** Adds the execution action routes to `r` (mounted under /api/v1). */
 export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
   const { executions } = deps.stores;
@@ -111,7 +131,7 @@ export function registerExecutionActionRoutes(r: Router, deps: ApiDeps): void {
       throw conflict(`Execution '${execution.id}' is ${execution.state.current}; only a PAUSED execution can be resumed`);
     }
     const provided = await readInputs(ctx, deps, execution);
-    const inputs = provided.values;
+    const inputs = await resumeInputs(deps, execution, provided);
     await executions.addCommand(execution.id, Object.keys(inputs).length ? { type: 'resume', inputs } : { type: 'resume' });
     ctx.status = 204;
   });

@@ -25,6 +25,8 @@ const CHILDREN: Partial<Record<string, (task: Task) => number>> = {
   [FLOWABLE.If]: (t) => Math.min(sum(t.then), sum(t.else)),
   [FLOWABLE.Switch]: (t) => Math.min(sum(t.defaults), ...Object.values((t.cases ?? {}) as Record<string, unknown>).map(sum)),
   [FLOWABLE.ForEachItem]: () => 3, // its split, items and merge runs
+  [FLOWABLE.LoopUntil]: (t) => sum(t.tasks), // one iteration at least
+  [FLOWABLE.Pause]: (t) => sum(t.tasks), // its deprecated child tasks, run after the resume
 };
 
 const fewest = new WeakMap<Task, number>();

@@ -7,6 +7,7 @@ import type { Action, EngineDeps, EngineEvent, TaskOutcome } from './engine-type
 import { newExecution } from './execution.js';
 import type { Limits } from './limits.js';
 import type { Execution, Flow, TaskRun } from './types.js';
+import { pendingWork } from './work.js';
 
 export type Script = Record<string, TaskOutcome | TaskOutcome[] | ((run: TaskRun, attempt: number) => TaskOutcome)>;
 
@@ -69,6 +70,35 @@ export class EngineHarness {
       waits.push(wait);
       this.advanceClock(wait);
       this.answer(script, this.send({ type: 'timer', kind: 'retry', taskRunId: run.id }));
+    }
+    return waits;
+  }
+
+  /** Answers, from `script`, every attempt now running (and the launches their results cause). */
+  settle(script: Script = {}): this {
+    const running = this.exec.taskRunList.flatMap((r) => {
+      const att = r.attempts[r.attempts.length - 1];
+      return att && att.state.current === 'RUNNING' ? [{ type: 'launch' as const, taskRunId: r.id, attempt: r.attempts.length }] : [];
+    });
+    this.answer(script, running);
+    return this;
+  }
+
+  /**
+   * Like `drive`, then fires the timers the record implies (work.ts: retries, pause expiries, loop intervals), earliest
+   * first, moving the clock to each, until none is left. Returns the waits seen, in ms.
+   */
+  driveTimers(script: Script = {}, start = true): number[] {
+    const waits: number[] = [];
+    this.drive(script, start);
+    for (let guard = 0; guard < 10_000; guard++) {
+      const timers = pendingWork(this.flow, this.exec).timers.filter((t) => t.event.type === 'timer');
+      if (timers.length === 0) break;
+      const next = timers.reduce((a, b) => (Date.parse(a.at) <= Date.parse(b.at) ? a : b));
+      const wait = Math.max(0, Date.parse(next.at) - this.now.getTime());
+      waits.push(wait);
+      this.advanceClock(wait);
+      this.answer(script, this.send(next.event as EngineEvent));
     }
     return waits;
   }

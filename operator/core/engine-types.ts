@@ -19,7 +19,7 @@ export interface TaskOutcome {
   infrastructure?: boolean;
 }
 
-export type TimerKind = 'retry' | 'timeout' | 'pause' | 'flow-retry';
+export type TimerKind = 'retry' | 'timeout' | 'pause' | 'loop' | 'flow-retry';
 
 export type EngineEvent =
   /** Start (or dequeue) a CREATED/QUEUED execution; `runningCount` = executions of the flow holding a concurrency slot. */

@@ -5,6 +5,7 @@ import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
 import { retryFailedBatches } from './foreach-item.js';
 import { finishRoot, resolveRoot } from './finish.js';
+import { exitExecution, killExecution } from './kill.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, nextAttempt, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
@@ -110,6 +111,8 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
       if (!endAttempt(ctx, run, e.attempt, 'FAILED')) return;
       ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: e.attempt });
       failAttempt(ctx, run, `Task '${run.taskId}' timed out after ${task.timeout}`);
+    } else if (e.kind === 'loop') {
+      // LoopUntil's interval elapsed: its resolver (run by advance) compares the clock with its resumeDate.
     } else if (e.kind === 'pause') {
       const fs = run.flowableState;
       if (fs?.status !== 'PAUSED' || !run.resumeDate || Date.parse(run.resumeDate) > deps.now.getTime()) return;
@@ -118,32 +121,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
   },
 
   kill(ctx) {
-    const { exec, deps } = ctx;
-    if (exec.state.current === 'CREATED' || exec.state.current === 'QUEUED' || exec.state.current === 'RETRYING') {
-      transition(exec.state, 'KILLED', deps.now);
-      ctx.actions.push({ type: 'ended', state: 'KILLED' });
-      return;
-    }
-    transition(exec.state, 'KILLING', deps.now);
-    for (const run of exec.taskRunList) {
-      if (isTerminal(run.state.current)) continue;
-      const task = taskOf(ctx, run);
-      const att = run.attempts[run.attempts.length - 1];
-      const children = childSlots(run);
-      if (children.length) {
-        for (const c of children) if (!c.slot.ended) ctx.actions.push({ type: 'kill-execution', executionId: c.executionId });
-        completeRun(ctx, run, 'KILLED');
-        endSubflowAttempt(ctx, run);
-      } else if (!isFlowableType(task.type) && att && att.state.current === 'RUNNING' && run.state.current === 'RUNNING') {
-        transition(run.state, 'KILLING', deps.now);
-        transition(att.state, 'KILLING', deps.now);
-        ctx.actions.push({ type: 'kill-task', taskRunId: run.id, attempt: run.attempts.length });
-      } else if (isFlowableType(task.type) && task.type !== FLOWABLE.Pause) {
-        transition(run.state, 'KILLING', deps.now);
-      } else {
-        completeRun(ctx, run, 'KILLED');
-      }
-    }
+    killExecution(ctx);
   },
 
   resume(ctx, e) {
@@ -220,6 +198,7 @@ export function advance(ctx: StepContext): void {
       if (!isFlowableType(task.type)) continue;
       if (resolveFlowable(ctx, run, task)) changed = true;
     }
+    if (!ACTIVE.has(exec.state.current)) return; // an Exit ended the execution
     if (exec.state.current === 'KILLING') {
       if (exec.taskRunList.every((r) => isTerminal(r.state.current))) {
         transition(exec.state, 'KILLED', deps.now);
@@ -263,6 +242,7 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     // None of them is created; the flowable fails once the children it already has have ended.
     if (over) { (run.flowableState ??= {}).refused = over.message; return failWhenChildrenEnd(ctx, run, over.message); }
   }
+  if (res.exit) { exitExecution(ctx, run, res.exit); return true; }
   for (const spec of res.create) createRun(ctx, spec, run);
   if (res.state) {
     completeRun(ctx, run, res.state, { ...(res.outputs ? { outputs: res.outputs } : {}), ...(res.error ? { error: res.error } : {}) });

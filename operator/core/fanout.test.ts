@@ -13,10 +13,12 @@ const renderer = createRenderer({ secret: () => undefined });
 
 /** A loop of Sequential blocks (nested flowables resolve their children every pass) over `n` values. */
 function loopFlow(type: string, n: number): Flow {
+  // ForEach names its list `values` and runs one value at a time unless told otherwise.
+  const values = type === 'ForEach' ? `values: "{{ range(1, ${n}) }}"\n    concurrencyLimit: 0` : `value: "{{ range(1, ${n}) }}"`;
   return { ...parseFlow(`id: f\nnamespace: test\ntasks:
   - id: each
     type: ${P}core.flow.${type}
-    value: "{{ range(1, ${n}) }}"
+    ${values}
     tasks:
       - id: block
         type: ${P}core.flow.Sequential
@@ -26,9 +28,9 @@ function loopFlow(type: string, n: number): Flow {
 `), revision: 1 };
 }
 
-/** Runs every child of an EachParallel to its end, answering all launches of a step in the next one: ms per value. */
-function runParallel(n: number): number {
-  const flow = loopFlow('EachParallel', n);
+/** Runs every child of a parallel loop to its end, answering all launches of a step in the next one: ms per value. */
+function runParallel(n: number, type = 'EachParallel'): number {
+  const flow = loopFlow(type, n);
   let ids = 0;
   const deps: EngineDeps = { now: new Date('2026-01-01T00:00:00Z'), newId: () => `r${++ids}`, random: () => 0.5, renderer };
   const t0 = performance.now();
@@ -51,6 +53,13 @@ describe('fan-out cost per child', () => {
     runParallel(500); // warm-up (JIT)
     const small = best(() => runParallel(2_000));
     const large = best(() => runParallel(20_000), 2);
+    expect(large / small, `${small.toFixed(3)} ms per value at 2,000, ${large.toFixed(3)} at 20,000`).toBeLessThan(4);
+  }, 120_000);
+
+  it('a ForEach with concurrencyLimit 0 (the same value loop as EachSequential): flat from 2,000 to 20,000 values', () => {
+    runParallel(500, 'ForEach');
+    const small = best(() => runParallel(2_000, 'ForEach'));
+    const large = best(() => runParallel(20_000, 'ForEach'), 2);
     expect(large / small, `${small.toFixed(3)} ms per value at 2,000, ${large.toFixed(3)} at 20,000`).toBeLessThan(4);
   }, 120_000);
 });

@@ -16,6 +16,9 @@ export const FLOWABLE = {
   WorkingDirectory: `${P}core.flow.WorkingDirectory`,
   Pause: `${P}core.flow.Pause`,
   DAG: `${P}core.flow.DAG`,
+  ForEach: `${P}core.flow.ForEach`,
+  LoopUntil: `${P}core.flow.LoopUntil`,
+  Exit: `${P}core.execution.Exit`,
 } as const;
 
 /** Internal runnable created by ForEachItem (`<id>_split`) to split its items file into batches (Kestra's class name). */

@@ -162,7 +162,10 @@ export interface TaskRun {
   value?: string;
   /** ForEachItem: URI of this batch's items file. */
   items?: string;
-  /** Position of this run among its parent's children of the same loop iteration. */
+  /**
+   * Loop iteration of this run: the index of its value (EachSequential, EachParallel, ForEach), the iteration number
+   * 1, 2... (LoopUntil), the batch index (ForEachItem).
+   */
   iteration?: number;
   state: StateRecord<TaskRunState>;
   attempts: TaskRunAttempt[];
@@ -172,7 +175,7 @@ export interface TaskRun {
   branch?: 'tasks' | 'errors' | 'finally';
   /** When a RETRYING run starts its next attempt. */
   nextAttemptDate?: string;
-  /** Pause: when it resumes (or times out) by itself. */
+  /** Pause: when it resumes (or times out) by itself; LoopUntil: when its next iteration starts. */
   resumeDate?: string;
   /** Subflow: id of the child execution (a ForEachItem `_items` run keeps one per batch in its bookkeeping). */
   subflowExecutionId?: string;

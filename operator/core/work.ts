@@ -3,6 +3,7 @@
 import { parseDuration } from '../model/index.js';
 import type { EngineEvent } from './engine-types.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
+import { LOOP_WAITING } from './loops.js';
 import { taskForRun } from './runs.js';
 import { pendingChildren } from './subflow.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
@@ -38,6 +39,9 @@ export function pendingWork(flow: Flow, exec: Execution): PendingWork {
     }
     if (run.resumeDate && run.flowableState?.status === 'PAUSED') {
       work.timers.push({ at: run.resumeDate, event: { type: 'timer', kind: 'pause', taskRunId: run.id } });
+    }
+    if (run.resumeDate && run.flowableState?.status === LOOP_WAITING) {
+      work.timers.push({ at: run.resumeDate, event: { type: 'timer', kind: 'loop', taskRunId: run.id } });
     }
     if (pendingChildren(run).length) { work.subflows.push(run); continue; }
     const isRunnable = !isFlowableType((task ?? taskForRun(flow, exec, run)).type);

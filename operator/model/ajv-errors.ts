@@ -74,6 +74,7 @@ function enumMessage(e: ErrorObject, written: unknown): string {
 function patternMessage(e: ErrorObject, written: unknown): string {
   const role = roleOf(e.parentSchema);
   if (role?.kind === 'trigger-type') return `Unknown trigger type ${show(written ?? e.data)}`;
+  if (role?.kind === 'templated-enum') return `${show(e.data)} is not one of ${role.values.join(', ')} (or a template expression)`;
   if (role?.kind === 'namespace') {
     return `${show(e.data)} is not a valid namespace (lowercase letters, digits, \`_\`, \`-\`, segments separated by dots)`;
   }

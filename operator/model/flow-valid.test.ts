@@ -133,6 +133,31 @@ const TASKS: [string, string][] = [
     behavior: RESUME
     onResume:
       - { id: approved, type: BOOLEAN, defaults: true }`],
+  ['ForEach', `
+  - id: each
+    type: io.kestra.plugin.core.flow.ForEach
+    values: ["a", { k: 1 }]
+    concurrencyLimit: 0
+    tasks:
+      - { id: x, type: ai.service.plugin.core.log.Log, message: "{{ taskrun.value }} {{ taskrun.iteration }}" }
+    errors:
+      - { id: e, type: ai.service.plugin.core.log.Log, message: e }`],
+  ['LoopUntil', `
+  - id: loop
+    type: io.kestra.plugin.core.flow.LoopUntil
+    condition: "{{ outputs.x.value == '3' }}"
+    failOnMaxReached: true
+    checkFrequency: { maxIterations: 5, maxDuration: PT1H, interval: PT1S }
+    tasks:
+      - { id: x, type: ai.service.plugin.core.debug.Return, format: "{{ outputs.loop.iterationCount }}" }`],
+  ['Exit', `
+  - { id: exit, type: io.kestra.plugin.core.execution.Exit, state: CANCELED }`],
+  ['Pause with tasks', `
+  - id: pause
+    type: ai.service.plugin.core.flow.Pause
+    timeout: PT1H
+    tasks:
+      - { id: after, type: ai.service.plugin.core.log.Log, message: resumed }`],
   ['DAG', `
   - id: dag
     type: ai.service.plugin.core.flow.DAG

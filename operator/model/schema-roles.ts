@@ -3,7 +3,9 @@
 
 export type SchemaRole =
   | { kind: 'task-type' } | { kind: 'condition-type' } | { kind: 'runner-type' } | { kind: 'trigger-type' }
-  | { kind: 'namespace' } | { kind: 'id'; dots: boolean } | { kind: 'task-schema'; type: string };
+  | { kind: 'namespace' } | { kind: 'id'; dots: boolean } | { kind: 'task-schema'; type: string }
+  /** One of `values`, or a template rendered at run time. */
+  | { kind: 'templated-enum'; values: readonly string[] };
 
 const roles = new WeakMap<object, SchemaRole>();
 
@@ -11,6 +13,12 @@ const roles = new WeakMap<object, SchemaRole>();
 export function tag<T extends object>(schema: T, role: SchemaRole): T {
   roles.set(schema, role);
   return schema;
+}
+
+/** A string that is one of `values` or a `{{ }}` template (checked again once rendered). */
+export function templatedEnum(values: readonly string[]): Record<string, unknown> {
+  const alternatives = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return tag({ type: 'string', pattern: `^(${alternatives}|.*\\{\\{.*\\}\\}.*)$` }, { kind: 'templated-enum', values });
 }
 
 export function roleOf(schema: unknown): SchemaRole | undefined {

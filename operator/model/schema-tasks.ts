@@ -4,7 +4,7 @@ import {
   ANY, BOOL, DURATION, LABELS, LOG_LEVEL, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
   TASKS, TASKS_REQUIRED, TPL_BOOL, TPL_NUMBER, ref, taskSchema, tplInt, type Schema,
 } from './schema-common.js';
-import { tag } from './schema-roles.js';
+import { tag, templatedEnum } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
 import { inferenceTaskSchemas } from './schema-inference.js';
 
@@ -64,6 +64,26 @@ const FLOWABLE: Record<string, Schema> = {
     pauseDuration: DURATION,
     behavior: { type: 'string', enum: ['RESUME', 'WARN', 'FAIL', 'CANCEL'] },
     onResume: { type: 'array', items: ref('input') },
+    /** Kestra's deprecated spelling: tasks run after the resume, inside the Pause. */
+    tasks: TASKS,
+    ...HANDLERS,
+  }),
+  'core.flow.ForEach': taskSchema({
+    values: { type: ['array', 'string'] }, concurrencyLimit: tplInt(0), tasks: TASKS_REQUIRED, ...HANDLERS,
+  }, ['values', 'tasks']),
+  'core.flow.LoopUntil': taskSchema({
+    condition: SCALAR,
+    tasks: TASKS_REQUIRED,
+    failOnMaxReached: TPL_BOOL,
+    checkFrequency: {
+      type: 'object',
+      properties: { maxIterations: tplInt(1), maxDuration: DURATION, interval: DURATION },
+      additionalProperties: false,
+    },
+    ...HANDLERS,
+  }, ['condition', 'tasks']),
+  'core.execution.Exit': taskSchema({
+    state: templatedEnum(['SUCCESS', 'WARNING', 'KILLED', 'FAILED', 'CANCELED', 'CANCELLED']),
   }),
   'core.flow.DAG': taskSchema({
     tasks: {

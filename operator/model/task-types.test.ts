@@ -34,6 +34,12 @@ describe('taskTypeInfo', () => {
     ['ai.service.plugin.core.flow.Subflow', 'ai.service.plugin.core.flow.Subflow', 'flowable'],
     ['ai.service.plugin.core.execution.Fail', 'ai.service.plugin.core.execution.Fail', 'flowable'],
     ['ai.service.plugin.core.flow.Pause', 'ai.service.plugin.core.flow.Pause', 'flowable'],
+    ['io.kestra.plugin.core.flow.ForEach', 'ai.service.plugin.core.flow.ForEach', 'flowable'],
+    ['io.kestra.plugin.core.flow.LoopUntil', 'ai.service.plugin.core.flow.LoopUntil', 'flowable'],
+    ['io.kestra.plugin.core.flow.WaitFor', 'ai.service.plugin.core.flow.LoopUntil', 'flowable'],
+    ['io.kestra.core.tasks.flows.WaitFor', 'ai.service.plugin.core.flow.LoopUntil', 'flowable'],
+    ['ai.service.plugin.core.flow.waitfor', 'ai.service.plugin.core.flow.LoopUntil', 'flowable'],
+    ['io.kestra.plugin.core.execution.Exit', 'ai.service.plugin.core.execution.Exit', 'flowable'],
     ['io.kestra.plugin.core.http.Request', 'ai.service.plugin.core.http.Request', 'runnable'],
     ['ai.service.plugin.scripts.python.Script', 'ai.service.plugin.scripts.python.Script', 'runnable'],
   ])('%s', (input, type, kind) => expect(taskTypeInfo(input)).toEqual({ type, kind }));

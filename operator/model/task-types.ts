@@ -7,6 +7,8 @@ const FLOWABLE = [
   'core.flow.Sequential', 'core.flow.Parallel', 'core.flow.Switch', 'core.flow.If',
   'core.flow.EachSequential', 'core.flow.EachParallel', 'core.flow.ForEachItem', 'core.flow.Subflow',
   'core.flow.AllowFailure', 'core.execution.Fail', 'core.flow.WorkingDirectory', 'core.flow.Pause', 'core.flow.DAG',
+  // Beyond the contract's list: Kestra's loop and control flowables (operator/core/loops.ts).
+  'core.flow.ForEach', 'core.flow.LoopUntil', 'core.execution.Exit',
 ] as const;
 
 const RUNNABLE = [
@@ -75,6 +77,9 @@ const EXACT_ALIASES: Record<string, string> = {
   'core.models.triggers.types.Webhook': 'core.trigger.Webhook',
 };
 
+/** Types Kestra renamed, under our prefix (`WaitFor` became `LoopUntil` and stays its alias). */
+const RENAMED = new Map<string, string>([[`${PREFIX}core.flow.waitfor`, `${PREFIX}core.flow.LoopUntil`]]);
+
 /** Package aliases of old Kestra names: `io.kestra.<from><Name>` → `<to><Name>`. */
 const PACKAGE_ALIASES: [string, string][] = [
   ['core.tasks.flows.', 'core.flow.'],
@@ -107,7 +112,7 @@ export function normalizeType(type: string): string {
   if (typeof type !== 'string') return type;
   let t = type.trim();
   if (t.startsWith('io.kestra.')) t = fromKestra(t.slice('io.kestra.'.length));
-  const known = BY_LOWER.get(t.toLowerCase());
+  const known = BY_LOWER.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
   if (known) return known;
   // Condition names without the `Condition` suffix (newer Kestra spelling).
   if (t.startsWith(`${PREFIX}core.condition.`)) return BY_LOWER.get(`${t}Condition`.toLowerCase()) ?? t;

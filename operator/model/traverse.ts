@@ -57,6 +57,9 @@ const MAIN_SLOTS: Record<string, (task: Task) => TaskSlot[]> = {
   'core.flow.AllowFailure': (t) => listSlot(t, 'tasks'),
   'core.flow.WorkingDirectory': (t) => listSlot(t, 'tasks'),
   'core.flow.DAG': dagSlot,
+  'core.flow.ForEach': (t) => listSlot(t, 'tasks'),
+  'core.flow.LoopUntil': (t) => listSlot(t, 'tasks'),
+  'core.flow.Pause': (t) => listSlot(t, 'tasks'),
 };
 
 /** Nested task lists of a task with where they live (empty for runnable tasks, Subflow, ForEachItem...). */

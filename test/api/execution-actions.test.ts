@@ -73,6 +73,33 @@ describe('resume', () => {
     expect(await commandsOf(e.id)).toEqual([{ type: 'resume', inputs: { approved: true } }]);
   });
 
+  it('checks the values against the onResume inputs of the waiting Pause: typed, defaults applied, 422 naming a bad one', async () => {
+    await createFlow(api, `id: approval\nnamespace: ${NS}\ntasks:\n  - id: wait\n    type: ai.service.plugin.core.flow.Pause\n    onResume:\n      - { id: approved, type: BOOLEAN }\n      - { id: reason, type: STRING, defaults: fine }\n`);
+    const e = (await call(`${base()}/${NS}/approval`, { method: 'POST' })).body as Execution;
+    // The controller's doing (test double): the Pause run waits.
+    const stored = (await api.stores.executions.get(e.id))!;
+    const now = new Date();
+    stored.execution.taskRunList.push({
+      id: 'pause-run', executionId: e.id, namespace: NS, flowId: 'approval', taskId: 'wait', attempts: [],
+      state: { current: 'RUNNING', histories: [{ state: 'RUNNING', date: now.toISOString() }], startDate: now.toISOString() },
+      flowableState: { status: 'PAUSED' },
+    });
+    transition(stored.execution.state, 'RUNNING', now);
+    transition(stored.execution.state, 'PAUSED', now);
+    await api.stores.executions.update(stored.execution, stored.resourceVersion);
+
+    const bad = await call(`${base()}/${e.id}/resume`, jsonInit('POST', { approved: 'perhaps' }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((x: { path: string }) => x.path)).toEqual(['inputs.approved']);
+    const missing = await call(`${base()}/${e.id}/resume`, jsonInit('POST', {}));
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors[0].message).toContain('Missing required input');
+    expect(await commandsOf(e.id)).toEqual([]);
+
+    expect((await call(`${base()}/${e.id}/resume`, jsonInit('POST', { approved: 'true' }))).status).toBe(204);
+    expect(await commandsOf(e.id)).toEqual([{ type: 'resume', inputs: { approved: true, reason: 'fine' } }]);
+  });
+
   it('answers 409 when the execution is not paused', async () => {
     const e = await create();
     expect((await call(`${base()}/${e.id}/resume`, { method: 'POST' })).status).toBe(409);

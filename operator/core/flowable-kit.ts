@@ -1,0 +1,35 @@
+// What every flowable resolver shares: the Resolution it returns, its `errors`/`finally` wrapper and memoized
+// decisions in the run's bookkeeping.
+import type { StepContext } from './engine-types.js';
+import { enabled } from './flow-index.js';
+import { container, type GroupResult } from './groups.js';
+import { childrenOf, type ChildSpec } from './runs.js';
+import type { Task, TaskRun } from './types.js';
+
+/** The states an Exit task (or a Pause with behavior CANCEL) ends the whole execution in. */
+export type ExitState = 'SUCCESS' | 'WARNING' | 'FAILED' | 'KILLED' | 'CANCELLED';
+
+export interface Resolution extends GroupResult {
+  outputs?: Record<string, unknown>;
+  error?: string;
+  /** End the whole execution at once in this state (Exit): the engine ends the other runs (kill.ts). */
+  exit?: ExitState;
+}
+export type Resolver = (ctx: StepContext, run: TaskRun, task: Task) => Resolution;
+
+/** Main-list children (not `errors`/`finally`). */
+export const mainRuns = (runs: readonly TaskRun[]): TaskRun[] => runs.filter((r) => !r.branch);
+export const tasksOf = (v: unknown): Task[] => enabled(v as Task[] | undefined);
+
+/** A flowable's main list, then its `errors` (on failure) and `finally` handlers. */
+export function withHandlers(ctx: StepContext, run: TaskRun, task: Task, mainResult: (runs: readonly TaskRun[]) => GroupResult, spec: Omit<ChildSpec, 'task' | 'branch'> = {}): Resolution {
+  const runs = childrenOf(ctx, run.id);
+  return container(mainResult(mainRuns(runs)), runs, tasksOf(task.errors), tasksOf(task.finally), spec);
+}
+
+/** Renders once and memoizes in the run's bookkeeping so later passes see the same decision. */
+export function memo<T>(run: TaskRun, key: string, compute: () => T): T {
+  const state = (run.flowableState ??= {});
+  if (!(key in state)) state[key] = compute() as unknown;
+  return state[key] as T;
+}
