@@ -4,6 +4,7 @@
 // (fail closed).
 import { GROUP, KINDS } from '../operator/kube/names.js';
 import { comparePrecedence } from './route-order.js';
+import { NOT_OFFERED } from './routes/not-offered.js';
 
 export interface ResourceCheck { verb: string; group: string; resource: string }
 
@@ -42,6 +43,19 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['GET', '/flows/:namespace/:id/revisions', flows('get')],
   ['PUT', '/flows/:namespace/:id', flows('update')],
   ['DELETE', '/flows/:namespace/:id', flows('delete')],
+  ['GET', '/flows/:namespace/:id/tasks/:taskId', flows('get')],
+  ['DELETE', '/flows/delete/by-ids', flows('delete')],
+  ['DELETE', '/flows/delete/by-query', flows('list', 'delete')],
+  ...(['disable', 'enable'].flatMap((verb): Rule[] => [
+    ['POST', `/flows/${verb}/by-ids`, flows('update')],
+    ['POST', `/flows/${verb}/by-query`, flows('list', 'update')],
+  ])),
+  ['POST', '/flows/export/by-ids', flows('get')],
+  ['GET', '/flows/export/by-query', flows('list')],
+  ['POST', '/flows/import', flows('create', 'update')],
+  // Both replace a namespace's flows: the ones missing from the body are deleted (`delete=true`, Kestra's default).
+  ['POST', '/flows/bulk', flows('list', 'create', 'update', 'delete')],
+  ['POST', '/flows/:namespace', flows('list', 'create', 'update', 'delete')],
 
   ['GET', '/executions/search', executions('list')],
   ['GET', '/executions', executions('list')],
@@ -49,6 +63,7 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['POST', '/executions/:namespace/:flowId', executions('create')],
   ['GET', '/executions/:id', executions('get')],
   ['GET', '/executions/flows/:namespace/:flowId', executions('list')],
+  ['POST', '/executions/latest', executions('list')],
   ['GET', '/executions/:id/flow', onBoth([KINDS.Execution.plural, 'get'], [KINDS.Flow.plural, 'get'])],
   ['DELETE', '/executions/:id', executions('delete')],
   ['DELETE', '/executions/:id/kill', executions('update')],
@@ -130,6 +145,8 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['POST', '/triggers/backfill/delete', triggers('update')],
   ['PUT', '/triggers/backfill/delete', triggers('update')],
   ['POST', '/triggers/:namespace/:flowId/:triggerId/unlock', triggers('update')],
+  // Kestra routes answered with a fixed 501 that reads and writes nothing (api/routes/not-offered.ts).
+  ...NOT_OFFERED.map(([method, path]): Rule => [method, path, PUBLIC]),
 ];
 
 const API_PREFIXES = ['/api/v1/main', '/api/v1'];

@@ -11,7 +11,9 @@ import { registerExecutionBulkRoutes } from './routes/execution-bulk.js';
 import { registerMetricRoutes } from './routes/execution-metrics.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
 import { registerExecutionRoutes } from './routes/executions.js';
+import { registerFlowBulkRoutes } from './routes/flow-bulk.js';
 import { registerFlowRoutes } from './routes/flows.js';
+import { registerNotOfferedRoutes } from './routes/not-offered.js';
 import { registerGraphRoutes } from './routes/graphs.js';
 import { registerKvRoutes } from './routes/kv.js';
 import { registerLogRoutes } from './routes/logs.js';
@@ -35,6 +37,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   const r = new Router({ prefix, exclusive: true });
   registerConfigRoutes(r);
   registerFlowRoutes(r, deps);
+  registerFlowBulkRoutes(r, deps);
   registerExecutionRoutes(r, deps);
   registerExecutionActionRoutes(r, deps);
   registerExecutionBulkRoutes(r, deps);
@@ -48,6 +51,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerTriggerRoutes(r, deps);
   registerGraphRoutes(r, deps);
   registerPluginRoutes(r, deps);
+  registerNotOfferedRoutes(r);
   orderRoutes(r);
   return r;
 }

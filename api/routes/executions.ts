@@ -6,7 +6,9 @@ import { dictFrom } from '../../operator/core/keyed.js';
 import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import type { Execution, ExecutionState } from '../../operator/core/types.js';
 import type { ExecutionQuery, StoredExecution } from '../../operator/store/types.js';
-import type { ApiDeps } from '../deps.js';
+import { readJson } from '../body.js';
+import { checkBulkCount, type ApiDeps } from '../deps.js';
+import type { SearchFilter } from '../../operator/store/filters.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
 import { executionJson, executionsJson } from '../execution-json.js';
@@ -29,6 +31,14 @@ function isoParam(ctx: RouterContext, name: string): string | undefined {
 
 /** Kestra's legacy plain parameters of the execution search read as filters (the others are read below). */
 const LEGACY_FILTERS = ['q', 'scope', 'timeRange', 'triggerExecutionId', 'childFilter'] as const;
+
+/** Search filters for the executions of one flow (exact namespace and id). */
+function ofFlow(namespace: string, flowId: string): SearchFilter[] {
+  return [
+    { kind: 'text', field: 'namespace', op: 'EQUALS', values: [namespace] },
+    { kind: 'text', field: 'flowId', op: 'EQUALS', values: [flowId] },
+  ];
+}
 
 export function executionQuery(ctx: RouterContext, deps: ApiDeps): ExecutionQuery {
   const states = queryList(ctx, 'state');
@@ -82,13 +92,25 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   r.get('/executions/flows/:namespace/:flowId', async (ctx) => {
     const { namespace, flowId } = ctx.params as { namespace: string; flowId: string };
     const q = executionQuery(ctx, deps);
-    q.filters = [
-      ...(q.filters ?? []),
-      { kind: 'text', field: 'namespace', op: 'EQUALS', values: [namespace] },
-      { kind: 'text', field: 'flowId', op: 'EQUALS', values: [flowId] },
-    ];
+    q.filters = [...(q.filters ?? []), ...ofFlow(namespace, flowId)];
     const page = await executions.search(q);
     ctx.body = { results: await executionsJson(deps.stores, page.results), total: page.total };
+  });
+
+  // Kestra's LastExecutionResponse per flow of the body `[{namespace, id}]` that has an execution (the newest started).
+  r.post('/executions/latest', async (ctx) => {
+    const body = await readJson(ctx, deps.maxBodyBytes);
+    const ok = Array.isArray(body) && body.every((f) => typeof f === 'object' && f !== null
+      && typeof (f as { namespace?: unknown }).namespace === 'string' && typeof (f as { id?: unknown }).id === 'string');
+    if (!ok) throw badRequest('The body must be a list of flows [{namespace, id}]', 'body');
+    const flows = body as { namespace: string; id: string }[];
+    checkBulkCount(deps, flows.length, 'flows', 'body');
+    const latest = [];
+    for (const { namespace, id } of flows) {
+      const [e] = (await executions.search({ filters: ofFlow(namespace, id), limit: 1, offset: 0 })).results;
+      if (e) latest.push({ id: e.id, namespace: e.namespace, flowId: e.flowId, startDate: e.state.startDate, status: e.state.current });
+    }
+    ctx.body = latest;
   });
 
   // The flow an execution ran: the revision it was created with.

@@ -5,7 +5,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { Flow, Label, PluginDefault } from '../../operator/core/types.js';
 import { flowWarnings, isNamespaceId, namespaceContextOf, parseFlow, withWrittenTypes } from '../../operator/model/index.js';
 import { flowLabels } from '../../operator/core/execution.js';
-import type { FlowRecord } from '../../operator/store/types.js';
+import type { FlowQuery, FlowRecord } from '../../operator/store/types.js';
 import { readText } from '../body.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound, toResponse } from '../errors.js';
@@ -32,7 +32,7 @@ export function flowJson(record: FlowRecord, withSource = false): FlowJson {
 }
 
 /** 400 for text that is not YAML at all (structure problems are the model's 422). */
-function assertYaml(source: string): void {
+export function assertYaml(source: string): void {
   if (source.trim() === '') throw badRequest('The flow source is empty', 'body');
   for (const doc of parseAllDocuments(source)) {
     const err = 'errors' in doc ? doc.errors[0] : undefined;
@@ -46,7 +46,7 @@ function assertYaml(source: string): void {
 }
 
 /** The plugin defaults a flow of `namespace` inherits (its namespace, then the parents): values it may rely on. */
-async function inheritedDefaults(deps: ApiDeps, namespace: string | undefined): Promise<PluginDefault[][]> {
+export async function inheritedDefaults(deps: ApiDeps, namespace: string | undefined): Promise<PluginDefault[][]> {
   if (!isNamespaceId(namespace)) return []; // an invalid one fails validation anyway; bounded walk up the tree
   return namespaceContextOf(await deps.stores.namespaces.chain(namespace))?.pluginDefaults ?? [];
 }
@@ -69,7 +69,7 @@ interface ValidateResult {
   deprecationPaths?: string[]; warnings?: string[];
 }
 
-function looseIdentity(source: string): { flow?: string; namespace?: string } {
+export function looseIdentity(source: string): { flow?: string; namespace?: string } {
   try {
     const raw = parseYaml(source) as { id?: unknown; namespace?: unknown } | null;
     return {
@@ -98,7 +98,19 @@ export function validateOne(source: string, index: number, inherited: PluginDefa
   }
 }
 
-async function getRecord(deps: ApiDeps, ctx: RouterContext): Promise<FlowRecord> {
+/** The flow search of a request (`namespace`, `q`, `labels`, `scope` and `filters[...]`), paged. */
+export function flowQuery(ctx: RouterContext, deps: ApiDeps): FlowQuery {
+  const p = paging(ctx);
+  const labels = labelsQuery(ctx);
+  const filters = [
+    ...legacyFilters(ctx, ['scope'], deps.limits),
+    ...(labels.length ? [{ kind: 'labels', op: 'EQUALS', labels } as const] : []),
+    ...searchFilters(ctx, 'flows', deps.limits),
+  ];
+  return { namespace: queryOne(ctx, 'namespace'), q: queryOne(ctx, 'q'), filters, limit: p.limit, offset: p.offset };
+}
+
+export async function getRecord(deps: ApiDeps, ctx: RouterContext): Promise<FlowRecord> {
   const { namespace, id } = ctx.params as { namespace: string; id: string };
   const revision = queryInt(ctx, 'revision', 1);
   const record = await deps.stores.flows.get(namespace, id, revision);
@@ -125,14 +137,7 @@ export function registerFlowRoutes(r: Router, deps: ApiDeps): void {
   });
 
   r.get('/flows/search', async (ctx) => {
-    const p = paging(ctx);
-    const labels = labelsQuery(ctx);
-    const filters = [
-      ...legacyFilters(ctx, ['scope'], deps.limits),
-      ...(labels.length ? [{ kind: 'labels', op: 'EQUALS', labels } as const] : []),
-      ...searchFilters(ctx, 'flows', deps.limits),
-    ];
-    const page = await flows.search({ namespace: queryOne(ctx, 'namespace'), q: queryOne(ctx, 'q'), filters, limit: p.limit, offset: p.offset });
+    const page = await flows.search(flowQuery(ctx, deps));
     ctx.body = { results: page.results.map((rec) => flowJson(rec)), total: page.total };
   });
 
