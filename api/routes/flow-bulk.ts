@@ -4,7 +4,8 @@
 // API_MAX_BODY_BYTES, an import's inflated total by API_MAX_FILE_BYTES.
 import type { Router, RouterContext } from '@koa/router';
 import { randomUUID } from 'node:crypto';
-import { Unzip, UnzipInflate, zipSync, type UnzipFile } from 'fflate';
+import { zipSync } from 'fflate';
+import { unzipBounded } from '../../operator/storage/unzip.js';
 import { parseDocument } from 'yaml';
 import { limitError } from '../../operator/core/limits.js';
 import type { Flow } from '../../operator/core/types.js';
@@ -135,42 +136,23 @@ async function replaceFlows(deps: ApiDeps, sources: string[], namespace: string 
  * sizes are counted as entries inflate, so a zip bomb stops at the limit.
  */
 async function unzipSources(deps: ApiDeps, stream: AsyncIterable<Buffer>): Promise<{ name: string; source: string }[]> {
-  const out: { name: string; source: string }[] = [];
+  let count = 0;
   let total = 0;
-  let failure: Error | undefined;
-  let done = 0;
-  const unzip = new Unzip((file: UnzipFile) => {
-    if (failure || file.name.endsWith('/')) return;
-    if (out.length + 1 > deps.limits.apiBulkMaxItems) { failure = badRequest(limitError('apiBulkMaxItems', 'too many zip entries', deps.limits).message, 'fileUpload'); return; }
-    const entry = { name: file.name, source: '' };
-    out.push(entry);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    file.ondata = (err, data, final) => {
-      if (failure) return;
-      if (err) { failure = badRequest(`Invalid zip entry '${file.name}': ${err.message}`, 'fileUpload'); return; }
-      size += data.length;
-      total += data.length;
-      if (size > deps.maxBodyBytes) { failure = badRequest(limitError('apiMaxBodyBytes', `zip entry '${file.name}'`, deps.limits).message, 'fileUpload'); file.terminate(); return; }
-      if (total > deps.maxFileBytes) { failure = badRequest(limitError('apiMaxFileBytes', 'the inflated zip', deps.limits).message, 'fileUpload'); file.terminate(); return; }
-      chunks.push(Buffer.from(data));
-      if (final) { entry.source = Buffer.concat(chunks).toString('utf8'); done++; }
-    };
-    file.start();
+  const sizes = new Map<string, number>();
+  const { files } = await unzipBounded(stream, {
+    entry: (name) => {
+      if (++count > deps.limits.apiBulkMaxItems) throw badRequest(limitError('apiBulkMaxItems', 'too many zip entries', deps.limits).message, 'fileUpload');
+    },
+    bytes: (name, n) => {
+      const size = (sizes.get(name) ?? 0) + n;
+      sizes.set(name, size);
+      total += n;
+      if (size > deps.maxBodyBytes) throw badRequest(limitError('apiMaxBodyBytes', `zip entry '${name}'`, deps.limits).message, 'fileUpload');
+      if (total > deps.maxFileBytes) throw badRequest(limitError('apiMaxFileBytes', 'the inflated zip', deps.limits).message, 'fileUpload');
+    },
+    invalid: (message) => badRequest(message, 'fileUpload'),
   });
-  unzip.register(UnzipInflate);
-  try {
-    for await (const c of stream) {
-      unzip.push(Buffer.from(c));
-      if (failure) break;
-    }
-    if (!failure) unzip.push(new Uint8Array(0), true);
-  } catch (err) {
-    failure ??= badRequest(`Invalid zip file: ${(err as Error).message}`, 'fileUpload');
-  }
-  if (failure) throw failure;
-  if (done !== out.length) throw badRequest('Invalid zip file: an entry is truncated', 'fileUpload');
-  return out;
+  return files.map((f) => ({ name: f.name, source: f.data.toString('utf8') }));
 }
 
 /** Reads the `fileUpload` part of an import (staged in internal storage, removed afterwards): zip entries or YAML documents. */

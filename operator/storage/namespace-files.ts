@@ -5,7 +5,8 @@
 // definition for both homes (local disk, S3 bucket: their StorageTree) and for the API and task attempts alike.
 import { randomUUID } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
-import { Unzip, UnzipInflate, Zip, ZipDeflate, type UnzipFile } from 'fflate';
+import { Zip, ZipDeflate } from 'fflate';
+import { unzipBounded } from './unzip.js';
 import { DEFAULT_LIMITS, limitError, type Limits } from '../core/limits.js';
 import type { InternalStorage, StorageEntry, StorageTree } from '../store/types.js';
 import { NAMESPACE_FILES_SEGMENT, namespaceFilesPath } from './paths.js';
@@ -299,9 +300,8 @@ export class NamespaceFiles {
   async importZip(namespace: string, staged: string): Promise<number> {
     const entries = await this.all(namespace);
     const files = new Map<string, Buffer>();
-    const sizes = new Map<string, number>();
     try {
-      await this.inflate(namespace, staged, entries, files, sizes);
+      await this.inflate(namespace, staged, entries, files);
     } finally {
       await this.discard(staged);
     }
@@ -309,48 +309,26 @@ export class NamespaceFiles {
     return files.size;
   }
 
-  private async inflate(namespace: string, staged: string, entries: StorageEntry[], files: Map<string, Buffer>, sizes: Map<string, number>): Promise<void> {
+  private async inflate(namespace: string, staged: string, entries: StorageEntry[], files: Map<string, Buffer>): Promise<void> {
     const budget = this.budget(namespace, entries);
-    let failure: Error | undefined;
-    let entriesSeen = 0;
-    const unzip = new Unzip((file: UnzipFile) => {
-      entriesSeen++;
-      if (failure) return;
-      if (file.name.endsWith('/')) return; // folders come with their files
-      let segments: string[];
-      try {
-        segments = parseNamespaceFilePath(file.name, 'fileContent');
-        this.checkPlacement(entries, segments, 'File');
-      } catch (err) { failure = err as Error; return; }
-      const key = segments.join('/');
-      if (sizes.has(key)) { failure = bad(`Invalid zip file: the entry '${file.name}' appears twice`, 'fileContent'); return; }
-      const chunks: Buffer[] = [];
-      sizes.set(key, 0);
-      try { budget.add(key, 0); } catch (e) { failure = e as Error; return; }
-      file.ondata = (err, data, final) => {
-        if (failure) return;
-        if (err) { failure = bad(`Invalid zip entry '${file.name}': ${err.message}`, 'fileContent'); return; }
-        chunks.push(Buffer.from(data));
-        sizes.set(key, (sizes.get(key) ?? 0) + data.length);
-        try { budget.grow(data.length); } catch (e) { failure = e as Error; file.terminate(); return; }
-        if (final) files.set(key, Buffer.concat(chunks));
-      };
-      file.start();
-    });
-    unzip.register(UnzipInflate);
+    const keys = new Map<string, string>(); // entry name → file key
+    const taken = new Set<string>();
     const stream = await this.storage.stream(`kestra:///${staged}`);
-    try {
-      for await (const c of stream as AsyncIterable<Buffer>) {
-        unzip.push(Buffer.from(c));
-        if (failure) break;
-      }
-      if (!failure) unzip.push(new Uint8Array(0), true);
-    } catch (err) {
-      failure ??= bad(`Invalid zip file: ${(err as Error).message}`, 'fileContent');
-    }
-    if (failure) throw failure;
-    if (sizes.size === 0 && entriesSeen === 0) throw bad('Invalid zip file: it holds no entries', 'fileContent');
-    if (files.size !== sizes.size) throw bad('Invalid zip file: an entry is truncated', 'fileContent');
+    const { files: inflated, seen } = await unzipBounded(stream as AsyncIterable<Buffer>, {
+      entry: (name) => {
+        const segments = parseNamespaceFilePath(name, 'fileContent');
+        this.checkPlacement(entries, segments, 'File');
+        const key = segments.join('/');
+        if (taken.has(key)) throw bad(`Invalid zip file: the entry '${name}' appears twice`, 'fileContent');
+        taken.add(key);
+        keys.set(name, key);
+        budget.add(key, 0);
+      },
+      bytes: (_name, n) => budget.grow(n),
+      invalid: (message) => bad(message, 'fileContent'),
+    });
+    if (seen === 0) throw bad('Invalid zip file: it holds no entries', 'fileContent');
+    for (const f of inflated) files.set(keys.get(f.name)!, f.data);
   }
 
   /** Reads a whole namespace file (tasks copy them into their working directory). */

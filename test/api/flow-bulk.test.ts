@@ -20,7 +20,7 @@ async function live(namespace: string, id: string): Promise<any> {
 
 function upload(name: string, data: Uint8Array | string): RequestInit {
   const form = new FormData();
-  form.append('fileUpload', new Blob([typeof data === 'string' ? Buffer.from(data) : data]), name);
+  form.append('fileUpload', new Blob([typeof data === 'string' ? Buffer.from(data) : Buffer.from(data)]), name);
   return { method: 'POST', body: form };
 }
 
