@@ -49,8 +49,25 @@ function allowFailure(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   return r;
 }
 
+/**
+ * The enabled nodes of a Dag: a disabled node is left out and its dependents wait for what it waited for instead
+ * (transitively), so a chain through a disabled task still runs in order and a task after a disabled root is a root.
+ */
+export function enabledDagNodes(all: DagNode[]): DagNode[] {
+  const byId = new Map(all.map((n) => [n.task.id, n]));
+  const through = (id: string, seen: Set<string>): string[] => {
+    const n = byId.get(id);
+    if (!n || n.task.disabled !== true) return [id];
+    if (seen.has(id)) return [];
+    seen.add(id);
+    return (n.dependsOn ?? []).flatMap((d) => through(d, seen));
+  };
+  return all.filter((n) => n.task.disabled !== true).map((n) => (n.dependsOn?.length
+    ? { ...n, dependsOn: [...new Set(n.dependsOn.flatMap((d) => through(d, new Set())))] } : n));
+}
+
 function dag(ctx: StepContext, run: TaskRun, task: Task): Resolution {
-  const nodes = ((task.tasks ?? []) as DagNode[]).filter((n) => n.task.disabled !== true);
+  const nodes = enabledDagNodes((task.tasks ?? []) as DagNode[]);
   return withHandlers(ctx, run, task, (runs) => dagGroup(nodes, runs, Number(task.concurrent ?? 0)));
 }
 

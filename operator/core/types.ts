@@ -69,6 +69,8 @@ export interface Task {
 export const InputTypes = [
   'STRING', 'INT', 'FLOAT', 'ENUM', 'BOOLEAN', 'DATETIME', 'DATE', 'TIME', 'DURATION',
   'FILE', 'JSON', 'URI', 'SECRET', 'ARRAY',
+  // Kestra's newer names: BOOL (BOOLEAN), SELECT (ENUM), MULTISELECT (several of `values`, a list).
+  'BOOL', 'SELECT', 'MULTISELECT',
 ] as const;
 export type InputType = (typeof InputTypes)[number];
 

@@ -175,6 +175,10 @@ const COERCERS: Record<InputType, Coercer> = {
   SECRET: (v) => (asText(v) === undefined ? fail(`must be a string, got ${Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`}`) : ok(asText(v))),
   FILE: coerceFile,
   ARRAY: coerceArray,
+  BOOL: coerceBoolean,
+  SELECT: coerceEnum,
+  // A list (JSON array or comma-separated), each item one of `values`.
+  MULTISELECT: (v, def) => coerceArray(v, { ...def, itemType: 'ENUM' }),
 };
 
 /** Comparable number of a value of a ranged type (min/max), or undefined if it cannot be compared. */

@@ -54,6 +54,13 @@ function normalizeRetry(retry: unknown): void {
   }
 }
 
+/** A task's `when`: Kestra's newer spelling of `runIf`. Both with different values are left for validation to refuse. */
+function normalizeWhen(task: Obj): void {
+  if (task.when === undefined) return;
+  if (task.runIf === undefined) task.runIf = task.when;
+  if (task.runIf === task.when) delete task.when;
+}
+
 /** An input's `name`: Kestra's spelling of `id` before 0.15, still accepted. Two different values are left for validation. */
 function normalizeInputName(input: unknown): void {
   if (!isObj(input) || input.name === undefined) return;
@@ -74,6 +81,7 @@ export function normalizeFlowDocument(doc: Obj): Obj {
     normalizeTypeField(task);
     normalizeTypeField(task.taskRunner);
     normalizeRetry(task.retry);
+    normalizeWhen(task);
   }
   normalizeRetry(flow.retry);
   [flow.triggers, flow.inputs, flow.outputs].forEach(dropNullKeysOfItems);

@@ -67,7 +67,11 @@ function retrySchema(extra: Schema): Schema {
   };
 }
 
-export const taskRetrySchema = retrySchema({});
+/**
+ * A task's retry retries the failed task: Kestra's RETRY_FAILED_TASK, the only behavior accepted here. A task-level
+ * CREATE_NEW_EXECUTION is refused (not run here; docs/kestra-compatibility.md); the flow-level retry has both.
+ */
+export const taskRetrySchema = retrySchema({ behavior: { type: 'string', enum: ['RETRY_FAILED_TASK'] } });
 export const flowRetrySchema = retrySchema({ behavior: { type: 'string', enum: ['CREATE_NEW_EXECUTION', 'RETRY_FAILED_TASK'] } });
 
 /** Properties every task accepts. */

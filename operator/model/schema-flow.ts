@@ -27,13 +27,13 @@ const inputSchema: Schema = requiredInCrd({
     description: STRING,
     displayName: STRING,
     values: { type: 'array', minItems: 1, items: SCALAR },
-    itemType: { type: 'string', enum: InputTypes.filter((t) => t !== 'ARRAY' && t !== 'FILE') },
+    itemType: { type: 'string', enum: InputTypes.filter((t) => t !== 'ARRAY' && t !== 'FILE' && t !== 'MULTISELECT') },
     min: { type: ['number', 'string'] },
     max: { type: ['number', 'string'] },
     validator: STRING,
   },
   additionalProperties: false,
-  allOf: [needs('ENUM', ['values']), needs('ARRAY', ['itemType'])],
+  allOf: [needs('ENUM', ['values']), needs('SELECT', ['values']), needs('MULTISELECT', ['values']), needs('ARRAY', ['itemType'])],
 }, ['type']);
 
 const outputSchema: Schema = {
