@@ -84,7 +84,7 @@ export interface SseStream {
 export function openSse(ctx: RouterContext, onEnd: () => void): SseStream {
   const out = new PassThrough();
   let closed = false;
-  const heartbeat = setInterval(() => { if (!closed) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
+  const heartbeat = setInterval(() => { if (!closed && !out.writableNeedDrain) out.write(': keep-alive\n\n'); }, HEARTBEAT_MS);
   heartbeat.unref();
   const stream: SseStream = {
     out,
@@ -107,7 +107,10 @@ export function openSse(ctx: RouterContext, onEnd: () => void): SseStream {
 
 /**
  * Server-sent events as Kestra sends them: `start` (`{id}`), then the current execution and every change as
- * `progress`, and the terminal state as `end`, after which the stream closes.
+ * `progress`, and the terminal state as `end`, after which the stream closes. A client that reads slower than the
+ * execution changes gets the latest state when it catches up: while the stream waits for it to drain, a newer snapshot
+ * replaces the one not yet written (each event is the whole execution), so a client that stops reading holds at most
+ * one snapshot beyond the socket's buffers, never one per change.
  */
 async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const id = ctx.params.id!;
@@ -115,12 +118,27 @@ async function follow(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   let lastVersion = -1;
   let unsubscribe = (): void => {};
   const sse = openSse(ctx, () => unsubscribe());
+  let pending: Execution | undefined;
+  let draining = false;
+  const flush = (): void => {
+    while (pending && !sse.closed) {
+      const e = pending;
+      pending = undefined;
+      const terminal = isTerminal(e.state.current);
+      const drained = sse.out.write(sseEvent(terminal ? 'end' : 'progress', executionJson(e)));
+      if (terminal) { sse.end(); return; }
+      if (!drained) {
+        draining = true;
+        sse.out.once('drain', () => { draining = false; flush(); });
+        return;
+      }
+    }
+  };
   const send = (e: Execution, version: number): void => {
     if (sse.closed || version <= lastVersion) return;
     lastVersion = version;
-    const terminal = isTerminal(e.state.current);
-    sse.out.write(sseEvent(terminal ? 'end' : 'progress', executionJson(e)));
-    if (terminal) sse.end();
+    pending = e;
+    if (!draining) flush();
   };
   unsubscribe = deps.stores.executions.watch((ev) => {
     if (ev.execution.id === id) send(ev.execution, ev.resourceVersion);

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { Router, RouterContext } from '@koa/router';
 import { isTerminal, LogLevels } from '../../operator/core/types.js';
 import type { LogLevel, LogLine } from '../../operator/core/types.js';
-import type { ExecutionLogFilter } from '../../operator/store/types.js';
+import type { ExecutionLogFilter, LogCursor } from '../../operator/store/types.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
 import { legacyFilters, searchFilters } from '../filters.js';
@@ -138,7 +138,7 @@ async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   if (minLevel) filter.minLevel = minLevel;
   await getExecution(deps, id);
   const { logs, executions } = deps.stores;
-  let cursor = 0;
+  let cursor: LogCursor = '';
   let ended = false;
   let pumping: Promise<void> = Promise.resolve();
   let unsubscribe = (): void => {};
@@ -150,10 +150,11 @@ async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const writeAll = async (text: string): Promise<void> => {
     if (!out.write(text) && !sse.closed) await new Promise<void>((resolve) => { out.once('drain', resolve); out.once('close', resolve); });
   };
-  const pumpOnce = async (): Promise<void> => {
+  // `final`: the read after the end takes every line visible, even one a store would still hold back (LogStore).
+  const pumpOnce = async (final: boolean): Promise<void> => {
     for (;;) {
       if (sse.closed) return;
-      const page = await logs.linesAfter(id, cursor, filter, FOLLOW_PAGE);
+      const page = await logs.linesAfter(id, cursor, filter, FOLLOW_PAGE, { final });
       cursor = page.cursor;
       if (page.lines.length > 0) await writeAll(page.lines.map((l) => sseEvent('progress', l)).join(''));
       if (page.lines.length < FOLLOW_PAGE) return;
@@ -164,7 +165,7 @@ async function followLogs(ctx: RouterContext, deps: ApiDeps): Promise<void> {
     pumping = pumping.then(async () => {
       if (sse.closed) return;
       const wasEnded = ended;
-      await pumpOnce();
+      await pumpOnce(wasEnded);
       if (wasEnded) sse.end();
     }).catch((err) => {
       console.error(`[api] log follow of ${id} failed: ${String((err as Error)?.message ?? err)}`);

@@ -12,6 +12,7 @@ import { limitsFromEnv, type Limits } from '../core/limits.js';
 import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import type { SecretRenderer } from './secrets.js';
 import { mergePlugin, splitPlugin } from './split.js';
+import { seedSharedWorkingDir, sharedWorkingDirOf } from './working-directory.js';
 import type { NamespaceGrants } from '../tenancy/namespaces.js';
 
 export interface AttemptDeps {
@@ -41,6 +42,9 @@ export async function runAttempt(deps: AttemptDeps, flow: Flow, exec: Execution,
       flow, exec, run, task, attempt, stores: deps.stores, renderer: deps.renderer, workRoot: deps.workRoot, signal,
       ...(deps.grants ? { grants: deps.grants } : {}), ...(deps.limits ? { limits: deps.limits } : {}), ...(errorLogs ? { errorLogs } : {}),
     });
+    // A WorkingDirectory child: the shared directory gets its namespace files and input files before the first child.
+    const shared = sharedWorkingDirOf(flow, exec, run, deps.workRoot);
+    if (shared) await seedSharedWorkingDir(ctx, { ...shared, task: applyFlowDefaults(shared.task, flow) });
     const result = await plugin.run(ctx);
     if (signal.aborted) return { state: 'KILLED', error: 'Task killed' };
     const outcome: TaskOutcome = { state: result.state };

@@ -1,5 +1,5 @@
 // The run context creates a task's working directory only when the task asks for it, and shares a
-// WorkingDirectory ancestor's directory (seeded with its inputFiles) with the children. Building the contexts of every
+// WorkingDirectory ancestor's directory (seeded with its inputFiles: working-directory.ts) with the children. Building the contexts of every
 // child of a fan-out costs per child the same at 2,000 and 20,000 children (the record is indexed once, not per attempt).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.j
 import { tempDir } from '../store/sqlite/test-fixtures.js';
 import { buildRunContext, callsErrorLogs, readErrorLogs } from './run-context.js';
 import { createSecretRenderer } from './secrets.js';
+import { seedSharedWorkingDir, sharedWorkingDirOf } from './working-directory.js';
 
 let stores: EmbeddedStores | undefined;
 let tmp: ReturnType<typeof tempDir> | undefined;
@@ -22,7 +23,7 @@ const run = (id: string, taskId: string, parent?: string): TaskRun => ({
   state: { current: 'RUNNING', histories: [], startDate: new Date().toISOString() }, attempts: [],
 });
 
-it('creates the working directory on first use, shared under a WorkingDirectory', () => {
+it('creates the working directory on first use, shared under a WorkingDirectory', async () => {
   tmp = tempDir();
   stores = openEmbeddedStores(tmp.dir);
   const flow = { ...parseFlow(`id: f\nnamespace: ns\ntasks:\n  - id: r\n    type: ai.service.plugin.core.debug.Return\n    format: x\n  - id: wd\n    type: ai.service.plugin.core.flow.WorkingDirectory\n    inputFiles:\n      seed.txt: "from {{ flow.id }}"\n    tasks:\n      - id: child\n        type: ai.service.plugin.core.debug.Return\n        format: y\n`), revision: 1 };
@@ -37,6 +38,7 @@ it('creates the working directory on first use, shared under a WorkingDirectory'
   expect(own.workingDir).toBe(path);
   expect(existsSync(path)).toBe(true);
   const child = make(exec.taskRunList[2]!);
+  expect(await seedSharedWorkingDir(child, sharedWorkingDirOf(flow, exec, exec.taskRunList[2]!, join(tmp.dir, 'work'))!)).toBe(true);
   expect(child.workingDir).toBe(join(tmp.dir, 'work', 'e1', 'w1'));
   expect(readFileSync(join(child.workingDir, 'seed.txt'), 'utf8')).toBe('from f');
 });

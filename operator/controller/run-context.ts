@@ -1,12 +1,9 @@
 // Builds the RunContext a runnable plugin receives in embedded mode: rendering with the task run's variables (SECRET
 // inputs opened through the stores' secret layer), a logger writing to the log store (masked there), storage, KV, a
 // working directory and an abort signal.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildVariables } from '../core/context.js';
-import { FLOWABLE } from '../core/flow-index.js';
-import { snapshotIndex } from '../core/run-index.js';
-import { taskForRun } from '../core/runs.js';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { LogLevels } from '../core/types.js';
 import type { RunContext, SecretSink, TaskLogger } from '../plugins/types.js';
@@ -23,6 +20,7 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { scopedLogs } from '../tenancy/scoped-logs.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
+import { sharedWorkingDirOf } from './working-directory.js';
 
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
 
@@ -42,30 +40,14 @@ export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attemp
 }
 
 /**
- * Where a task attempt works: the nearest WorkingDirectory ancestor's directory (shared with its children, seeded with
- * its `inputFiles`), else a directory of its own. `create` makes it on first use only: most tasks never touch disk.
+ * Where a task attempt works: the nearest WorkingDirectory ancestor's directory (shared with its children, seeded by
+ * runAttempt before the child runs: working-directory.ts), else a directory of its own. `create` makes it on first
+ * use only: most tasks never touch disk.
  */
-function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string, render: (v: unknown) => unknown): { path: string; create(): void } {
-  const { byId } = snapshotIndex(exec);
-  for (let p = run.parentTaskRunId ? byId.get(run.parentTaskRunId) : undefined; p; p = p.parentTaskRunId ? byId.get(p.parentTaskRunId) : undefined) {
-    const task = taskForRun(flow, exec, p);
-    if (task.type !== FLOWABLE.WorkingDirectory) continue;
-    const dir = join(workRoot, exec.id, p.id);
-    return { path: dir, create: () => { mkdirSync(dir, { recursive: true }); writeInputFiles(dir, task.inputFiles, render); } };
-  }
-  const dir = join(workRoot, exec.id, `${run.id}-${attempt}`);
+function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string): { path: string; create(): void } {
+  const shared = sharedWorkingDirOf(flow, exec, run, workRoot);
+  const dir = shared ? shared.dir : join(workRoot, exec.id, `${run.id}-${attempt}`);
   return { path: dir, create: () => { mkdirSync(dir, { recursive: true }); } };
-}
-
-/** A WorkingDirectory's `inputFiles`, written once (an existing file is left as the children made it). */
-function writeInputFiles(dir: string, files: unknown, render: (v: unknown) => unknown): void {
-  if (!files || typeof files !== 'object') return;
-  for (const [name, content] of Object.entries(files as Record<string, unknown>)) {
-    const target = resolve(dir, name);
-    if (!target.startsWith(resolve(dir) + '/')) throw new Error(`inputFiles: '${name}' leaves the working directory`);
-    mkdirSync(dirname(target), { recursive: true });
-    try { writeFileSync(target, String(render(content)), { flag: 'wx' }); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
-  }
 }
 
 /** Whether the task's templates (or the flow variables they may render) call `errorLogs()`. */
@@ -104,7 +86,7 @@ export function buildRunContext(a: {
     return structuredClone(a.errorLogs);
   };
   const r = renderer.forSecrets(secrets, { kv, storage, errorLogs });
-  const wd = workingDirFor(flow, exec, run, attempt, a.workRoot, (v) => r.renderTyped(v, base));
+  const wd = workingDirFor(flow, exec, run, attempt, a.workRoot);
   base.workingDir = wd.path;
   let created = false;
   return {

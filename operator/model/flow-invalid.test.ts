@@ -36,7 +36,6 @@ const CASES: [string, string, string, string][] = [
   ['namespace segment reserved for namespace files', `id: f\nnamespace: a._files\ntasks:\n${log()}`, 'namespace', '`_files` is reserved as a namespace segment'],
   ['unknown namespaceFiles property', one('{ id: s, type: ai.service.plugin.scripts.shell.Commands, commands: [ls], namespaceFiles: { enabled: true, includes: [a] } }'), 'tasks[0].namespaceFiles.includes', 'unknown property'],
   ['namespaceFiles ifExists', one('{ id: s, type: ai.service.plugin.scripts.shell.Commands, commands: [ls], namespaceFiles: { ifExists: REPLACE } }'), 'tasks[0].namespaceFiles.ifExists', 'OVERWRITE'],
-  ['namespaceFiles on WorkingDirectory (not built)', one('{ id: wd, type: ai.service.plugin.core.flow.WorkingDirectory, namespaceFiles: { enabled: true }, tasks: [{ id: l, type: ai.service.plugin.core.log.Log, message: hi }] }'), 'tasks[0].namespaceFiles', 'unknown property'],
   ['unknown top-level field', withTasks(log(), 'foo: 1\n'), 'foo', 'unknown property `foo`'],
   ['labels not strings map', withTasks(log(), 'labels: { a: { b: 1 } }\n'), 'labels.a', 'must be a string, a number or a boolean'],
   ['label list item without value', withTasks(log(), 'labels: [{ key: a }]\n'), 'labels[0].value', 'required'],

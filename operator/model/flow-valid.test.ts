@@ -124,6 +124,7 @@ const TASKS: [string, string][] = [
     type: ai.service.plugin.core.flow.WorkingDirectory
     inputFiles: { a.txt: hello }
     outputFiles: [a.txt]
+    namespaceFiles: { enabled: true, include: [scripts/**], exclude: ["**/*.md"], ifExists: OVERWRITE }
     tasks:
       - { id: sh, type: ai.service.plugin.scripts.shell.Commands, commands: [cat a.txt] }`],
   ['Pause', `

@@ -25,6 +25,21 @@ const subflowCall: Record<string, Schema> = {
   scheduleDate: STRING,
 };
 
+/** Kestra's NamespaceFiles: which namespace files a script or a WorkingDirectory gets in its working
+ * directory (plugins/scripts/namespace-files.ts, controller/working-directory.ts). */
+const NAMESPACE_FILES: Schema = {
+  type: 'object',
+  properties: {
+    enabled: TPL_BOOL,
+    include: STRING_LIST_OR_EXPR,
+    exclude: STRING_LIST_OR_EXPR,
+    namespaces: STRING_LIST_OR_EXPR,
+    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
+    folderPerNamespace: TPL_BOOL,
+  },
+  additionalProperties: false,
+};
+
 const FLOWABLE: Record<string, Schema> = {
   'core.flow.Sequential': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
   'core.flow.Parallel': taskSchema({ tasks: TASKS_REQUIRED, concurrent: tplInt(0), ...HANDLERS }, ['tasks']),
@@ -57,6 +72,7 @@ const FLOWABLE: Record<string, Schema> = {
     tasks: TASKS_REQUIRED,
     inputFiles: FILES_MAP_OR_STRING,
     outputFiles: STRING_LIST,
+    namespaceFiles: NAMESPACE_FILES,
     ...HANDLERS,
   }, ['tasks']),
   'core.flow.Pause': taskSchema({
@@ -99,20 +115,6 @@ const FLOWABLE: Record<string, Schema> = {
     concurrent: tplInt(0),
     ...HANDLERS,
   }, ['tasks']),
-};
-
-/** Kestra's NamespaceFiles: which namespace files a script gets in its working directory (plugins/scripts/namespace-files.ts). */
-const NAMESPACE_FILES: Schema = {
-  type: 'object',
-  properties: {
-    enabled: TPL_BOOL,
-    include: STRING_LIST_OR_EXPR,
-    exclude: STRING_LIST_OR_EXPR,
-    namespaces: STRING_LIST_OR_EXPR,
-    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
-    folderPerNamespace: TPL_BOOL,
-  },
-  additionalProperties: false,
 };
 
 const scriptCommon: Record<string, Schema> = {

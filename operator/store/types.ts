@@ -180,6 +180,9 @@ export interface ExecutionLogQuery extends ExecutionLogFilter {
   offset?: number;
 }
 
+/** Where a log follow stands (LogStore.linesAfter): opaque, `''` before the first line. */
+export type LogCursor = string;
+
 export interface LogStore {
   /** Buffered appends are flushed in batches; `flush()` forces it. */
   append(lines: LogLine[]): void;
@@ -194,11 +197,13 @@ export interface LogStore {
    */
   pagesForExecution(executionId: string, filter?: ExecutionLogFilter, pageSize?: number): AsyncIterable<LogLine[]>;
   /**
-   * Lines of one execution stored after `cursor` (0: from the first), in the order they were stored, at most `limit`;
-   * `cursor` of the answer continues after them. For following an execution's log: a line that arrives late with an
-   * earlier time is still delivered (a time-ordered offset would skip it).
+   * Lines of one execution past `cursor` (`''`: from the first), at most `limit`, in an order no line can arrive behind
+   * later (SQLite: insertion order, one writer; PostgreSQL: commit-safe order, see postgres/logs.ts); the answer's
+   * opaque `cursor` continues after them. For following an execution's log: every line is delivered once, even one that
+   * arrives late with an earlier time or that a writer committed after others it preceded. `final`: the last read of a
+   * follow (the execution ended), every line visible now, even those a store would otherwise hold back.
    */
-  linesAfter(executionId: string, cursor: number, filter?: ExecutionLogFilter, limit?: number): Promise<{ lines: LogLine[]; cursor: number }>;
+  linesAfter(executionId: string, cursor: LogCursor, filter?: ExecutionLogFilter, limit?: number, opts?: { final?: boolean }): Promise<{ lines: LogLine[]; cursor: LogCursor }>;
   /** Full-text search (FTS5 syntax for `q`), newest first. */
   search(query: LogQuery): Promise<Page<LogLine>>;
   deleteExecution(executionId: string): Promise<void>;

@@ -1,5 +1,6 @@
 // API tests of kill/restart/resume/replay/delete, `?wait=true` and `/follow`, without a controller: commands are
 // checked in the real store's queue, and state changes are written through the store by a controller test double.
+import { get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transition } from '../../operator/core/state.js';
 import type { Execution, ExecutionState } from '../../operator/core/types.js';
@@ -188,6 +189,37 @@ describe('follow', () => {
   it('404s for an unknown execution', async () => {
     expect((await call(`${base()}/unknown/follow`)).status).toBe(404);
   });
+
+  it('a client that stops reading gets the latest state when it resumes, not every change buffered', async () => {
+    const e = await create();
+    let received = 0;
+    let text = '';
+    let resume = (): void => {};
+    const ended = new Promise<void>((done, fail) => {
+      const req = httpGet(`${base()}/${e.id}/follow`, (res) => {
+        res.pause(); // reads nothing until told
+        resume = () => res.resume();
+        res.on('data', (chunk: Buffer) => { received += chunk.length; text = (text + chunk.toString()).slice(-200_000); });
+        res.on('end', () => done());
+      });
+      req.on('error', fail);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // 200 changes of a ~60 KB execution: 12 MB if every one were kept for the client.
+    const changes = 200;
+    let size = 0;
+    for (let i = 0; i < changes; i++) {
+      const stored = (await api.stores.executions.get(e.id))!;
+      stored.execution.outputs = { big: `${i}:${'x'.repeat(60_000)}` };
+      size = JSON.stringify(stored.execution).length;
+      await api.stores.executions.update(stored.execution, stored.resourceVersion);
+    }
+    await setStateLikeController(e.id, 'SUCCESS');
+    resume();
+    await ended;
+    expect(text).toMatch(/id: end\ndata: [^\n]*"current":"SUCCESS"[^\n]*\n\n$/);
+    expect(received, `${received} bytes for ${changes} changes of ${size} bytes`).toBeLessThan((changes * size) / 2);
+  }, 60_000);
 });
 
 describe('wait=true timeout', () => {

@@ -3,13 +3,13 @@
 // logs/outputs/metrics, collects output files.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { dict, dictFrom, parseJsonSafe } from '../../core/keyed.js';
+import { dict } from '../../core/keyed.js';
 import type { Metric } from '../../core/types.js';
 import { normalizeType } from '../../model/task-types.js';
 import type { RunContext, TaskResult } from '../types.js';
-import { isRecord, renderBool, renderString, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
+import { isRecord, renderBool, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
 import { scriptEnv } from './env.js';
-import { collectOutputFiles, safeJoin, writeInputFiles } from './files.js';
+import { collectOutputFiles, renderInputFiles, safeJoin, writeInputFiles } from './files.js';
 import { loadNamespaceFiles } from './namespace-files.js';
 import { runProcess } from './process.js';
 import { parseProtocolLine } from './protocol.js';
@@ -47,19 +47,6 @@ export function checkTaskRunner(ctx: RunContext): void {
       `No Docker engine in embedded mode: running as a local process; containerImage '${String(image ?? '')}' is ignored`,
     );
   }
-}
-
-function renderInputFiles(ctx: RunContext, vars: ScriptVars): Record<string, unknown> {
-  const raw = ctx.task.inputFiles;
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw === 'string') {
-    const text = ctx.render(raw, vars);
-    const parsed: unknown = parseJsonSafe(text);
-    if (!isRecord(parsed)) throw new Error("Property 'inputFiles' must be a map of file name to content");
-    return parsed;
-  }
-  if (!isRecord(raw)) throw new Error("Property 'inputFiles' must be a map of file name to content");
-  return dictFrom(Object.entries(raw).map(([k, v]) => [ctx.render(k, vars), renderString(ctx, v, vars) ?? ''] as const));
 }
 
 function shellScript(ctx: RunContext, interpreter: string[], before: string[], commands: string[]): string {
@@ -105,7 +92,7 @@ export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) =
   const vars = await prepareDirs(ctx);
   const userEnv = renderStringMap(ctx, ctx.task.env, vars);
   await loadNamespaceFiles(ctx, vars.workingDir); // first: inputFiles of the same name win, as in Kestra
-  await writeInputFiles(ctx, vars.workingDir, renderInputFiles(ctx, vars));
+  await writeInputFiles(ctx, vars.workingDir, renderInputFiles(ctx, ctx.task.inputFiles, vars));
   const plan = await build(vars);
   const planFiles = Object.keys(plan.files ?? {}).map((name) => safeJoin(vars.workingDir, name));
   try {

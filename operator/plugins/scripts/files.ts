@@ -1,11 +1,12 @@
-// Script working-directory files: writes `inputFiles` (inline content or internal-storage URIs) safely inside
-// the working dir, and uploads files matching `outputFiles` globs (and everything in outputDir) to storage.
+// Script working-directory files (scripts and WorkingDirectory): renders and writes `inputFiles` (inline content or
+// internal-storage URIs) safely inside the working dir, and uploads files matching `outputFiles` globs (and everything in outputDir) to storage.
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { dict } from '../../core/keyed.js';
+import { dict, dictFrom, parseJsonSafe } from '../../core/keyed.js';
 import { regexTest } from '../../expr/index.js';
 import type { RunContext } from '../types.js';
+import { isRecord, renderString } from '../util.js';
 
 /** Resolves `name` under `root`, refusing absolute paths and any escape through `..`. */
 export function safeJoin(root: string, name: string): string {
@@ -20,6 +21,18 @@ export function safeJoin(root: string, name: string): string {
 
 function isStorageUri(v: string): boolean {
   return /^kestra:\/\/\/?\S+$/.test(v.trim());
+}
+
+/** A task's `inputFiles` (a map of name to content, or a template rendering to one as JSON), rendered. */
+export function renderInputFiles(ctx: RunContext, raw: unknown, vars?: Record<string, unknown>): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw === 'string') {
+    const parsed: unknown = parseJsonSafe(ctx.render(raw, vars));
+    if (!isRecord(parsed)) throw new Error("Property 'inputFiles' must be a map of file name to content");
+    return parsed;
+  }
+  if (!isRecord(raw)) throw new Error("Property 'inputFiles' must be a map of file name to content");
+  return dictFrom(Object.entries(raw).map(([k, v]) => [ctx.render(k, vars), renderString(ctx, v, vars) ?? ''] as const));
 }
 
 /** Writes every input file; values that are internal-storage URIs are copied from storage. */

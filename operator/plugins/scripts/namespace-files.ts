@@ -1,5 +1,5 @@
-// A script task's `namespaceFiles` (Kestra's NamespaceFiles): copies the namespace files it selects into the working
-// directory before the script runs. `include`/`exclude` are globs matched against `/path` as Kestra's
+// A task's `namespaceFiles` (Kestra's NamespaceFiles; scripts, and WorkingDirectory through
+// controller/working-directory.ts): copies the namespace files it selects into the working directory before it runs. `include`/`exclude` are globs matched against `/path` as Kestra's
 // PathMatcherPredicate does (a pattern starting with a word character matches at any depth), `namespaces` (default the
 // flow's) are read through the task's view (its namespace, or one ALLOWED_NAMESPACES grants), `ifExists` decides what
 // happens to a file already there, `folderPerNamespace` puts each namespace's files under a folder of its name.
@@ -19,9 +19,11 @@ function matcher(patterns: string[]): (path: string) => boolean {
 
 const exists = (file: string): Promise<boolean> => access(file).then(() => true, () => false);
 
-/** Copies the selected namespace files into `workingDir`; returns how many were written. */
-export async function loadNamespaceFiles(ctx: RunContext, workingDir: string): Promise<number> {
-  const cfg = ctx.task.namespaceFiles;
+/**
+ * Copies the namespace files `cfg` selects (default: the task's own `namespaceFiles`) into `workingDir`; returns how
+ * many were written.
+ */
+export async function loadNamespaceFiles(ctx: RunContext, workingDir: string, cfg: unknown = ctx.task.namespaceFiles): Promise<number> {
   if (cfg === undefined || cfg === null) return 0;
   if (!isRecord(cfg)) throw new Error("Property 'namespaceFiles' must be an object");
   if (!renderBool(ctx, cfg.enabled, true)) return 0;

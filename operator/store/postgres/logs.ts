@@ -3,7 +3,7 @@
 // the buffer first, so a reader sees each line appended before it.
 import type { Pool } from 'pg';
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
-import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
+import type { ExecutionLogFilter, ExecutionLogQuery, LogCursor, LogQuery, LogStore, Page } from '../types.js';
 import { type SqlTarget, filtersSql, postgresDialect } from '../filters.js';
 import { TS_CONFIG, compileLogQuery } from './log-query.js';
 
@@ -81,6 +81,17 @@ function executionWhere(executionId: string, f: ExecutionLogFilter, param: (valu
 function parameters(): { params: unknown[]; param: (value: unknown) => string } {
   const params: unknown[] = [];
   return { params, param: (value) => { params.push(value); return `$${params.length}`; } };
+}
+
+/** A line's writing transaction; lines written before the column existed count as the oldest (0). */
+const TXID = 'COALESCE(txid, 0)';
+
+/** linesAfter's cursor: `''`, or the last line delivered as `<txid>:<id>`. */
+function parseFollowCursor(cursor: LogCursor): { txid: string; id: string } | undefined {
+  if (cursor === '') return undefined;
+  const m = /^(\d{1,19}):(\d{1,19})$/.exec(cursor);
+  if (!m) throw new Error(`invalid log cursor '${cursor}'`);
+  return { txid: m[1]!, id: m[2]! };
 }
 
 /** Data errors (class 22) and program limits (class 54) are caused by a line itself: retrying the batch cannot help. */
@@ -168,16 +179,23 @@ export class PgLogStore implements LogStore {
     }
   }
 
-  // Ids come from a sequence: with several writers committing at once, a line may become visible after one with a
-  // higher id was read (it is then not delivered by this cursor).
-  async linesAfter(executionId: string, cursor: number, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES): Promise<{ lines: LogLine[]; cursor: number }> {
+  // Commit-safe order. Ids come from a sequence when a line is inserted, so with several writers at once (task Pods, the
+  // operator) a line with a lower id can become visible after a higher one was read: an id cursor would skip it. Each
+  // line records its writing transaction (`txid`, txid_current()); a read returns only lines of transactions older than
+  // its own snapshot's xmin, which have all ended (no line can still appear below them), ordered by (txid, id), and the
+  // cursor is the last (txid, id) delivered. A line of a transaction still running waits for a later read (a session
+  // idle in a transaction on this database delays the follow, it loses nothing); `final` reads whatever is visible.
+  async linesAfter(executionId: string, cursor: LogCursor, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES, opts: { final?: boolean } = {}): Promise<{ lines: LogLine[]; cursor: LogCursor }> {
+    const after = parseFollowCursor(cursor);
     await this.flush();
     const { params, param } = parameters();
-    const where = executionWhere(executionId, filter, param);
-    const sql = `SELECT id, ${COLUMNS} FROM ${this.table} ${where} AND id > ${param(String(Math.max(0, Math.floor(cursor))))}::bigint `
-      + `ORDER BY id LIMIT ${param(Math.max(1, Math.floor(limit)))}`;
-    const { rows } = await this.pool.query<Row & { id: string }>(sql, params);
-    return { lines: rows.map(toLine), cursor: rows.length > 0 ? Number(rows[rows.length - 1]!.id) : cursor };
+    let sql = `SELECT id, ${TXID} AS txid_key, ${COLUMNS} FROM ${this.table} ${executionWhere(executionId, filter, param)}`;
+    if (after) sql += ` AND (${TXID}, id) > (${param(after.txid)}::bigint, ${param(after.id)}::bigint)`;
+    if (!opts.final) sql += ` AND ${TXID} < txid_snapshot_xmin(txid_current_snapshot())`;
+    sql += ` ORDER BY ${TXID}, id LIMIT ${param(Math.max(1, Math.floor(limit)))}`;
+    const { rows } = await this.pool.query<Row & { id: string; txid_key: string }>(sql, params);
+    const last = rows[rows.length - 1];
+    return { lines: rows.map(toLine), cursor: last ? `${last.txid_key}:${last.id}` : cursor };
   }
 
   async search(query: LogQuery): Promise<Page<LogLine>> {
@@ -239,9 +257,17 @@ export class PgLogStore implements LogStore {
         level        smallint NOT NULL,
         ts           timestamptz NOT NULL,
         message      text NOT NULL,
+        txid         bigint DEFAULT txid_current(),
         tsv          tsvector GENERATED ALWAYS AS (to_tsvector('${TS_CONFIG}', left(message, ${INDEXED_CHARS}))) STORED
       )`);
+      // A table of an earlier version gets the writing transaction (linesAfter); its lines keep none (read as 0).
+      const { rowCount } = await client.query(`SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'txid' AND NOT attisdropped`, [t]);
+      if (!rowCount) {
+        await client.query(`ALTER TABLE ${t} ADD COLUMN txid bigint`); // without a default: no rewrite of the table
+        await client.query(`ALTER TABLE ${t} ALTER COLUMN txid SET DEFAULT txid_current()`);
+      }
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_execution ON ${t} (execution_id, ts)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${t}_follow ON ${t} (execution_id, (${TXID}), id)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_flow ON ${t} (namespace, flow_id, ts)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_ts ON ${t} (ts)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_tsv ON ${t} USING GIN (tsv)`);

@@ -4,7 +4,7 @@
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
 import { backoff, isTransient, reasonOf } from '../../faults.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
-import type { ExecutionLogFilter, ExecutionLogQuery, LogQuery, LogStore, Page } from '../types.js';
+import type { ExecutionLogFilter, ExecutionLogQuery, LogCursor, LogQuery, LogStore, Page } from '../types.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 
 interface LogRow {
@@ -137,13 +137,16 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
-  async linesAfter(executionId: string, cursor: number, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES): Promise<{ lines: LogLine[]; cursor: number }> {
+  // One writer appends in order: ids are the order lines become visible, and the cursor is the last id delivered.
+  async linesAfter(executionId: string, cursor: LogCursor, filter: ExecutionLogFilter = {}, limit = DEFAULT_PAGE_LINES): Promise<{ lines: LogLine[]; cursor: LogCursor }> {
     this.flushForRead();
+    const after = cursor === '' ? 0 : Number(cursor);
+    if (!Number.isSafeInteger(after) || after < 0) throw new Error(`invalid log cursor '${cursor}'`);
     const { where, params } = executionWhere(executionId, filter);
-    params.push(Math.max(0, Math.floor(cursor)), Math.max(1, Math.floor(limit)));
+    params.push(after, Math.max(1, Math.floor(limit)));
     const rows = this.dynamic.get(`SELECT id, ${COLUMNS} FROM logs ${where} AND id > ? ORDER BY id LIMIT ?`)
       .all(...params) as (LogRow & { id: number })[];
-    return { lines: rows.map(toLine), cursor: rows.length > 0 ? rows[rows.length - 1]!.id : cursor };
+    return { lines: rows.map(toLine), cursor: rows.length > 0 ? String(rows[rows.length - 1]!.id) : cursor };
   }
 
   async search(query: LogQuery): Promise<Page<LogLine>> {

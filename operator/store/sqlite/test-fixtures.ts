@@ -97,7 +97,7 @@ export function logStorePagingCases(store: () => LogStore): void {
       const logs = store();
       logs.append([logLine('follow', 'a', 'INFO', '2026-05-01T00:00:02.000Z'), logLine('follow', 'b', 'DEBUG', '2026-05-01T00:00:03.000Z')]);
       logs.append([logLine('other', 'x')]);
-      const first = await logs.linesAfter('follow', 0, {}, 1);
+      const first = await logs.linesAfter('follow', '', {}, 1);
       expect(first.lines.map((l) => l.message)).toEqual(['a']);
       const second = await logs.linesAfter('follow', first.cursor, {}, 10);
       expect(second.lines.map((l) => l.message)).toEqual(['b']);
@@ -105,7 +105,8 @@ export function logStorePagingCases(store: () => LogStore): void {
       logs.append([logLine('follow', 'late', 'WARN', '2026-05-01T00:00:01.000Z')]);
       const third = await logs.linesAfter('follow', second.cursor);
       expect(third.lines).toEqual([logLine('follow', 'late', 'WARN', '2026-05-01T00:00:01.000Z')]);
-      expect((await logs.linesAfter('follow', 0, { minLevel: 'INFO' })).lines.map((l) => l.message)).toEqual(['a', 'late']);
-      expect(await logs.linesAfter('unknown', 0)).toEqual({ lines: [], cursor: 0 });
+      expect((await logs.linesAfter('follow', '', { minLevel: 'INFO' })).lines.map((l) => l.message)).toEqual(['a', 'late']);
+      expect(await logs.linesAfter('unknown', '')).toEqual({ lines: [], cursor: '' });
+      await expect(logs.linesAfter('follow', 'not a cursor')).rejects.toThrow(/invalid log cursor/);
     });
 }
