@@ -13,14 +13,15 @@ import type { TaskRun } from './types.js';
  * afresh (ForEachItem `_items`: only its failed batches, or all with NEW_EXECUTION; LoopUntil: a fresh set of
  * iterations after a maximum), then the attempt.
  */
-export function restartFlowable(ctx: StepContext, run: TaskRun): void {
+export function restartFlowable(ctx: StepContext, run: TaskRun, cause: 'restart' | 'retry'): void {
   const type = taskOf(ctx, run).type;
-  if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
+  if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run, cause);
   if (type === FLOWABLE.LoopUntil) freshIterations(ctx, run);
   nextAttempt(ctx, run);
 }
 
-export function restartFailed(ctx: StepContext): void {
+/** `cause`: a manual restart, or a flow-level RETRY_FAILED_TASK retry. */
+export function restartFailed(ctx: StepContext, cause: 'restart' | 'retry'): void {
   const { exec } = ctx;
   const drop = new Set<string>();
   for (const run of exec.taskRunList) {
@@ -31,5 +32,5 @@ export function restartFailed(ctx: StepContext): void {
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
   // nextAttempt starts a runnable's new attempt as is; a flowable's type decides what it keeps.
-  for (const run of failed) restartFlowable(ctx, run);
+  for (const run of failed) restartFlowable(ctx, run, cause);
 }
