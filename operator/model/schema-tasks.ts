@@ -191,6 +191,7 @@ const RUNNABLE: Record<string, Schema> = {
     errorOrNullBehavior: { type: 'string', enum: ['FAIL', 'INCLUDE', 'EXCLUDE'] },
   }, ['from', 'filterCondition']),
   'core.storage.DeduplicateItems': taskSchema({ from: STRING, expr: STRING }, ['from', 'expr']),
+  'core.storage.PurgeCurrentExecutionFiles': taskSchema({}),
 };
 
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
