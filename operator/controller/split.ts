@@ -39,7 +39,7 @@ export const splitPlugin: RunnablePlugin = {
       pathOf: (i) => `${ctx.storagePrefix}/${batchFileName(i)}`,
       // Each batch is a child execution counted as a task run: no more files than the engine would accept.
       tooMany: (count) => (count > limits.maxTaskRuns
-        ? limitError('maxTaskRuns', `ForEachItem '${ctx.taskRun.taskId}' would create ${count} batches`, limits) : undefined),
+        ? limitError('maxTaskRuns', `ForEachItem '${ctx.taskRun.taskId.replace(/_split$/, '')}' would create ${count} batches`, limits) : undefined),
     });
     // Kestra's output: `splits`, a file listing the batch files one URI a line (the engine derives each batch's URI from it).
     const splits = await ctx.storage.put(`${ctx.storagePrefix}/${SPLITS_FILE}`, Buffer.from(uris.join('\n')));
