@@ -88,7 +88,7 @@ export function terminalStateParam(ctx: RouterContext, name: string): ExecutionS
  * A resume's values checked against the `onResume` inputs of the Pause tasks it resumes (typed, defaults applied,
  * a 422 naming each bad one, as Kestra does); without declared inputs, the values as given.
  */
-async function resumeInputs(deps: ApiDeps, execution: Execution, provided: ProvidedInputs): Promise<Record<string, unknown>> {
+export async function resumeInputs(deps: ApiDeps, execution: Execution, provided: ProvidedInputs): Promise<Record<string, unknown>> {
   let flow;
   try {
     flow = await loadFlow(deps.stores, execution.namespace, execution.flowId, execution.flowRevision);

@@ -12,7 +12,8 @@ import { checkBulkCount, type ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
 import { clientGone } from '../launch.js';
 import { parseLabelList, queryBool } from '../query.js';
-import { RESTARTABLE, labelsFor, terminalStateParam } from './execution-actions.js';
+import { InputValidationError } from '../../operator/model/index.js';
+import { RESTARTABLE, labelsFor, resumeInputs, terminalStateParam } from './execution-actions.js';
 import { deleteExecution, deleteOptions, executionQuery, killAndWait } from './executions.js';
 
 /** One bulk action: why an execution is refused (Kestra's message), and what is done to each accepted one. */
@@ -21,7 +22,7 @@ interface BulkAction<P> {
   verb: string;
   /** The request's parameters, read (and checked) before any execution is looked at. */
   params(ctx: RouterContext, deps: ApiDeps, body: unknown): P | Promise<P>;
-  refuse(e: Execution, p: P): string | undefined;
+  refuse(e: Execution, p: P): string | undefined | Promise<string | undefined>;
   /** Runs once with every accepted execution (after all were checked). */
   apply(deps: ApiDeps, executions: Execution[], p: P, ctx: RouterContext): Promise<void>;
 }
@@ -57,11 +58,27 @@ const restart: BulkAction<null> = {
   apply: each((deps, e) => deps.stores.executions.addCommand(e.id, { type: 'restart' })),
 };
 
-const resume: BulkAction<null> = {
+/**
+ * Resume sends no values: each execution's `onResume` inputs are resolved from none, as the single resume route does
+ * (defaults applied; a required one without a default refuses that execution with the reason).
+ */
+const resume: BulkAction<{ deps: ApiDeps; inputs: Map<string, Record<string, unknown>> }> = {
   verb: 'resume',
-  params: () => null,
-  refuse: (e) => (e.state.current === 'PAUSED' ? undefined : 'execution not in state PAUSED'),
-  apply: each((deps, e) => deps.stores.executions.addCommand(e.id, { type: 'resume' })),
+  params: (_ctx, deps) => ({ deps, inputs: new Map() }),
+  async refuse(e, p) {
+    if (e.state.current !== 'PAUSED') return 'execution not in state PAUSED';
+    try {
+      p.inputs.set(e.id, await resumeInputs(p.deps, e, { values: {}, files: [] }));
+      return undefined;
+    } catch (err) {
+      if (err instanceof InputValidationError) return err.message;
+      throw err;
+    }
+  },
+  apply: each((deps, e, p) => {
+    const inputs = p.inputs.get(e.id) ?? {};
+    return deps.stores.executions.addCommand(e.id, Object.keys(inputs).length ? { type: 'resume', inputs } : { type: 'resume' });
+  }),
 };
 
 const replay: BulkAction<{ latestRevision: boolean }> = {
@@ -120,7 +137,7 @@ async function runBulk<P>(ctx: RouterContext, deps: ApiDeps, action: BulkAction<
   const invalids: { message: string; invalidValue: string; propertyPath: string }[] = [];
   for (const id of ids) {
     const execution = (await deps.stores.executions.get(id))?.execution;
-    const reason = execution ? action.refuse(execution, p) : 'execution not found';
+    const reason = execution ? await action.refuse(execution, p) : 'execution not found';
     if (reason) invalids.push({ message: reason, invalidValue: id, propertyPath: 'execution' });
     else accepted.push(execution!);
   }

@@ -64,6 +64,7 @@ export class Children {
           },
         },
         ...(req.outputs ? { legacyOutputs: req.outputs } : {}),
+        ...(req.scheduleDate ? { scheduleDate: req.scheduleDate } : {}),
       }))).execution;
     } catch (err) {
       if (isTransient(err)) throw err;

@@ -1,53 +1,50 @@
-// ForEachItem's internal runnables: `<id>_split` cuts the items file (one item per line) into batch files in internal
-// storage, by `batch.rows` (default 1), `batch.bytes` or `batch.partitions`; `<id>_merge` gathers the outputs of the
+// ForEachItem's internal runnables: `<id>_split` streams the items file (one item per line) into batch files in
+// internal storage, by `batch.rows` (default 1), `batch.bytes` or `batch.partitions` (core.storage.Split's code); `<id>_merge` gathers the outputs of the
 // batches' subflow executions into one file (Kestra's `subflowOutputs`: one line per subflow, in batch order).
 import type { RunnablePlugin } from '../plugins/types.js';
 import { FOR_EACH_ITEM_MERGE, FOR_EACH_ITEM_SPLIT } from '../core/flow-index.js';
 import { batchFileName, SPLITS_FILE } from '../core/foreach-item.js';
 import type { ChildSlot } from '../core/subflow.js';
-import { parseByteSize } from '../plugins/storage.js';
+import { limitError, limitsFromEnv } from '../core/limits.js';
+import { parseByteSize, splitRows, type SplitMode } from '../plugins/storage.js';
+import { readLines } from '../storage/lines.js';
 
-export function splitLines(lines: string[], batch: { rows?: unknown; bytes?: unknown; partitions?: unknown } = {}): string[][] {
-  if (batch.partitions !== undefined) {
-    const n = Math.max(1, Number(batch.partitions));
-    const size = Math.ceil(lines.length / n);
-    return Array.from({ length: Math.min(n, lines.length) }, (_, i) => lines.slice(i * size, (i + 1) * size)).filter((b) => b.length);
-  }
-  if (batch.bytes !== undefined) {
-    const max = parseByteSize(batch.bytes, 'batch.bytes');
-    const out: string[][] = [];
-    let cur: string[] = [];
-    let size = 0;
-    for (const line of lines) {
-      const len = Buffer.byteLength(line) + 1;
-      if (cur.length && size + len > max) { out.push(cur); cur = []; size = 0; }
-      cur.push(line); size += len;
-    }
-    if (cur.length) out.push(cur);
-    return out;
-  }
-  const rows = Math.max(1, Number(batch.rows ?? 1));
-  const out: string[][] = [];
-  for (let i = 0; i < lines.length; i += rows) out.push(lines.slice(i, i + rows));
-  return out;
+/**
+ * How ForEachItem's `batch` cuts (the core.storage.Split modes): `partitions` first, else `bytes`, else `rows`
+ * (default 1 row a batch).
+ */
+export function batchMode(batch: { rows?: unknown; bytes?: unknown; partitions?: unknown } = {}): SplitMode {
+  const int = (v: unknown, field: string): number => {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${field}: expected an integer >= 1, got '${String(v)}'`);
+    return n;
+  };
+  if (batch.partitions !== undefined && batch.partitions !== null) return { kind: 'partitions', count: int(batch.partitions, 'batch.partitions') };
+  if (batch.bytes !== undefined && batch.bytes !== null) return { kind: 'bytes', max: parseByteSize(batch.bytes, 'batch.bytes') };
+  return { kind: 'rows', max: batch.rows === undefined || batch.rows === null ? 1 : int(batch.rows, 'batch.rows') };
 }
 
 export const splitPlugin: RunnablePlugin = {
   type: FOR_EACH_ITEM_SPLIT,
   async run(ctx) {
     const uri = ctx.render(String(ctx.task.items));
-    const text = (await ctx.storage.get(uri)).toString('utf8');
-    const lines = text.split('\n').filter((l, i, all) => l.length > 0 || i < all.length - 1);
-    const batch = (ctx.renderValue(ctx.task.batch ?? {}) ?? {}) as Record<string, unknown>;
-    const batches = splitLines(lines, batch);
-    const uris: string[] = [];
-    for (let i = 0; i < batches.length; i++) {
-      uris.push(await ctx.storage.put(`${ctx.storagePrefix}/${batchFileName(i)}`, Buffer.from(batches[i]!.join('\n') + '\n')));
-    }
+    const mode = batchMode((ctx.renderValue(ctx.task.batch ?? {}) ?? {}) as Record<string, unknown>);
+    const limits = limitsFromEnv(process.env);
+    // Streamed: one batch file (or the partitions' bounded buffer) at a time, never the whole items file.
+    let items = 0;
+    const lines = readLines(await ctx.storage.stream(uri), limits, `ForEachItem items '${uri}'`);
+    const counted = (async function* () { for await (const line of lines) { items++; yield line; } })();
+    const uris = await splitRows(ctx, counted, mode, '\n', {
+      // Deterministic names: the engine derives each batch's URI from the splits file's (core/foreach-item.ts batchUri).
+      pathOf: (i) => `${ctx.storagePrefix}/${batchFileName(i)}`,
+      // Each batch is a child execution counted as a task run: no more files than the engine would accept.
+      tooMany: (count) => (count > limits.maxTaskRuns
+        ? limitError('maxTaskRuns', `ForEachItem '${ctx.taskRun.taskId.replace(/_split$/, '')}' would create ${count} batches`, limits) : undefined),
+    });
     // Kestra's output: `splits`, a file listing the batch files one URI a line (the engine derives each batch's URI from it).
     const splits = await ctx.storage.put(`${ctx.storagePrefix}/${SPLITS_FILE}`, Buffer.from(uris.join('\n')));
-    ctx.logger.info(`Split ${lines.length} items into ${batches.length} batches`);
-    return { state: 'SUCCESS', outputs: { splits, numberOfBatches: batches.length } };
+    ctx.logger.info(`Split ${items} items into ${uris.length} batches`);
+    return { state: 'SUCCESS', outputs: { splits, numberOfBatches: uris.length } };
   },
 };
 

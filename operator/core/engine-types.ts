@@ -63,6 +63,8 @@ export interface SubflowRequest {
   taskType?: string;
   /** Deprecated Subflow `outputs` (Kestra before 0.15): output templates the child renders when its flow declares none. */
   outputs?: Record<string, unknown>;
+  /** `scheduleDate` rendered (ISO): the child is created CREATED and starts at that date. */
+  scheduleDate?: string;
 }
 
 export type Action =

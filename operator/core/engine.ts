@@ -3,12 +3,11 @@
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
-import { retryFailedBatches } from './foreach-item.js';
 import { finishRoot, resolveRoot } from './finish.js';
 import { exitExecution, killExecution } from './kill.js';
 import { RESOLVERS } from './flowables.js';
-import { restartFailed } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, nextAttempt, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
+import { restartFailed, restartFlowable } from './restart.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
@@ -102,9 +101,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
       if (run.state.current !== 'RETRYING' || !run.nextAttemptDate || Date.parse(run.nextAttemptDate) > deps.now.getTime()) return;
       if (exec.state.current === 'KILLING') { completeRun(ctx, run, 'KILLED'); return; }
       // A runnable keeps the error of its last attempt while the next one runs; a flowable starts afresh.
-      const type = taskOf(ctx, run).type;
-      if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
-      if (isFlowableType(type)) nextAttempt(ctx, run); else startAttempt(ctx, run);
+      if (isFlowableType(taskOf(ctx, run).type)) restartFlowable(ctx, run, 'retry'); else startAttempt(ctx, run);
     } else if (e.kind === 'timeout') {
       if (run.state.current !== 'RUNNING' || e.attempt !== run.attempts.length) return;
       const task = taskOf(ctx, run);
@@ -140,7 +137,7 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
     const { exec, deps } = ctx;
     if (exec.state.current !== 'FAILED' && exec.state.current !== 'KILLED') return;
     transition(exec.state, 'RESTARTED', deps.now);
-    restartFailed(ctx);
+    restartFailed(ctx, 'restart');
     delete exec.error;
     delete exec.outputs;
     transition(exec.state, 'RUNNING', deps.now);
@@ -179,7 +176,7 @@ function onFlowRetryTimer(ctx: StepContext): void {
   if ((flow.retry?.behavior ?? 'RETRY_FAILED_TASK') === 'RETRY_FAILED_TASK') {
     const meta = metadataOf(exec);
     exec.metadata = { ...meta, attemptNumber: meta.attemptNumber + 1 };
-    restartFailed(ctx);
+    restartFailed(ctx, 'retry');
     transition(exec.state, 'RUNNING', deps.now);
   }
 }

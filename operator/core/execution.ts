@@ -52,6 +52,8 @@ export function newExecution(a: {
   parent?: ParentLink; originalId?: string; depth?: number; legacyOutputs?: Record<string, unknown>; now: Date;
   /** Flow-level retry: the metadata of the new execution (default: attempt 1, created now). */
   metadata?: ExecutionMetadata;
+  /** Not started before this date (ISO): a Subflow's `scheduleDate`, a delayed flow retry. */
+  scheduleDate?: string;
 }): Execution {
   const exec: Execution = {
     id: a.id,
@@ -69,6 +71,7 @@ export function newExecution(a: {
   if (a.parent) exec.parent = a.parent;
   if (a.depth) exec.depth = depthOf(a);
   if (a.legacyOutputs && Object.keys(a.legacyOutputs).length) exec.legacyOutputs = a.legacyOutputs;
+  if (a.scheduleDate) exec.scheduleDate = a.scheduleDate;
   if (a.flow.disabled) {
     transition(exec.state, 'FAILED', a.now);
     exec.error = DISABLED_MESSAGE;

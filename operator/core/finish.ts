@@ -83,8 +83,8 @@ function scheduleFlowRetry(ctx: StepContext): boolean {
       metadata: { attemptNumber: attempt + 1, originalCreatedDate: meta.originalCreatedDate }, now: deps.now, ...(exec.trigger ? { trigger: exec.trigger } : {}),
       ...(exec.parent ? { parent: exec.parent } : {}), depth: depthOf(exec),
       ...(exec.legacyOutputs ? { legacyOutputs: exec.legacyOutputs } : {}),
+      ...(delay > 0 ? { scheduleDate: at } : {}),
     });
-    if (delay > 0) next.scheduleDate = at;
     log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);
     for (const run of exec.taskRunList) if (run.state.current === 'FAILED') transition(run.state, 'RETRIED', deps.now);
     transition(exec.state, 'RETRIED', deps.now);

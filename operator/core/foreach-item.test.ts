@@ -134,6 +134,40 @@ describe('ForEachItem', () => {
     expect(h.runsOf('each_items')[0]!.attempts.map((x) => x.state.current)).toEqual(['FAILED', 'SUCCESS']);
   });
 
+  it.each([
+    ['RETRY_FAILED', [1]],
+    ['NEW_EXECUTION', [0, 1]],
+  ])('restartBehavior %s: a restart starts new children for batches %j', (behavior, iterations) => {
+    const h = forEach(`    restartBehavior: ${behavior}\n`);
+    const [a, b] = split(h, 2);
+    end(h, a!, 'SUCCESS');
+    end(h, b!, 'FAILED');
+    const again = requests(h.send({ type: 'restart' }));
+    expect(again.map((r) => r.iteration)).toEqual(iterations);
+    expect(again.map((r) => r.executionId)).not.toContain(a!.executionId);
+    for (const r of again) end(h, r, 'SUCCESS');
+    expect(h.stateOf('each_items')).toBe('SUCCESS');
+  });
+
+  it('restartBehavior NEW_EXECUTION does not widen a retry of _items: only the failed batch runs again', () => {
+    const h = forEach('    restartBehavior: NEW_EXECUTION\n    retry:\n      type: constant\n      interval: PT1S\n      maxAttempt: 2\n');
+    const [a, b] = split(h, 2);
+    end(h, a!, 'SUCCESS');
+    end(h, b!, 'FAILED');
+    expect(h.stateOf('each_items')).toBe('RETRYING');
+    h.advanceClock(1000);
+    const again = requests(h.send({ type: 'timer', kind: 'retry', taskRunId: h.runsOf('each_items')[0]!.id }));
+    expect(again.map((r) => r.iteration)).toEqual([1]);
+  });
+
+  it('scheduleDate, rendered, is on every batch request (as UTC ISO); a date without an offset fails _items by name', () => {
+    const h = forEach('    scheduleDate: "{{ \'2030-01-02T03:04:05+02:00\' }}"\n');
+    expect(split(h, 2).map((r) => r.scheduleDate)).toEqual(['2030-01-02T01:04:05.000Z', '2030-01-02T01:04:05.000Z']);
+    const bad = forEach('    scheduleDate: "2030-01-02 03:04"\n');
+    expect(split(bad, 1)).toEqual([]);
+    expect(bad.runsOf('each_items')[0]!.error).toContain("scheduleDate: expected an ISO 8601 date-time with an offset");
+  });
+
   it('batches count against MAX_TASK_RUNS_PER_EXECUTION: too many fail _items before any child is asked for', () => {
     const h = forEach();
     h.limits = { ...DEFAULT_LIMITS, maxTaskRuns: 20 };
@@ -156,6 +190,17 @@ describe('ForEachItem', () => {
 describe('Subflow child outcomes', () => {
   const sub = (props: string) => new EngineHarness(`id: f\nnamespace: test\ntasks:\n  - id: sub\n    type: ${P}core.flow.Subflow\n    namespace: test\n    flowId: child\n${props}`);
   const start = (h: EngineHarness) => requests(h.send({ type: 'start', runningCount: 0 }))[0]!;
+
+  it.each([
+    ['2030-01-02T03:04:05Z', '2030-01-02T03:04:05.000Z'],
+    ['2030-01-02T03:04:05.123-05:00[America/New_York]', '2030-01-02T08:04:05.123Z'],
+  ])('scheduleDate %s: the child is requested for %s', (date, iso) => {
+    expect(start(sub(`    scheduleDate: "${date}"\n`)).scheduleDate).toBe(iso);
+  });
+
+  it('without scheduleDate the request has none', () => {
+    expect(start(sub('')).scheduleDate).toBeUndefined();
+  });
 
   it("a failed child's reason is the parent run's error and an ERROR log line", () => {
     const h = sub('    wait: true\n    transmitFailed: true\n');

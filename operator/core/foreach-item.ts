@@ -95,14 +95,19 @@ export function forEachBatchResolver(ctx: StepContext, run: TaskRun, task: Task)
   return { create: [], state: warned ? 'WARNING' : 'SUCCESS', outputs };
 }
 
-/** A restart reruns the failed batches only (Kestra's RETRY_FAILED): each gets a new child; the others are kept. */
-export function retryFailedBatches(ctx: StepContext, run: TaskRun): void {
+/**
+ * A retry, or a restart with Kestra's default restartBehavior RETRY_FAILED, reruns the failed batches only: each gets a
+ * new child; the others are kept. A restart with restartBehavior NEW_EXECUTION gives every batch a new child.
+ */
+export function retryFailedBatches(ctx: StepContext, run: TaskRun, cause: 'restart' | 'retry'): void {
   const batches = run.flowableState?.batches;
   if (!Array.isArray(batches)) return;
-  const { transmitFailed } = subflowSettings(taskOf(ctx, run));
+  const task = taskOf(ctx, run);
+  const { transmitFailed } = subflowSettings(task);
+  const every = cause === 'restart' && task.restartBehavior === 'NEW_EXECUTION';
   for (const slot of batches as ChildSlot[]) {
     const failed = slot.error !== undefined || (slot.ended && ['FAILED', 'KILLED'].includes(transmittedState(slot, transmitFailed)));
-    if (!failed) continue;
+    if (!failed && !every) continue;
     const attempt = (slot.attempt ?? 1) + 1;
     for (const k of Object.keys(slot)) delete (slot as Record<string, unknown>)[k];
     slot.attempt = attempt;

@@ -85,6 +85,10 @@ export const LIMIT_SETTINGS = {
     env: 'STORAGE_MAX_SPLIT_FILES', default: 10_000, min: 1,
     doc: 'files one core.storage.Split may create',
   },
+  storageMaxPurgeFiles: {
+    env: 'STORAGE_MAX_PURGE_FILES', default: 10_000, min: 1,
+    doc: 'files and folders of its execution one core.storage.PurgeCurrentExecutionFiles may list and delete (its `uris` output lists the files); beyond it the task fails before deleting anything',
+  },
   storageMaxDistinctKeys: {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',

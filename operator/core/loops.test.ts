@@ -178,6 +178,52 @@ describe('LoopUntil', () => {
     expect(h.runsOf('ret').map((r) => `${r.iteration}:${r.attempts.length}`)).toEqual(['1:1', '2:2', '3:1']);
   });
 
+  it.each([
+    ['restart', ''],
+    ['flow retry RETRY_FAILED_TASK', 'retry:\n  type: constant\n  interval: PT1S\n  maxAttempt: 2\n  behavior: RETRY_FAILED_TASK\n'],
+  ])('failOnMaxReached: a %s gives the loop a fresh set of iterations (maxIterations counts again)', (how, head) => {
+    const body = `    condition: "{{ outputs.ret.value == '5' }}"\n    failOnMaxReached: true\n    checkFrequency:\n      maxIterations: 3\n      interval: PT1S\n`;
+    const h = new EngineHarness(flow(loop(body), head));
+    if (how === 'restart') {
+      h.driveTimers(byIteration);
+      expect(h.state).toBe('FAILED');
+      expect(h.runsOf('ret')).toHaveLength(3);
+      h.send({ type: 'restart' });
+      h.settle(byIteration);
+    }
+    h.driveTimers(byIteration, how === 'restart' ? false : undefined);
+    // Iterations 4 and 5 run after the restart (not a failure at once): the condition holds on 5.
+    expect(h.runsOf('ret').map((r) => r.iteration)).toEqual([1, 2, 3, 4, 5]);
+    expect(h.stateOf('loop')).toBe('SUCCESS');
+    expect(h.state).toBe('SUCCESS');
+    expect(h.runsOf('loop')[0]!.outputs).toEqual({ iterationCount: 5 });
+  });
+
+  it('failOnMaxReached after a restart: the fresh set is maxIterations long, then it fails again', () => {
+    const h = new EngineHarness(flow(loop('    condition: "false"\n    failOnMaxReached: true\n    checkFrequency:\n      maxIterations: 2\n      interval: PT1S\n')));
+    h.driveTimers();
+    expect(h.state).toBe('FAILED');
+    h.send({ type: 'restart' });
+    h.settle();
+    h.driveTimers(undefined, false);
+    expect(h.runsOf('ret')).toHaveLength(4);
+    expect(h.state).toBe('FAILED');
+    expect(h.runsOf('loop')[0]!.error).toContain('checkFrequency.maxIterations (2) reached');
+  });
+
+  it('maxDuration after a restart counts from the restart', () => {
+    const h = new EngineHarness(flow(loop('    condition: "false"\n    failOnMaxReached: true\n    checkFrequency:\n      maxDuration: PT15S\n      interval: PT10S\n')));
+    h.driveTimers();
+    expect(h.runsOf('ret')).toHaveLength(3); // ends at 0, 10, 20 s
+    expect(h.state).toBe('FAILED');
+    h.advanceClock(3_600_000);
+    h.send({ type: 'restart' });
+    h.settle();
+    h.driveTimers(undefined, false);
+    expect(h.runsOf('ret')).toHaveLength(5); // 10 and 20 s after the restart
+    expect(h.state).toBe('FAILED');
+  });
+
   it('WaitFor is its alias', () => {
     const yaml = flow(`  - id: loop\n    type: io.kestra.plugin.core.flow.WaitFor\n    condition: "{{ outputs.ret.value == '2' }}"\n    checkFrequency:\n      interval: PT1S\n    tasks:\n${ret('ret', 'r', '      ')}`);
     const h = new EngineHarness(yaml);

@@ -193,8 +193,8 @@ function decideAfter(ctx: StepContext, run: TaskRun, task: Task, n: number, cf: 
   const now = ctx.deps.now.getTime();
   let outcome: LoopOutcome = 'again';
   if (met) outcome = 'met';
-  else if (cf.maxIterations !== undefined && n >= cf.maxIterations) outcome = 'maxIterations';
-  else if (cf.maxDurationMs !== undefined && now - Date.parse(run.state.startDate) >= cf.maxDurationMs) outcome = 'maxDuration';
+  else if (cf.maxIterations !== undefined && n - Number(fs.iterationBase ?? 0) >= cf.maxIterations) outcome = 'maxIterations';
+  else if (cf.maxDurationMs !== undefined && now - Date.parse(String(fs.since ?? run.state.startDate)) >= cf.maxDurationMs) outcome = 'maxDuration';
   fs.decided = n;
   fs.outcome = outcome;
   if (outcome === 'again') {
@@ -204,6 +204,20 @@ function decideAfter(ctx: StepContext, run: TaskRun, task: Task, n: number, cf: 
     log(ctx, 'WARN', `${outcome === 'maxIterations' ? `Max iterations (${cf.maxIterations})` : 'Max duration'} reached before the condition was met`, run);
   }
   return outcome;
+}
+
+/**
+ * A new attempt of a LoopUntil (restart, or its own `retry`) that ended on a `checkFrequency` maximum: a fresh set of
+ * iterations. The maxima count from here (`iterationBase`, `since`); iteration numbers go on, so each child run keeps
+ * its own; the condition and `checkFrequency` are rendered again. A loop that ended on a failed iteration keeps its
+ * count (that iteration runs again and the loop goes on).
+ */
+export function freshIterations(ctx: StepContext, run: TaskRun): void {
+  const fs = run.flowableState;
+  if (!fs || (fs.outcome !== 'maxIterations' && fs.outcome !== 'maxDuration')) return;
+  fs.iterationBase = Number(fs.iteration ?? 0);
+  fs.since = ctx.deps.now.toISOString();
+  for (const k of ['decided', 'outcome', 'checkFrequency']) delete fs[k];
 }
 
 /**

@@ -1,12 +1,27 @@
 // Restart of failed work inside the same execution (manual restart, flow-level RETRY_FAILED_TASK): failed runs get a
 // new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
-import { FOR_EACH_ITEM_BATCH } from './flow-index.js';
+import { FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { retryFailedBatches } from './foreach-item.js';
+import { freshIterations } from './loops.js';
 import { indexRuns } from './run-index.js';
 import { nextAttempt, taskOf } from './runs.js';
+import type { TaskRun } from './types.js';
 
-export function restartFailed(ctx: StepContext): void {
+/**
+ * A new attempt of a failed flowable run (restart, or the run's own `retry`): what its type keeps and what starts
+ * afresh (ForEachItem `_items`: only its failed batches, or all with NEW_EXECUTION; LoopUntil: a fresh set of
+ * iterations after a maximum), then the attempt.
+ */
+export function restartFlowable(ctx: StepContext, run: TaskRun, cause: 'restart' | 'retry'): void {
+  const type = taskOf(ctx, run).type;
+  if (type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run, cause);
+  if (type === FLOWABLE.LoopUntil) freshIterations(ctx, run);
+  nextAttempt(ctx, run);
+}
+
+/** `cause`: a manual restart, or a flow-level RETRY_FAILED_TASK retry. */
+export function restartFailed(ctx: StepContext, cause: 'restart' | 'retry'): void {
   const { exec } = ctx;
   const drop = new Set<string>();
   for (const run of exec.taskRunList) {
@@ -16,9 +31,6 @@ export function restartFailed(ctx: StepContext): void {
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
-  for (const run of failed) {
-    // A ForEachItem `_items` run keeps its batches that ended well: only the failed ones get a new child (Kestra's RETRY_FAILED).
-    if (taskOf(ctx, run).type === FOR_EACH_ITEM_BATCH) retryFailedBatches(ctx, run);
-    nextAttempt(ctx, run);
-  }
+  // nextAttempt starts a runnable's new attempt as is; a flowable's type decides what it keeps.
+  for (const run of failed) restartFlowable(ctx, run, cause);
 }

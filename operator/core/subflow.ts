@@ -111,12 +111,30 @@ export function childRequest(
   const own = labelsOf(ctx.deps.renderer.renderValue(task.labels, vars));
   const labels = flag(task.inheritLabels, false) ? mergeLabels(ctx.exec.labels, own) : own;
   const { wait } = subflowSettings(task);
+  const scheduleDate = scheduleDateOf(ctx.deps.renderer.renderValue(task.scheduleDate, vars));
   return {
     taskRunId: run.id, taskId: run.taskId, taskType: task.type, executionId, namespace, flowId,
     ...(extra.iteration !== undefined ? { iteration: extra.iteration } : {}),
     ...(task.revision !== undefined ? { revision: Number(task.revision) } : {}),
     inputs, labels, wait,
+    ...(scheduleDate ? { scheduleDate } : {}),
   };
+}
+
+/** An ISO 8601 date-time with its offset (Kestra's ZonedDateTime), optionally followed by a region in brackets. */
+const ZONED_DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))(?:\[[\w/+-]{1,64}\])?$/;
+
+/**
+ * Subflow / ForEachItem `scheduleDate`, rendered: the date the child execution is created for (it stays CREATED until
+ * then, as an execution with a `scheduleDate` does: engine `start`, work.ts `start-due`). Undefined when unset.
+ */
+export function scheduleDateOf(rendered: unknown): string | undefined {
+  if (rendered === undefined || rendered === null || rendered === '') return undefined;
+  const text = String(rendered).trim();
+  const m = ZONED_DATE_TIME.exec(text);
+  const ms = m ? Date.parse(m[1]!) : NaN;
+  if (Number.isNaN(ms)) throw new Error(`scheduleDate: expected an ISO 8601 date-time with an offset (e.g. 2030-01-01T10:00:00+01:00), got '${text.slice(0, 100)}'`);
+  return new Date(ms).toISOString();
 }
 
 /** The warnings Kestra's spellings earn when they are accepted but cannot act: logged once, at the request. */

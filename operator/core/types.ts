@@ -225,7 +225,7 @@ export interface Execution {
    * rendered against this execution when it ends, used when its flow declares no `outputs` of its own.
    */
   legacyOutputs?: Record<string, unknown>;
-  /** Set when the execution must not start before this date (flow retry delay). */
+  /** Set when the execution must not start before this date (flow retry delay, a Subflow/ForEachItem `scheduleDate`). */
   scheduleDate?: string;
   /**
    * Number of Subflow/ForEachItem executions above this one (absent on a root execution): set when a parent creates

@@ -7,7 +7,7 @@ import type { TaskOutcome } from '../core/engine-types.js';
 import { parseJsonSafe } from '../core/keyed.js';
 import type { Execution, Flow } from '../core/types.js';
 import { storageSegments, storageUri } from '../storage/local.js';
-import { executionStoragePath, type ExecutionRef } from '../storage/paths.js';
+import { ATTEMPTS_FOLDER, executionStoragePath, type ExecutionRef } from '../storage/paths.js';
 import type { InternalStorage } from '../store/types.js';
 
 export interface AttemptInput { flow: Flow; execution: Execution }
@@ -23,7 +23,7 @@ export const MAX_TERMINATION_MESSAGE = 4096;
 
 /** `<execution folder>/_attempts/<taskRunId>/<attempt>/`: one folder per attempt. */
 export function attemptStoragePath(exec: ExecutionRef, taskRunId: string, attempt: number): string {
-  return `${executionStoragePath(exec)}/_attempts/${taskRunId}/${attempt}`;
+  return `${executionStoragePath(exec)}/${ATTEMPTS_FOLDER}/${taskRunId}/${attempt}`;
 }
 
 export const attemptInputUri = (exec: ExecutionRef, taskRunId: string, attempt: number): string =>

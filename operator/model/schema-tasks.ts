@@ -63,6 +63,8 @@ const FLOWABLE: Record<string, Schema> = {
       additionalProperties: false,
     },
     ...subflowCall,
+    /** What a restart of the failed execution does (core/foreach-item.ts retryFailedBatches). */
+    restartBehavior: { type: 'string', enum: ['RETRY_FAILED', 'NEW_EXECUTION'] },
   }, ['items', 'namespace', 'flowId']),
   // `outputs`: Kestra's deprecated mapping of subflow outputs (before 0.15), rendered by the child (core/subflow.ts).
   'core.flow.Subflow': taskSchema({ ...subflowCall, outputs: OBJECT }, ['namespace', 'flowId']),
@@ -191,6 +193,7 @@ const RUNNABLE: Record<string, Schema> = {
     errorOrNullBehavior: { type: 'string', enum: ['FAIL', 'INCLUDE', 'EXCLUDE'] },
   }, ['from', 'filterCondition']),
   'core.storage.DeduplicateItems': taskSchema({ from: STRING, expr: STRING }, ['from', 'expr']),
+  'core.storage.PurgeCurrentExecutionFiles': taskSchema({}),
 };
 
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>

@@ -18,7 +18,7 @@ const RUNNABLE = [
   // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
   'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
   'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
-  'core.storage.FilterItems', 'core.storage.DeduplicateItems',
+  'core.storage.FilterItems', 'core.storage.DeduplicateItems', 'core.storage.PurgeCurrentExecutionFiles',
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',

@@ -14,7 +14,7 @@ import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
 import { sleepPlugin } from './sleep.js';
 import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
-import { storageConcatPlugin, storageDeletePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
+import { storageConcatPlugin, storageDeletePlugin, storagePurgePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 import { inferencePlugins } from './inference/index.js';
 
@@ -30,7 +30,7 @@ function register(p: RunnablePlugin): void {
   ...languagePlugins,
   // Common Kestra core runnables beyond the contract's list.
   outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin, logFetchPlugin,
-  storageConcatPlugin, storageSplitPlugin, storageSizePlugin, storageDeletePlugin, filterItemsPlugin, deduplicateItemsPlugin,
+  storageConcatPlugin, storageSplitPlugin, storageSizePlugin, storageDeletePlugin, storagePurgePlugin, filterItemsPlugin, deduplicateItemsPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
 ].forEach(register);

@@ -1,11 +1,11 @@
 // Tests of the core.storage file tasks (Write, Concat, Split, Size, Delete) against the real local internal storage,
 // through the task's scoped storage view (operator/tenancy).
 import { afterEach, describe, expect, it } from 'vitest';
-import { storageConcatPlugin, storageDeletePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
+import { storageConcatPlugin, storageDeletePlugin, storagePurgePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTestContext, type TestContext } from './testing.js';
 
 let t: TestContext | undefined;
-afterEach(async () => { await t?.cleanup(); t = undefined; delete process.env.STORAGE_MAX_SPLIT_FILES; delete process.env.STORAGE_MAX_ITEM_BYTES; });
+afterEach(async () => { await t?.cleanup(); t = undefined; delete process.env.STORAGE_MAX_PURGE_FILES; delete process.env.STORAGE_MAX_SPLIT_FILES; delete process.env.STORAGE_MAX_ITEM_BYTES; });
 
 const OWN = 'company/team/flow1/executions/exec1';
 const put = (path: string, text: string) => t!.stores.storage.put(`${OWN}/${path}`, Buffer.from(text));
@@ -112,5 +112,42 @@ describe('Size and Delete', () => {
     const r = await storageDeletePlugin.run(t.ctx);
     expect(r.error).toMatch(/Writing .* is not allowed/);
     expect(await t.stores.storage.exists('kestra:///company/team/other/executions/e2/tasks/a/b/f.txt')).toBe(true);
+  });
+});
+
+describe('PurgeCurrentExecutionFiles', () => {
+  it("deletes every file of its own execution's folder, lists them as `uris`, and leaves other executions' files", async () => {
+    t = makeTestContext({ task: { id: 'p', type: storagePurgePlugin.type } });
+    const a = await put('inputs/f/in.txt', 'in');
+    const b = await put('tasks/w/tr0/out file.txt', 'out');
+    const other = await t.stores.storage.put('company/team/flow1/executions/exec2/tasks/w/tr0/keep.txt', Buffer.from('k'));
+    const attempt = await put('_attempts/tr0/1/result.json', '{}'); // the service's channel (cluster mode), not the execution's
+    const r = await storagePurgePlugin.run(t.ctx);
+    expect(r).toEqual({ state: 'SUCCESS', outputs: { uris: [a, b].sort() } });
+    expect(await t.stores.storage.exists(a)).toBe(false);
+    expect(await t.stores.storage.exists(b)).toBe(false);
+    expect(await t.stores.storage.exists(other)).toBe(true);
+    expect(await t.stores.storage.exists(attempt)).toBe(true);
+    expect((await storagePurgePlugin.run(t.ctx)).outputs).toEqual({ uris: [] }); // nothing left: no error
+  });
+
+  it('fails before deleting anything beyond STORAGE_MAX_PURGE_FILES, naming it', async () => {
+    process.env.STORAGE_MAX_PURGE_FILES = '2';
+    t = makeTestContext({ task: { id: 'p', type: storagePurgePlugin.type } });
+    const files = await Promise.all(['1', '2', '3'].map((n) => put(`tasks/w/tr0/${n}.txt`, n)));
+    const r = await storagePurgePlugin.run(t.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toContain('STORAGE_MAX_PURGE_FILES');
+    for (const f of files) expect(await t.stores.storage.exists(f)).toBe(true);
+  });
+
+  it("the task's storage view lists and deletes folders only inside its own execution's", async () => {
+    t = makeTestContext({ task: { id: 'p', type: storagePurgePlugin.type } });
+    const tree = t.ctx.storage.tree!;
+    const boom = () => new Error('too many');
+    await expect(tree.list('company/team/flow1/executions/exec2', 10, boom)).rejects.toThrow(/only inside its execution's folder/);
+    await expect(tree.list('company/team/flow1/executions', 10, boom)).rejects.toThrow(/only inside its execution's folder/);
+    await expect(t.ctx.storage.deleteTree('company/team/flow1')).rejects.toThrow(/only inside its execution's folder/);
+    await expect(t.ctx.storage.deleteTree('kestra:///company/team/flow1/executions/exec1/../exec2')).rejects.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-// core.storage.Write, Concat, Split, Size and Delete: Kestra's file tasks over internal storage. Files are streamed (a large
+// core.storage.Write, Concat, Split, Size, Delete and PurgeCurrentExecutionFiles: Kestra's file tasks over internal storage. Files are streamed (a large
 // file is never read whole); reads and deletes go through the task's storage view (operator/tenancy: an execution
 // reads its own, related and namespace files, and writes or deletes only inside its own execution folder).
 import { randomUUID } from 'node:crypto';
@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { parseJsonSafe } from '../core/keyed.js';
 import { limitError, limitsFromEnv, type Limits } from '../core/limits.js';
 import { LineFile, readLines } from '../storage/lines.js';
+import { ATTEMPTS_FOLDER, executionStoragePath, storageUri } from '../storage/paths.js';
 import type { RunContext, TaskResult } from './types.js';
 import { plugin, renderBool, renderString, requireString } from './util.js';
 
@@ -74,7 +75,7 @@ function positiveInt(ctx: RunContext, name: string): number | undefined {
 }
 
 /** How Split cuts: exactly one of bytes, rows, partitions (Kestra's order of precedence decides nothing here: two are refused). */
-type SplitMode = { kind: 'bytes' | 'rows'; max: number } | { kind: 'partitions'; count: number };
+export type SplitMode = { kind: 'bytes' | 'rows'; max: number } | { kind: 'partitions'; count: number };
 
 function splitMode(ctx: RunContext): SplitMode {
   if (ctx.task.regexPattern !== undefined) throw new Error("Property 'regexPattern' of core.storage.Split is not supported here; use bytes, rows or partitions");
@@ -92,21 +93,35 @@ function extensionOf(uri: string): string {
   return dot > 0 ? fileExtension(decodeURIComponent(name.slice(dot)), '.tmp') : '.tmp';
 }
 
-/** Uploads a finished piece to this task run's folder and removes the local copy. */
-async function upload(ctx: RunContext, file: LineFile, extension: string): Promise<string> {
+/** Uploads a finished piece to `path` and removes the local copy. */
+async function upload(ctx: RunContext, file: LineFile, path: string): Promise<string> {
   try {
-    return await ctx.storage.put(newFilePath(ctx, extension), file.read());
+    return await ctx.storage.put(path, file.read());
   } finally {
     await rm(file.path, { force: true });
   }
 }
 
-function tooManyFiles(limits: Limits, count: number): Error {
-  return limitError('storageMaxSplitFiles', `core.storage.Split would create ${count} files`, limits);
+/** Where the pieces of a split go, and how many there may be (core.storage.Split and ForEachItem's `_split`). */
+export interface SplitTarget {
+  /** Storage path of piece `i` (0-based, in order). */
+  pathOf(i: number): string;
+  /** The error when `count` pieces are too many, undefined while they are allowed. */
+  tooMany(count: number): Error | undefined;
 }
 
-/** rows / bytes: consecutive pieces; a new one starts when the current one reached the bound (checked before a row). */
-async function splitSequential(ctx: RunContext, lines: AsyncIterable<string>, mode: { kind: 'bytes' | 'rows'; max: number }, separator: string, extension: string, limits: Limits): Promise<string[]> {
+/**
+ * Streams `lines` into pieces in internal storage, Kestra's way: `rows` / `bytes` cut consecutive pieces (a new one
+ * starts when the current one reached the bound, checked before a row), `partitions` deal rows round-robin (row i to
+ * piece i mod n; empty pieces are not kept). Only one piece (or the partitions' bounded buffer) is held at a time.
+ */
+export async function splitRows(ctx: RunContext, lines: AsyncIterable<string>, mode: SplitMode, separator: string, target: SplitTarget): Promise<string[]> {
+  return mode.kind === 'partitions'
+    ? splitPartitions(ctx, lines, mode.count, separator, target)
+    : splitSequential(ctx, lines, mode, separator, target);
+}
+
+async function splitSequential(ctx: RunContext, lines: AsyncIterable<string>, mode: { kind: 'bytes' | 'rows'; max: number }, separator: string, target: SplitTarget): Promise<string[]> {
   const uris: string[] = [];
   let current: LineFile | undefined;
   try {
@@ -115,11 +130,12 @@ async function splitSequential(ctx: RunContext, lines: AsyncIterable<string>, mo
         await current.close();
         const done = current;
         current = undefined;
-        uris.push(await upload(ctx, done, extension));
+        uris.push(await upload(ctx, done, target.pathOf(uris.length)));
       }
       if (!current) {
-        if (uris.length + 1 > limits.storageMaxSplitFiles) throw tooManyFiles(limits, uris.length + 1);
-        current = new LineFile(join(ctx.workingDir, `split-${randomUUID()}${extension}`));
+        const over = target.tooMany(uris.length + 1);
+        if (over) throw over;
+        current = new LineFile(join(ctx.workingDir, `split-${randomUUID()}`));
       }
       await current.write(line + separator);
     }
@@ -127,7 +143,7 @@ async function splitSequential(ctx: RunContext, lines: AsyncIterable<string>, mo
       await current.close();
       const done = current;
       current = undefined;
-      uris.push(await upload(ctx, done, extension));
+      uris.push(await upload(ctx, done, target.pathOf(uris.length)));
     }
   } finally {
     if (current) { await current.close().catch(() => {}); await rm(current.path, { force: true }); }
@@ -138,9 +154,9 @@ async function splitSequential(ctx: RunContext, lines: AsyncIterable<string>, mo
 /** Bytes of pending rows the partitions may hold in memory before they are appended to their files. */
 const PARTITION_BUFFER_BYTES = 4 * 1024 * 1024;
 
-/** partitions: rows dealt round-robin (row i to piece i mod n), as Kestra; empty pieces are not kept. */
-async function splitPartitions(ctx: RunContext, lines: AsyncIterable<string>, count: number, separator: string, extension: string, limits: Limits): Promise<string[]> {
-  if (count > limits.storageMaxSplitFiles) throw tooManyFiles(limits, count);
+async function splitPartitions(ctx: RunContext, lines: AsyncIterable<string>, count: number, separator: string, target: SplitTarget): Promise<string[]> {
+  const over = target.tooMany(count);
+  if (over) throw over;
   const base = join(ctx.workingDir, `partition-${randomUUID()}`);
   const pending: string[][] = Array.from({ length: count }, () => []);
   const written = new Array<boolean>(count).fill(false);
@@ -148,7 +164,7 @@ async function splitPartitions(ctx: RunContext, lines: AsyncIterable<string>, co
   const flush = async (): Promise<void> => {
     for (let i = 0; i < count; i++) {
       if (pending[i]!.length === 0) continue;
-      await appendFile(`${base}-${i}${extension}`, pending[i]!.join(''));
+      await appendFile(`${base}-${i}`, pending[i]!.join(''));
       pending[i] = [];
       written[i] = true;
     }
@@ -166,11 +182,11 @@ async function splitPartitions(ctx: RunContext, lines: AsyncIterable<string>, co
     await flush();
     const uris: string[] = [];
     for (let i = 0; i < count; i++) {
-      if (written[i]) uris.push(await ctx.storage.put(newFilePath(ctx, extension), createReadStream(`${base}-${i}${extension}`)));
+      if (written[i]) uris.push(await ctx.storage.put(target.pathOf(uris.length), createReadStream(`${base}-${i}`)));
     }
     return uris;
   } finally {
-    for (let i = 0; i < count; i++) if (written[i]) await rm(`${base}-${i}${extension}`, { force: true });
+    for (let i = 0; i < count; i++) if (written[i]) await rm(`${base}-${i}`, { force: true });
   }
 }
 
@@ -181,9 +197,11 @@ async function runSplit(ctx: RunContext): Promise<TaskResult> {
   const limits = limitsFromEnv(process.env);
   const extension = extensionOf(from);
   const lines = readLines(await ctx.storage.stream(from), limits, `core.storage.Split of '${from}'`);
-  const uris = mode.kind === 'partitions'
-    ? await splitPartitions(ctx, lines, mode.count, separator, extension, limits)
-    : await splitSequential(ctx, lines, mode, separator, extension, limits);
+  const uris = await splitRows(ctx, lines, mode, separator, {
+    pathOf: () => newFilePath(ctx, extension),
+    tooMany: (count) => (count > limits.storageMaxSplitFiles
+      ? limitError('storageMaxSplitFiles', `core.storage.Split would create ${count} files`, limits) : undefined),
+  });
   return { state: 'SUCCESS', outputs: { uris } };
 }
 
@@ -208,8 +226,27 @@ async function runWrite(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS', outputs: { uri } };
 }
 
+/** Kestra's PurgeCurrentExecutionFiles: every file of the execution's own folder is deleted; `uris` lists them. */
+async function runPurge(ctx: RunContext): Promise<TaskResult> {
+  const folder = executionStoragePath(ctx.execution);
+  const tree = ctx.storage.tree;
+  if (!tree) throw new Error('core.storage.PurgeCurrentExecutionFiles: this internal storage cannot list folders');
+  const limits = limitsFromEnv(process.env);
+  const entries = await tree.list(folder, limits.storageMaxPurgeFiles,
+    () => limitError('storageMaxPurgeFiles', `core.storage.PurgeCurrentExecutionFiles of '${folder}' would delete more files`, limits));
+  // The service's attempt files (cluster mode) are not the execution's: a sibling's result may still be unread.
+  const mine = entries.filter((e) => e.path.split('/')[0] !== ATTEMPTS_FOLDER);
+  const files = mine.filter((e) => e.type === 'File').map((e) => storageUri(`${folder}/${e.path}`)).sort();
+  for (const e of mine) if (e.type === 'File' && !e.path.includes('/')) await ctx.storage.delete(`${folder}/${e.path}`);
+  const folders = new Set(mine.filter((e) => e.path.includes('/') || e.type === 'Directory').map((e) => e.path.split('/')[0]!));
+  for (const top of folders) await ctx.storage.deleteTree(`${folder}/${top}`);
+  ctx.logger.info(`Deleted ${files.length} files of execution ${ctx.execution.id}`);
+  return { state: 'SUCCESS', outputs: { uris: files } };
+}
+
 export const storageWritePlugin = plugin('core.storage.Write', runWrite);
 export const storageConcatPlugin = plugin('core.storage.Concat', runConcat);
 export const storageSplitPlugin = plugin('core.storage.Split', runSplit);
 export const storageSizePlugin = plugin('core.storage.Size', runSize);
 export const storageDeletePlugin = plugin('core.storage.Delete', runDelete);
+export const storagePurgePlugin = plugin('core.storage.PurgeCurrentExecutionFiles', runPurge);

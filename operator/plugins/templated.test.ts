@@ -32,6 +32,12 @@ describe('core.templating.TemplatedTask', () => {
     ['format: x', "missing 'type'"],
     ['type: ai.service.plugin.core.debug.Return\nformat: x\nconstructor: { prototype: 1 }', 'constructor: the key `constructor` uses the reserved name `constructor`'],
     ['id: prototype\ntype: ai.service.plugin.core.debug.Return\nformat: x', 'id: `prototype` uses the reserved name `prototype`'],
+    ['type: ai.service.plugin.core.debug.Return\nformat: x\nformt: y', 'formt'],
+    ...['retry: { type: constant, interval: PT1S, maxAttempt: 2 }', 'timeout: PT1S', 'runIf: "false"', 'allowWarning: true',
+      'allowFailure: true', 'disabled: true', 'logLevel: ERROR', 'logToFile: true', 'workerGroup: { key: gpu }'].map((prop): [string, string] => [
+      `type: ai.service.plugin.core.debug.Return\nformat: x\n${prop}`,
+      `\`${prop.split(':')[0]}\` cannot be honoured inside a rendered spec`,
+    ]),
   ])('refuses %j', async (spec, message) => {
     t = makeTestContext({ task: { id: 'tpl', type: TYPE, spec } });
     const r = await plugin.run(t.ctx);

@@ -2,7 +2,7 @@
 // task with the same context; its result is the TemplatedTask's result.
 import { parse } from 'yaml';
 import type { Task } from '../core/types.js';
-import { formatIssue, reservedNameIssues } from '../model/index.js';
+import { FlowValidationError, formatIssue, reservedNameIssues, validateTask } from '../model/index.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 import { isRecord, plugin, requireString, TYPE_PREFIX } from './util.js';
 
@@ -23,9 +23,30 @@ export function parseSpec(spec: string, templatedId: string): Task {
   // A task declared at run time meets the rule of tasks declared at save: no reserved name as a key or an id.
   const reserved = reservedNameIssues({ tasks: [parsed] })[0];
   if (reserved) throw new Error(`Invalid templated task spec: ${formatIssue({ ...reserved, path: reserved.path.replace(/^tasks\[0\]\.?/, '') })}`);
+  const engineProps = ENGINE_PROPERTIES.filter((k) => parsed[k] !== undefined);
+  if (engineProps.length) {
+    throw new Error(`Invalid templated task spec: ${engineProps.map((k) => `\`${k}\``).join(', ')} cannot be honoured inside a rendered spec `
+      + '(the engine applies it before the task runs, and the spec is known only when it runs); set it on the TemplatedTask itself');
+  }
   const id = typeof parsed.id === 'string' && parsed.id !== '' ? parsed.id : templatedId;
   return { ...parsed, id, type: parsed.type };
 }
+
+/** The rule of a task declared at save: known properties only, of the right shapes (none accepted and ignored). */
+function validSpec(task: Task): Task {
+  try {
+    return validateTask(task);
+  } catch (err) {
+    if (!(err instanceof FlowValidationError)) throw err;
+    throw new Error(`Invalid templated task spec: ${err.errors.map(formatIssue).join('; ')}`);
+  }
+}
+
+/**
+ * Properties every task accepts that the engine applies around a run (attempts, deadline, skip, final state, log
+ * level...): a rendered spec exists only inside the run, too late for them, so they are refused there by name.
+ */
+export const ENGINE_PROPERTIES = ['retry', 'timeout', 'runIf', 'allowWarning', 'allowFailure', 'disabled', 'logLevel', 'logToFile', 'workerGroup'] as const;
 
 /** Builds the TemplatedTask plugin over a lookup of runnable plugins (given by the registry to avoid a cycle). */
 export function makeTemplatedPlugin(lookup: (type: string) => RunnablePlugin | undefined): RunnablePlugin {
@@ -39,7 +60,7 @@ export function makeTemplatedPlugin(lookup: (type: string) => RunnablePlugin | u
     if (target.type === TEMPLATED_TYPE) {
       throw new Error('The templated task cannot be of type TemplatedTask');
     }
-    return target.run(withTask(ctx, task));
+    return target.run(withTask(ctx, validSpec(task)));
   });
 }
 

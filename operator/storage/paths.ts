@@ -9,6 +9,12 @@ export function executionStoragePath(e: ExecutionRef): string {
   return `${e.namespace.replace(/\./g, '/')}/${e.flowId}/executions/${e.id}`;
 }
 
+/**
+ * The service's own files inside an execution's folder (cluster mode: each attempt's input and result, the runner's
+ * channel to the controller, operator/kube/attempt-io.ts): not the execution's files, so never purged by a task.
+ */
+export const ATTEMPTS_FOLDER = '_attempts';
+
 /** Files of one task run: outputs, downloads, batches. */
 export function taskRunStoragePath(e: ExecutionRef, taskId: string, taskRunId: string): string {
   return `${executionStoragePath(e)}/tasks/${taskId}/${taskRunId}`;

@@ -226,7 +226,7 @@ export interface InternalStorage {
   deleteTree(pathOrUri: string): Promise<number>;
   /** Local file path behind a URI (embedded storage only; undefined elsewhere). */
   localPath?(uri: string): string | undefined;
-  /** Folder operations (namespace files); both storages have them, task views (operator/tenancy) do not. */
+  /** Folder operations (namespace files); both storages have them; a task's view (operator/tenancy) only inside its execution's folder. */
   tree?: StorageTree;
 }
 

@@ -102,6 +102,36 @@ describe('bulk by ids', () => {
     expect(res).toMatchObject({ status: 200, body: { count: 1 } });
   });
 
+  it('resume by ids applies each Pause\'s onResume defaults, and refuses (nothing resumed) one whose required input has none', async () => {
+    const pause = (id: string, onResume: string) => `id: ${id}\nnamespace: ${NS}\ntasks:\n  - id: wait\n    type: ai.service.plugin.core.flow.Pause\n    onResume:\n${onResume}`;
+    await createFlow(api, pause('defaults', '      - { id: reason, type: STRING, defaults: fine }\n'));
+    await createFlow(api, pause('required', '      - { id: approved, type: BOOLEAN }\n'));
+    // The controller's doing (test double): the Pause run waits.
+    const pausedAt = async (flow: string): Promise<Execution> => {
+      const e = await create(flow);
+      const stored = (await api.stores.executions.get(e.id))!;
+      const now = new Date().toISOString();
+      stored.execution.taskRunList.push({
+        id: `pause-${e.id}`, executionId: e.id, namespace: NS, flowId: flow, taskId: 'wait', attempts: [],
+        state: { current: 'RUNNING', histories: [{ state: 'RUNNING', date: now }], startDate: now }, flowableState: { status: 'PAUSED' },
+      });
+      await api.stores.executions.update(stored.execution, stored.resourceVersion);
+      return setState(e.id, 'PAUSED');
+    };
+    const withDefault = await pausedAt('defaults');
+    const required = await pausedAt('required');
+    const refused = await call(`${base()}/resume/by-ids`, jsonInit('POST', [withDefault.id, required.id]));
+    expect(refused.status).toBe(400);
+    expect(refused.body.invalids).toHaveLength(1);
+    expect(refused.body.invalids[0]).toMatchObject({ invalidValue: required.id, propertyPath: 'execution' });
+    expect(refused.body.invalids[0].message).toContain('Missing required input');
+    expect(await commandsOf(withDefault.id)).toEqual([]);
+    expect(await commandsOf(required.id)).toEqual([]);
+
+    expect((await call(`${base()}/resume/by-ids`, jsonInit('POST', [withDefault.id]))).body).toEqual({ count: 1 });
+    expect(await commandsOf(withDefault.id)).toEqual([{ type: 'resume', inputs: { reason: 'fine' } }]);
+  });
+
   it('restarts, resumes and replays', async () => {
     const failed = await createIn('FAILED');
     expect((await call(`${base()}/restart/by-ids`, jsonInit('POST', [failed.id]))).body).toEqual({ count: 1 });
