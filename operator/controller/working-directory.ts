@@ -50,9 +50,6 @@ export async function seedSharedWorkingDir(ctx: RunContext, shared: SharedWorkin
     await loadNamespaceFiles(ctx, staging, shared.task.namespaceFiles);
     await writeInputFiles(ctx, staging, renderInputFiles(ctx, shared.task.inputFiles));
     await rename(staging, shared.dir);
-    if (shared.task.outputFiles !== undefined) {
-      ctx.logger.warn(`WorkingDirectory '${shared.task.id}': outputFiles are not collected by this service yet (outputs.${shared.task.id}.outputFiles stays unset); list them in a child task's outputFiles`);
-    }
     return true;
   } catch (err) {
     await rm(staging, { recursive: true, force: true });

@@ -134,6 +134,8 @@ const CASES: [string, string, string, string][] = [
   ['Fail unknown property', one('{ id: a, type: ai.service.plugin.core.execution.Fail, message: x }'), 'tasks[0].message', 'unknown property'],
   ['WorkingDirectory outputFiles', one(`{ id: w, type: ai.service.plugin.core.flow.WorkingDirectory, outputFiles: a, tasks: [${log('x').trim().slice(2)}] }`),
     'tasks[0].outputFiles', 'must be a list'],
+  ['WorkingDirectory outputFiles (not collected)', one(`{ id: w, type: ai.service.plugin.core.flow.WorkingDirectory, outputFiles: [a.txt], tasks: [${log('x').trim().slice(2)}] }`),
+    'tasks[0].outputFiles', 'not supported'],
   ['ForEach without values', one(`{ id: e, type: ai.service.plugin.core.flow.ForEach, tasks: [${log('x').trim().slice(2)}] }`), 'tasks[0].values', 'required'],
   ['ForEach with EachSequential\'s value', one(`{ id: e, type: ai.service.plugin.core.flow.ForEach, value: [a], values: [a], tasks: [${log('x').trim().slice(2)}] }`), 'tasks[0].value', 'unknown property'],
   ['ForEach negative concurrencyLimit', one(`{ id: e, type: ai.service.plugin.core.flow.ForEach, values: [a], concurrencyLimit: -1, tasks: [${log('x').trim().slice(2)}] }`), 'tasks[0].concurrencyLimit', '>= 0'],

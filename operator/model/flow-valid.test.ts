@@ -123,7 +123,6 @@ const TASKS: [string, string][] = [
   - id: wd
     type: ai.service.plugin.core.flow.WorkingDirectory
     inputFiles: { a.txt: hello }
-    outputFiles: [a.txt]
     namespaceFiles: { enabled: true, include: [scripts/**], exclude: ["**/*.md"], ifExists: OVERWRITE }
     tasks:
       - { id: sh, type: ai.service.plugin.scripts.shell.Commands, commands: [cat a.txt] }`],

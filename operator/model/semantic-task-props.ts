@@ -1,5 +1,6 @@
 // Checks of the properties every task shares that JSON Schema cannot express: where `retry` can be honoured (on a
-// flowable it retries the failed tasks it contains, so it needs one it can retry) and `workerGroup` (refused: one pool).
+// flowable it retries the failed tasks it contains, so it needs one it can retry), `workerGroup` (refused: one pool)
+// and WorkingDirectory `outputFiles` (refused: not collected).
 import type { Task } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { normalizeType, PREFIX } from './task-types.js';
@@ -8,6 +9,7 @@ import { type LocatedTask, taskSlots, walkTaskList } from './traverse.js';
 /** Tasks with attempts of their own: every runnable, and the flowables Fail, Subflow and ForEachItem (its batches). */
 const SELF_ATTEMPTED = new Set(['core.execution.Fail', 'core.flow.Subflow', 'core.flow.ForEachItem'].map((t) => PREFIX + t));
 const PAUSE = `${PREFIX}core.flow.Pause`;
+const WORKING_DIRECTORY = `${PREFIX}core.flow.WorkingDirectory`;
 
 const typeOf = (task: Task): string => (typeof task.type === 'string' ? normalizeType(task.type) : '');
 
@@ -25,6 +27,9 @@ const WORKER_GROUP_MESSAGE = '`workerGroup` is not supported: flowpilot has a si
 export function taskPropIssues({ task, path }: LocatedTask): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   if (task.workerGroup !== undefined) out.push({ path: `${path}.workerGroup`, message: WORKER_GROUP_MESSAGE });
+  if (task.outputFiles !== undefined && typeOf(task) === WORKING_DIRECTORY) {
+    out.push({ path: `${path}.outputFiles`, message: '`outputFiles` on WorkingDirectory is not supported (its files are not collected): list them in the `outputFiles` of the child task that writes them' });
+  }
   if (task.retry === undefined) return out;
   const type = typeOf(task);
   if (type === PAUSE) {
