@@ -2,6 +2,7 @@
 // searches filter and sort on (flow namespace, flow id, state, start/end dates, labels as jsonb with a GIN index, id).
 // One row per execution id; a write of an older resource version never replaces a newer one, so re-archiving after a
 // crash (or by a replica that lost the lead) writes the same row once. Schema created at start like the log store's.
+import { withSchemaLock } from '../../store/postgres/schema-lock.js';
 import { gunzip, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { Pool } from 'pg';
@@ -139,10 +140,7 @@ export class PgExecutionArchive implements ExecutionArchive {
 
   private async createSchema(): Promise<void> {
     const t = this.table;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`flowpilot:schema:${t}`]);
+    await withSchemaLock(this.pool, t, async (client) => {
       await client.query(`CREATE TABLE IF NOT EXISTS ${t} (
         id               text COLLATE "C" PRIMARY KEY,
         namespace        text COLLATE "C" NOT NULL,
@@ -162,14 +160,9 @@ export class PgExecutionArchive implements ExecutionArchive {
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_flow ON ${t} (namespace, flow_id, start_date DESC NULLS LAST, id DESC)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_state ON ${t} (state, start_date DESC NULLS LAST)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_labels ON ${t} USING GIN (labels jsonb_path_ops)`);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
+
 }
 
 async function decode(gz: Buffer): Promise<Execution> {

@@ -1,6 +1,7 @@
 // Execution logs on PostgreSQL (cluster mode): buffered appends written as one multi-row INSERT per batch, full-text
 // search on a generated tsvector column with a GIN index. Same semantics as the SQLite log store: every read flushes
 // the buffer first, so a reader sees each line appended before it.
+import { withSchemaLock } from './schema-lock.js';
 import type { Pool } from 'pg';
 import { type LogLevel, type LogLine, LogLevels } from '../../core/types.js';
 import type { ExecutionLogFilter, ExecutionLogQuery, LogCursor, LogQuery, LogStore, Page } from '../types.js';
@@ -242,10 +243,7 @@ export class PgLogStore implements LogStore {
 
   private async createSchema(): Promise<void> {
     const t = this.table;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`flowpilot:schema:${t}`]);
+    await withSchemaLock(this.pool, t, async (client) => {
       await client.query(`CREATE TABLE IF NOT EXISTS ${t} (
         id           bigserial PRIMARY KEY,
         execution_id text NOT NULL,
@@ -271,14 +269,9 @@ export class PgLogStore implements LogStore {
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_flow ON ${t} (namespace, flow_id, ts)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_ts ON ${t} (ts)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${t}_tsv ON ${t} USING GIN (tsv)`);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
+
 
   private async writeAll(): Promise<void> {
     await this.init();
