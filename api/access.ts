@@ -4,7 +4,7 @@
 // (fail closed).
 import { GROUP, KINDS } from '../operator/kube/names.js';
 import { comparePrecedence } from './route-order.js';
-import { NOT_OFFERED } from './routes/not-offered.js';
+import { NOT_OFFERED, notOfferedStartsFlow } from './routes/not-offered.js';
 
 export interface ResourceCheck { verb: string; group: string; resource: string }
 
@@ -146,7 +146,8 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['PUT', '/triggers/backfill/delete', triggers('update')],
   ['POST', '/triggers/:namespace/:flowId/:triggerId/unlock', triggers('update')],
   // Kestra routes answered with a fixed 501 that reads and writes nothing (api/routes/not-offered.ts).
-  ...NOT_OFFERED.map(([method, path]): Rule => [method, path, PUBLIC]),
+  // Public: they answer 501 and touch nothing, except where the URL also starts a flow of that name.
+  ...NOT_OFFERED.map(([method, path]): Rule => [method, path, notOfferedStartsFlow(method, path) ? executions('create') : PUBLIC]),
 ];
 
 const API_PREFIXES = ['/api/v1/main', '/api/v1'];

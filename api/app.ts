@@ -10,7 +10,7 @@ import { registerExecutionActionRoutes } from './routes/execution-actions.js';
 import { registerExecutionBulkRoutes } from './routes/execution-bulk.js';
 import { registerMetricRoutes } from './routes/execution-metrics.js';
 import { registerExecutionStreamRoutes } from './routes/execution-stream.js';
-import { registerExecutionRoutes } from './routes/executions.js';
+import { createFromRequest, registerExecutionRoutes } from './routes/executions.js';
 import { registerFlowBulkRoutes } from './routes/flow-bulk.js';
 import { registerFlowRoutes } from './routes/flows.js';
 import { registerNotOfferedRoutes } from './routes/not-offered.js';
@@ -51,7 +51,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerTriggerRoutes(r, deps);
   registerGraphRoutes(r, deps);
   registerPluginRoutes(r, deps);
-  registerNotOfferedRoutes(r);
+  registerNotOfferedRoutes(r, deps, (ctx) => createFromRequest(ctx, deps));
   orderRoutes(r);
   return r;
 }

@@ -63,7 +63,7 @@ export function executionQuery(ctx: RouterContext, deps: ApiDeps): ExecutionQuer
   return q;
 }
 
-async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<void> {
+export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Promise<void> {
   const { namespace, flowId } = ctx.params as { namespace: string; flowId: string };
   const flow = await loadFlow(deps.stores, namespace, flowId, queryInt(ctx, 'revision', 1));
   const labels = labelsQuery(ctx);

@@ -1,6 +1,7 @@
 // Kestra OSS routes that flowpilot does not offer: each answers 501 with a JSON message naming the route and why, so a
 // Kestra client or UI gets a clear refusal instead of a 404 (or, worse, another route matching the same URL).
-import type { Router } from '@koa/router';
+import type { Router, RouterContext } from '@koa/router';
+import type { ApiDeps } from '../deps.js';
 
 /** [method, path (router syntax), why it is not offered]. README "Kestra routes not offered" lists the same. */
 export const NOT_OFFERED: readonly (readonly [method: string, path: string, reason: string])[] = [
@@ -69,10 +70,26 @@ export const NOT_OFFERED: readonly (readonly [method: string, path: string, reas
   ['DELETE', '/dashboards/:id', 'custom dashboards are not implemented (GET /configs: isCustomDashboardsEnabled false)'],
 ];
 
-/** Adds a 501 answer for each route of NOT_OFFERED (mounted under /api/v1). */
-export function registerNotOfferedRoutes(r: Router): void {
+/**
+ * Not-offered routes `POST /executions/{id}/<verb>` share their URL with the contract's execution creation
+ * `POST /executions/{namespace}/{flowId}`: when a flow `<verb>` exists in namespace `{id}`, the URL starts it.
+ */
+const shadowedCreation = (method: string, path: string): string | undefined =>
+  (method === 'POST' ? /^\/executions\/:id\/([a-z-]+)$/.exec(path)?.[1] : undefined);
+
+/** Access of a not-offered route: none (it reads and writes nothing), except where it may start a flow (see above). */
+export const notOfferedStartsFlow = (method: string, path: string): boolean => shadowedCreation(method, path) !== undefined;
+
+/** Adds a 501 answer for each route of NOT_OFFERED (mounted under /api/v1); `create` starts an execution (see above). */
+export function registerNotOfferedRoutes(r: Router, deps: ApiDeps, create: (ctx: RouterContext) => Promise<void>): void {
   for (const [method, path, reason] of NOT_OFFERED) {
-    r.register(path, [method], (ctx) => {
+    const verb = shadowedCreation(method, path);
+    r.register(path, [method], async (ctx) => {
+      if (verb !== undefined && await deps.stores.flows.get(ctx.params.id!, verb).catch(() => undefined)) {
+        ctx.params = { namespace: ctx.params.id!, flowId: verb };
+        await create(ctx);
+        return;
+      }
       ctx.status = 501;
       ctx.body = { message: `${method} ${path.replace(/:(\w+)/g, '{$1}')} is not offered by flowpilot: ${reason}` };
     });

@@ -267,3 +267,15 @@ describe('Kestra OSS routes, accounted for', () => {
     expect(text(rows)).toEqual(text(ROUTES));
   });
 });
+
+describe('a not-offered route sharing its URL with execution creation', () => {
+  it('starts the flow when one of that name exists in the namespace, else answers 501', async () => {
+    const yaml = 'id: pause\nnamespace: cov.shadow\ntasks:\n  - id: hi\n    type: io.kestra.plugin.core.log.Log\n    message: hi\n';
+    expect((await fetch(`${api.url}/api/v1/flows`, { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: yaml })).status).toBe(200);
+    const started = await fetch(`${api.url}/api/v1/executions/cov.shadow/pause`, { method: 'POST' });
+    expect(started.status).toBe(200);
+    expect(await started.json()).toMatchObject({ namespace: 'cov.shadow', flowId: 'pause', state: { current: 'CREATED' } });
+    const refused = await probe('POST', '/executions/{id}/pause');
+    expect(refused.status).toBe(501);
+  });
+});
