@@ -5,13 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionStoragePath } from '../../operator/storage/paths.js';
 import { until } from '../support/wait.js';
 import { startCluster, type TestCluster } from './cluster.js';
+import { closeCluster } from './cluster-teardown.js';
 
 let c: TestCluster;
 beforeAll(async () => { c = await startCluster(); }, 120_000);
 afterAll(async () => {
-  const denied = [...new Set(c?.denied ?? [])];
-  await c?.close();
-  expect(denied, 'requests the chart RBAC denied').toEqual([]);
+  await closeCluster(c);
 });
 
 async function call(path: string, init?: RequestInit): Promise<{ status: number; body: any }> {

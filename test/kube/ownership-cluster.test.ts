@@ -6,14 +6,13 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job } from '@kubernetes
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
+import { closeCluster } from './cluster-teardown.js';
 import { until } from '../support/wait.js';
 
 let c: TestCluster;
 beforeAll(async () => { c = await startCluster(); }, 120_000);
 afterAll(async () => {
-  const denied = [...new Set(c?.denied ?? [])];
-  await c?.close();
-  expect(denied, 'requests the chart RBAC denied').toEqual([]);
+  await closeCluster(c);
 });
 
 const EXEC = { group: 'flowpilot.io', version: 'v1', namespace: CLUSTER_NS, plural: 'executions' } as const;

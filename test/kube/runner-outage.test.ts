@@ -10,13 +10,12 @@ import { RUNNER_FAILURE_EXIT_CODE } from '../../operator/kube/attempt-io.js';
 import { LABELS } from '../../operator/kube/names.js';
 import { until } from '../support/wait.js';
 import { CLUSTER_NS, startCluster, type ClusterOptions, type TestCluster } from './cluster.js';
+import { closeCluster } from './cluster-teardown.js';
 
 let c: TestCluster | undefined;
 afterEach(async () => {
-  const denied = [...new Set(c?.denied ?? [])];
-  await c?.close();
+  await closeCluster(c);
   c = undefined;
-  expect(denied, 'requests the chart RBAC denied').toEqual([]);
 });
 
 async function cluster(opts: ClusterOptions): Promise<TestCluster> {

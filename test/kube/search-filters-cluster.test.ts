@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
 import { startCluster, type TestCluster } from './cluster.js';
+import { closeCluster } from './cluster-teardown.js';
 
 let c: TestCluster;
 const NS = 'company.filters';
@@ -32,9 +33,7 @@ let failed: string;
 // TTL 0: finished executions go to the history table and their resources are deleted, so the searches read both.
 beforeAll(async () => { c = await startCluster({ archive: { ttlSeconds: 0, sweepIntervalMs: 150 } }); }, 120_000);
 afterAll(async () => {
-  const denied = [...new Set(c?.denied ?? [])];
-  await c?.close();
-  expect(denied, 'requests the chart RBAC denied').toEqual([]);
+  await closeCluster(c);
 });
 
 describe('search filters and shapes (cluster)', () => {

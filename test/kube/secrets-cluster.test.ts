@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GROUP, KINDS, VERSION } from '../../operator/kube/names.js';
 import { until } from '../support/wait.js';
 import { CLUSTER_NS, ENCRYPTION_SECRET, startCluster, type TestCluster } from './cluster.js';
+import { closeCluster } from './cluster-teardown.js';
 
 const SECRET = 'cluster-s3cr3t-value';
 const PW = 'hunter2-cluster-input';
@@ -15,9 +16,7 @@ let c: TestCluster;
 
 beforeAll(async () => { c = await startCluster({ secrets: { MYSECRET: SECRET } }); }, 120_000);
 afterAll(async () => {
-  const denied = [...new Set(c?.denied ?? [])];
-  await c?.close();
-  expect(denied, 'requests the chart RBAC denied').toEqual([]);
+  await closeCluster(c);
 });
 
 async function call(path: string, init?: RequestInit): Promise<any> {
