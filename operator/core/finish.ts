@@ -1,5 +1,6 @@
-// The root of an execution: its task list with `errors` and `finally`, and how the execution ends
-// (flow outputs, flow-level retry with RETRY_FAILED_TASK or CREATE_NEW_EXECUTION, warningOnRetry).
+// The root of an execution: its task list with `errors` and `finally`, and how the execution ends (flow outputs,
+// flow-level retry with RETRY_FAILED_TASK or CREATE_NEW_EXECUTION, warningOnRetry, then the flow's afterExecution
+// tasks and matching listeners, which run once the final state is decided and never change it).
 import { taskRunOverflow } from './budget.js';
 import type { StepContext } from './engine-types.js';
 import { depthOf, metadataOf, newExecution } from './execution.js';
@@ -7,9 +8,10 @@ import { enabled } from './flow-index.js';
 import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
+import { matchingListeners } from './listeners.js';
 import { childrenOf, createRun, log, variablesFor } from './runs.js';
 import { transition } from './state.js';
-import { coerceInputValue } from '../model/index.js';
+import { coerceInputValue, LISTENERS_DEPRECATED } from '../model/index.js';
 import type { Input } from './types.js';
 
 /** Flow outputs are converted to their declared type (an INT output rendered as "42" becomes 42). */
@@ -21,6 +23,7 @@ function typedOutput(id: string, type: string, value: unknown): unknown {
 }
 
 export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final } {
+  if (ctx.exec.ending) return resolveEnding(ctx);
   const runs = childrenOf(ctx, undefined);
   const main = sequentialGroup(enabled(ctx.flow.tasks), runs.filter((r) => !r.branch), { branch: 'tasks' });
   const res = container(main, runs, enabled(ctx.flow.errors), enabled(ctx.flow.finally));
@@ -35,10 +38,48 @@ export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final
   return { created: res.create.length > 0, ...(res.state ? { state: res.state } : {}) };
 }
 
-export function finishRoot(ctx: StepContext, final: Final): void {
+/**
+ * While the execution ends: the matching listeners (each its own sequence) and the afterExecution list run side by
+ * side; once all have ended the execution takes the state decided before (a failure among them changes nothing).
+ */
+function resolveEnding(ctx: StepContext): { created: boolean; state?: Final } {
+  const ending = ctx.exec.ending!;
+  const runs = childrenOf(ctx, undefined);
+  const listenerRuns = runs.filter((r) => r.branch === 'listeners');
+  const groups = [
+    ...(ending.listeners ?? []).map((i) => sequentialGroup(enabled(ctx.flow.listeners?.[i]?.tasks), listenerRuns, { branch: 'listeners' })),
+    sequentialGroup(enabled(ctx.flow.afterExecution), runs.filter((r) => r.branch === 'afterExecution'), { branch: 'afterExecution' }),
+  ];
+  const create = groups.flatMap((g) => g.create);
+  const over = create.length ? taskRunOverflow(ctx, create.length, () => `afterExecution task '${create[0]!.task.id}' cannot start`) : undefined;
+  if (over) {
+    log(ctx, 'ERROR', over.message);
+    return { created: false, state: ending.state };
+  }
+  for (const spec of create) createRun(ctx, spec, undefined);
+  const done = groups.every((g) => g.state !== undefined);
+  return { created: create.length > 0, ...(done ? { state: ending.state } : {}) };
+}
+
+/** Whether the flow has tasks to run once the execution ended (afterExecution, listeners). */
+const hasAfterTasks = (flow: StepContext['flow']): boolean =>
+  enabled(flow.afterExecution).length > 0 || (flow.listeners ?? []).some((l) => enabled(l.tasks).length > 0);
+
+/**
+ * The root list reached `final`: returns true when the execution ended (or a flow retry took it over), false when it
+ * starts running its afterExecution tasks and listeners first (`exec.ending` holds the decided state meanwhile).
+ */
+export function finishRoot(ctx: StepContext, final: Final): boolean {
   const { exec, flow, deps } = ctx;
+  if (exec.ending) {
+    const { state } = exec.ending;
+    delete exec.ending;
+    transition(exec.state, state, deps.now);
+    ctx.actions.push({ type: 'ended', state });
+    return true;
+  }
   let state: Final = final;
-  if (state === 'FAILED' && flow.retry && scheduleFlowRetry(ctx)) return;
+  if (state === 'FAILED' && flow.retry && scheduleFlowRetry(ctx)) return true;
   const legacy = flow.outputs?.length ? undefined : exec.legacyOutputs;
   if ((state === 'SUCCESS' || state === 'WARNING') && (flow.outputs?.length || legacy)) {
     try {
@@ -58,8 +99,15 @@ export function finishRoot(ctx: StepContext, final: Final): void {
     log(ctx, 'WARN', `The parent's Subflow task gave \`outputs\` (deprecated); flow ${flow.namespace}.${flow.id} declares its own outputs, which are used instead`);
   }
   if (state === 'SUCCESS' && metadataOf(exec).attemptNumber > 1 && flow.retry?.warningOnRetry) state = 'WARNING';
+  if (hasAfterTasks(flow)) {
+    if (flow.listeners?.length) log(ctx, 'WARN', LISTENERS_DEPRECATED);
+    const listeners = matchingListeners(ctx, state);
+    exec.ending = { state, ...(listeners.length ? { listeners } : {}) };
+    return false;
+  }
   transition(exec.state, state, deps.now);
   ctx.actions.push({ type: 'ended', state });
+  return true;
 }
 
 /** Returns true when a flow-level retry takes over the failed execution. */

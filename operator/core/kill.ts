@@ -18,6 +18,7 @@ export function killExecution(ctx: StepContext): void {
     return;
   }
   transition(exec.state, 'KILLING', deps.now);
+  delete exec.ending; // a kill while afterExecution tasks run ends the execution KILLED
   for (const run of exec.taskRunList) {
     if (isTerminal(run.state.current)) continue;
     const task = taskOf(ctx, run);

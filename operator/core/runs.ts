@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, LIMIT_SETTINGS } from './limits.js';
 import { nextRetryDelay } from './retry.js';
 import { newState, transition } from './state.js';
 import { addRun, childrenIn, snapshotIndex } from './run-index.js';
-import type { Execution, Flow, RetryPolicy, Task, TaskRun, TaskRunState } from './types.js';
+import type { Branch, Execution, Flow, RetryPolicy, Task, TaskRun, TaskRunState } from './types.js';
 import { truthy } from './truth.js';
 import { isTerminal } from './types.js';
 
@@ -41,7 +41,7 @@ export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message:
 
 export interface ChildSpec {
   task: Task;
-  branch: 'tasks' | 'errors' | 'finally';
+  branch: Branch;
   value?: string;
   iteration?: number;
   items?: string;

@@ -41,6 +41,11 @@ export const CONDITION_NAMES = [
   'ExecutionStatusCondition', 'MultipleCondition',
 ] as const;
 export const CONDITION_TYPES: readonly string[] = CONDITION_NAMES.map((n) => `${PREFIX}core.condition.${n}`);
+/** The conditions a flow's (deprecated) `listeners` may hold: those about the ended execution itself. */
+export const LISTENER_CONDITIONS = [
+  'ExecutionStatusCondition', 'ExecutionFlowCondition', 'ExecutionNamespaceCondition', 'ExecutionLabelsCondition', 'NotCondition', 'OrCondition',
+] as const satisfies readonly (typeof CONDITION_NAMES)[number][];
+export type ListenerCondition = (typeof LISTENER_CONDITIONS)[number];
 
 /** Types the engine creates itself (ForEachItem internals); never valid in a user flow. */
 export function isInternalType(type: string): boolean {

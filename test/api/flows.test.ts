@@ -170,6 +170,15 @@ describe('POST /flows/validate', () => {
     expect(res.body[1]).toEqual({ index: 1, flow: 'plain', namespace: 'company.team' });
   });
 
+  it("reports Kestra's deprecated flow listeners in deprecationPaths, with a warning", async () => {
+    const text = `id: listening\nnamespace: company.team\ntasks:\n  - { id: a, type: io.kestra.plugin.core.log.Log, message: hi }\n`
+      + `listeners:\n  - tasks:\n      - { id: l, type: io.kestra.plugin.core.log.Log, message: done }\n`;
+    const res = await call(`${flows()}/validate`, yamlInit('POST', text));
+    expect(res.status).toBe(200);
+    expect(res.body[0]).toMatchObject({ flow: 'listening', deprecationPaths: ['listeners'] });
+    expect(res.body[0].warnings).toEqual([expect.stringContaining('`listeners` is deprecated')]);
+  });
+
   it('reports malformed YAML as a constraint, still 200', async () => {
     const res = await call(`${flows()}/validate`, yamlInit('POST', 'id: [oops\n'));
     expect(res.status).toBe(200);
