@@ -159,6 +159,7 @@ const RUNNABLE: Record<string, Schema> = {
   'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
   'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
   'core.debug.Return': taskSchema({ format: SCALAR }),
+  'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
   // A string: an expression rendering to a JSON map or list of {key, value} (Kestra accepts it).
   'core.execution.Labels': taskSchema({ labels: { anyOf: [LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
   'core.kv.Set': taskSchema({
@@ -180,6 +181,7 @@ const RUNNABLE: Record<string, Schema> = {
   'core.output.OutputValues': taskSchema({ values: OBJECT }, ['values']),
   'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
   'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
+  'core.storage.LocalFiles': taskSchema({ inputs: FILES_MAP_OR_STRING, outputs: STRING_LIST_OR_EXPR }),
   'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
   'core.log.Fetch': taskSchema({ namespace: STRING, flowId: STRING, executionId: STRING, tasksId: STRING_LIST_OR_EXPR, level: STRING }),
   'core.storage.Concat': taskSchema({ files: STRING_LIST_OR_EXPR, separator: STRING, extension: STRING }, ['files']),

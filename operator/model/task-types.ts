@@ -19,6 +19,8 @@ const RUNNABLE = [
   'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
   'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
   'core.storage.FilterItems', 'core.storage.DeduplicateItems', 'core.storage.PurgeCurrentExecutionFiles',
+  // Kestra's deprecated core tasks (flagged in deprecationPaths by model/warnings.ts).
+  'core.debug.Echo', 'core.storage.LocalFiles',
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',

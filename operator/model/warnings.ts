@@ -11,6 +11,9 @@ export const SUBFLOW_OUTPUTS_WITHOUT_WAIT = 'Subflow property `outputs` has no e
 
 export const LISTENERS_DEPRECATED = 'Flow property `listeners` is deprecated (Kestra 0.21): use `afterExecution` tasks (with `runIf` on `execution.state`) instead';
 
+/** Kestra's deprecated task types we run, by canonical type: their path goes into deprecationPaths. */
+const DEPRECATED_TYPES: ReadonlySet<string> = new Set([`${PREFIX}core.debug.Echo`, `${PREFIX}core.storage.LocalFiles`]);
+
 const SUBFLOW = `${PREFIX}core.flow.Subflow`;
 const FOR_EACH_ITEM = `${PREFIX}core.flow.ForEachItem`;
 
@@ -31,6 +34,7 @@ export function flowWarnings(flow: Partial<Flow> | Record<string, unknown>): Flo
   }
   for (const { task, path } of locateAllTasks(flow)) {
     const type = typeof task.type === 'string' ? normalizeType(task.type) : '';
+    if (DEPRECATED_TYPES.has(type)) out.deprecationPaths.push(path);
     if (type !== SUBFLOW && type !== FOR_EACH_ITEM) continue;
     const wait = waitsFor(task, type);
     if (boolProp(task.transmitFailed, false) && !wait) out.warnings.push(`${path}.transmitFailed: ${TRANSMIT_WITHOUT_WAIT}`);
