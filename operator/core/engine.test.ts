@@ -327,6 +327,17 @@ describe('flow-level handlers', () => {
     const h = new EngineHarness(flow(ret('a')) + 'outputs:\n  - id: o\n    type: STRING\n    value: "{{ outputs.a.value }}!"\n').drive({ a: { state: 'SUCCESS', outputs: { value: 'x' } } });
     expect(h.exec.outputs).toEqual({ o: 'x!' });
   });
+
+  it.each([
+    ['required (default): the execution fails', '', 'FAILED', undefined],
+    ['required: false: left out with a warning, the others kept', '    required: false\n', 'SUCCESS', { kept: 'a' }],
+  ])('a flow output that cannot be rendered, %s', (_n, required, state, outputs) => {
+    const outs = `outputs:\n  - id: missing\n    type: STRING\n    value: "{{ outputs.never_ran.value }}"\n${required}  - id: kept\n    type: STRING\n    value: "{{ outputs.a.value }}"\n`;
+    const h = new EngineHarness(flow(ret('a')) + outs).drive();
+    expect(h.state).toBe(state);
+    expect(h.exec.outputs).toEqual(outputs);
+    if (state === 'SUCCESS') expect(h.actions.some((a) => a.type === 'log' && a.level === 'WARN' && a.message.startsWith("Optional flow output 'missing' is left out"))).toBe(true);
+  });
 });
 
 describe('flowable tasks', () => {

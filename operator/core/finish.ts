@@ -12,7 +12,7 @@ import { matchingListeners } from './listeners.js';
 import { childrenOf, createRun, log, variablesFor } from './runs.js';
 import { transition } from './state.js';
 import { coerceInputValue, LISTENERS_DEPRECATED } from '../model/index.js';
-import type { Input } from './types.js';
+import type { FlowOutput, Input } from './types.js';
 
 /** Flow outputs are converted to their declared type (an INT output rendered as "42" becomes 42). */
 function typedOutput(id: string, type: string, value: unknown): unknown {
@@ -20,6 +20,20 @@ function typedOutput(id: string, type: string, value: unknown): unknown {
   const r = coerceInputValue({ id, type } as Input, value);
   if (!r.ok) throw new Error(`output '${id}': ${r.message}`);
   return r.value;
+}
+
+const OMITTED = Symbol('omitted');
+
+/** A flow output's value; an optional one (`required: false`) that cannot be rendered is left out with a warning, as Kestra does. */
+function renderOutput(ctx: StepContext, o: FlowOutput, vars: Record<string, unknown>): unknown {
+  if (o.required !== false) return ctx.deps.renderer.renderTyped(o.value, vars);
+  try {
+    const value = ctx.deps.renderer.renderTyped(o.value, vars);
+    return value === undefined || value === null ? OMITTED : value;
+  } catch (err) {
+    log(ctx, 'WARN', `Optional flow output '${o.id}' is left out: ${(err as Error).message}`);
+    return OMITTED;
+  }
 }
 
 export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final } {
@@ -85,7 +99,10 @@ export function finishRoot(ctx: StepContext, final: Final): boolean {
     try {
       const vars = variablesFor(ctx, undefined);
       const outputs = dict();
-      for (const o of flow.outputs ?? []) outputs[o.id] = typedOutput(o.id, o.type, deps.renderer.renderTyped(o.value, vars));
+      for (const o of flow.outputs ?? []) {
+        const value = renderOutput(ctx, o, vars);
+        if (value !== OMITTED) outputs[o.id] = typedOutput(o.id, o.type, value);
+      }
       // Kestra's deprecated Subflow `outputs`: untyped values, rendered here as the child's own outputs would be.
       for (const [id, value] of Object.entries(legacy ?? {})) outputs[id] = deps.renderer.renderTyped(value, vars);
       exec.outputs = outputs;

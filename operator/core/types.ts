@@ -88,7 +88,11 @@ export interface Input {
   validator?: string;
 }
 
-export interface FlowOutput { id: string; type: string; value: unknown; description?: string }
+export interface FlowOutput {
+  id: string; type: string; value: unknown; description?: string;
+  /** false: a value that cannot be rendered (a task that did not run) leaves the output out instead of failing (Kestra). */
+  required?: boolean;
+}
 
 export interface Trigger {
   id: string;

@@ -31,6 +31,7 @@ export const FLOW_SPEC_DOCS: Record<string, string> = {
   'outputs[].value': 'Expression rendered from task outputs.',
   'outputs[].description': 'Markdown description of the output.',
   'outputs[].displayName': 'Name shown in user interfaces.',
+  'outputs[].required': 'false: a value that cannot be rendered leaves the output out (with a warning) instead of failing the execution.',
   variables: 'Flow variables (any values), read with {{ vars.key }}.',
   tasks: 'Ordered list of tasks. Each task has id and type (ai.service.plugin.* or io.kestra.plugin.* names); other properties depend on the type.',
   'tasks[]': 'One task: id, type and the properties of its type.',

@@ -47,6 +47,7 @@ const outputSchema: Schema = {
     value: ANY,
     description: STRING,
     displayName: STRING,
+    required: BOOL,
   },
   additionalProperties: false,
 };
