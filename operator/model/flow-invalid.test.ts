@@ -39,6 +39,7 @@ const CASES: [string, string, string, string][] = [
   ['unknown top-level field', withTasks(log(), 'foo: 1\n'), 'foo', 'unknown property `foo`'],
   ['a listener condition that is not about the execution', withTasks(log(), 'listeners:\n  - conditions: [{ type: io.kestra.plugin.core.condition.WeekendCondition }]\n    tasks: [{ id: lt, type: io.kestra.plugin.core.log.Log, message: hi }]\n'), 'listeners[0].conditions[0].type', '`WeekendCondition` cannot be checked by a listener'],
   ['a listener condition inside Not that is not about the execution', withTasks(log(), 'listeners:\n  - conditions: [{ type: io.kestra.plugin.core.condition.NotCondition, conditions: [{ type: io.kestra.plugin.core.condition.ExpressionCondition, expression: "{{ true }}" }] }]\n    tasks: [{ id: lt, type: io.kestra.plugin.core.log.Log, message: hi }]\n'), 'listeners[0].conditions[0].conditions[0].type', 'cannot be checked by a listener'],
+  ['a flow label whose value is a map (only the Labels task takes one)', withTasks(log(), 'labels:\n  stage: { name: done }\n'), 'labels.stage', ''],
   ['a listener without tasks', withTasks(log(), 'listeners:\n  - conditions: []\n'), 'listeners[0].tasks', 'required property `tasks`'],
   ['an afterExecution task id used in tasks', withTasks(log('a'), 'afterExecution:\n  - { id: a, type: io.kestra.plugin.core.log.Log, message: hi }\n'), 'afterExecution[0].id', 'duplicate task id `a`'],
   ['labels not strings map', withTasks(log(), 'labels: { a: { b: 1 } }\n'), 'labels.a', 'must be a string, a number or a boolean'],

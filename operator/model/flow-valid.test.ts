@@ -209,6 +209,14 @@ const TASKS: [string, string][] = [
   - id: lab
     type: ai.service.plugin.core.execution.Labels
     labels: { env: prod }`],
+  ['Labels with a nested map value (stored as JSON text)', `
+  - id: lab
+    type: ai.service.plugin.core.execution.Labels
+    labels:
+      stage: { name: done }
+  - id: lab2
+    type: ai.service.plugin.core.execution.Labels
+    labels: [{ key: stage, value: { name: done } }]`],
   ['KV Set/Get/Delete', `
   - id: set
     type: ai.service.plugin.core.kv.Set

@@ -154,6 +154,14 @@ const httpCommon: Record<string, Schema> = {
   options: OBJECT,
 };
 
+/** The Labels task's labels: as flow labels, and a value may also be a map (stored as its JSON text, as Kestra does). */
+const LABEL_VALUE: Schema = { type: ['string', 'number', 'boolean', 'object'] };
+const TASK_LABELS: Schema = {
+  type: ['object', 'array'],
+  additionalProperties: LABEL_VALUE,
+  items: { type: 'object', required: ['key', 'value'], properties: { key: STRING, value: LABEL_VALUE }, additionalProperties: false },
+};
+
 const RUNNABLE: Record<string, Schema> = {
   'core.http.Request': taskSchema({ ...httpCommon, formData: OBJECT, allowFailed: TPL_BOOL }, ['uri']),
   'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
@@ -161,7 +169,8 @@ const RUNNABLE: Record<string, Schema> = {
   'core.debug.Return': taskSchema({ format: SCALAR }),
   'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
   // A string: an expression rendering to a JSON map or list of {key, value} (Kestra accepts it).
-  'core.execution.Labels': taskSchema({ labels: { anyOf: [LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
+  // A value may be a map (Kestra renders it and stores it as JSON text); flow-level labels stay scalars.
+  'core.execution.Labels': taskSchema({ labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
   'core.kv.Set': taskSchema({
     key: STRING,
     value: ANY,
