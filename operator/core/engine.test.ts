@@ -360,6 +360,23 @@ describe('flowable tasks', () => {
     two.drive({}, false);
   });
 
+  const dag = (concurrent: string) => seq('DAG', `    concurrent: "${concurrent}"\n    tasks:\n      - task:\n          id: x\n          type: ${P}core.debug.Return\n          format: x\n      - task:\n          id: y\n          type: ${P}core.debug.Return\n          format: y\n`);
+  it.each([
+    ['Parallel', (c: string) => seq('Parallel', `    concurrent: "${c}"\n    tasks:\n${nested(['x', 'y'])}`)],
+    ['DAG', dag],
+    ['EachParallel', (c: string) => seq('EachParallel', `    value: [1, 2]\n    concurrent: "${c}"\n    tasks:\n${nested(['x'])}`)],
+  ])('%s: a templated `concurrent` is rendered; one that is not an integer >= 0 fails the task naming it', (_n, make) => {
+    const one = new EngineHarness(flow(make('{{ 2 - 1 }}')));
+    expect(one.send({ type: 'start', runningCount: 0 }).filter((a) => a.type === 'launch')).toHaveLength(1);
+    expect(one.settle().state).toBe('SUCCESS');
+    for (const bad of ['{{ 0 - 1 }}', "{{ 'many' }}"]) {
+      const h = new EngineHarness(flow(make(bad))).drive();
+      expect(h.state).toBe('FAILED');
+      expect(h.runsOf('p')[0]!.error).toMatch(/^p: concurrent: expected an integer >= 0, got '/);
+      expect(h.runsOf('x')).toHaveLength(0);
+    }
+  });
+
   it.each([
     ['a', 'SUCCESS', ['x']],
     ['b', 'SUCCESS', ['y']],
