@@ -9,10 +9,10 @@ import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
 import { matchingListeners } from './listeners.js';
-import { childrenOf, createRun, log, variablesFor } from './runs.js';
+import { childrenOf, createRun, log, retryPolicyOf, variablesFor } from './runs.js';
 import { transition } from './state.js';
 import { coerceInputValue, LISTENERS_DEPRECATED } from '../model/index.js';
-import type { FlowOutput, Input } from './types.js';
+import type { FlowOutput, Input, RetryPolicy } from './types.js';
 
 /** Flow outputs are converted to their declared type (an INT output rendered as "42" becomes 42). */
 function typedOutput(id: string, type: string, value: unknown): unknown {
@@ -93,7 +93,10 @@ export function finishRoot(ctx: StepContext, final: Final): boolean {
     return true;
   }
   let state: Final = final;
-  if (state === 'FAILED' && flow.retry && scheduleFlowRetry(ctx)) return true;
+  if (state === 'FAILED') {
+    const policy = newExecutionPolicyOfTask(ctx) ?? flow.retry;
+    if (policy && scheduleFlowRetry(ctx, policy)) return true;
+  }
   const legacy = flow.outputs?.length ? undefined : exec.legacyOutputs;
   if ((state === 'SUCCESS' || state === 'WARNING') && (flow.outputs?.length || legacy)) {
     try {
@@ -127,10 +130,22 @@ export function finishRoot(ctx: StepContext, final: Final): boolean {
   return true;
 }
 
-/** Returns true when a flow-level retry takes over the failed execution. */
-function scheduleFlowRetry(ctx: StepContext): boolean {
+/**
+ * A task-level retry with `behavior: CREATE_NEW_EXECUTION` (the failed task's own, or its nearest enclosing flowable's):
+ * as in Kestra it wins over the flow's retry and retries the whole execution as a new one, counted across the chain.
+ */
+function newExecutionPolicyOfTask(ctx: StepContext): RetryPolicy | undefined {
+  for (const run of ctx.exec.taskRunList) {
+    if (run.state.current !== 'FAILED') continue;
+    const policy = retryPolicyOf(ctx, run);
+    if (policy?.behavior === 'CREATE_NEW_EXECUTION') return policy;
+  }
+  return undefined;
+}
+
+/** Returns true when a retry (the flow's, or a task's CREATE_NEW_EXECUTION) takes over the failed execution. */
+function scheduleFlowRetry(ctx: StepContext, policy: RetryPolicy): boolean {
   const { exec, flow, deps } = ctx;
-  const policy = flow.retry!;
   // As Kestra: attempts are counted across the retry chain (metadata.attemptNumber) and maxDuration from the creation
   // of its first execution (metadata.originalCreatedDate), so CREATE_NEW_EXECUTION cannot restart the clock.
   const meta = metadataOf(exec);

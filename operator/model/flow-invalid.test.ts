@@ -24,7 +24,6 @@ const CASES: [string, string, string, string][] = [
   ['missing namespace', `id: f\ntasks:\n${log()}`, 'namespace', 'required property `namespace`'],
   ['missing tasks', head, 'tasks', 'required property `tasks`'],
   ['empty tasks', `${head}tasks: []`, 'tasks', 'must not be empty'],
-  ['task retry CREATE_NEW_EXECUTION (flow-level only here)', one('{ id: t, type: io.kestra.plugin.core.execution.Fail, retry: { type: constant, interval: PT1S, maxAttempt: 2, behavior: CREATE_NEW_EXECUTION } }'), 'tasks[0].retry.behavior', 'is not one of RETRY_FAILED_TASK'],
   ['when and runIf that differ', one('{ id: t, type: io.kestra.plugin.core.log.Log, message: hi, when: "{{ true }}", runIf: "{{ false }}" }'), 'tasks[0].when', 'unknown property `when`'],
   ['SELECT without values', withTasks(log(), 'inputs:\n  - { id: c, type: SELECT }\n'), 'inputs[0].values', 'required'],
   ['MULTISELECT default not among values', withTasks(log(), 'inputs:\n  - { id: m, type: MULTISELECT, values: [a, b], defaults: [a, z] }\n'), 'inputs[0].defaults', 'is not one of a, b'],
