@@ -70,6 +70,15 @@ describe('afterExecution', () => {
     expect(h.state).toBe('KILLED');
   });
 
+  it('an Exit among them stops them, yet the execution keeps its decided state', () => {
+    const exit = `  - id: stop\n    type: ${P}core.execution.Exit\n    state: WARNING\n`;
+    const h = new EngineHarness(`id: f\nnamespace: t\ntasks:\n${ret('a')}afterExecution:\n${exit}${ret('after')}`).drive({ a: FAIL });
+    expect(h.state).toBe('FAILED');
+    expect(h.stateOf('stop')).toBe('WARNING');
+    expect(h.runsOf('after')).toHaveLength(0);
+    expect(h.exec.ending).toBeUndefined();
+  });
+
   it('a restart of a failed execution runs its afterExecution tasks again once it ends', () => {
     const h = new EngineHarness(`id: f\nnamespace: t\ntasks:\n${ret('a')}afterExecution:\n${ret('after')}`).drive({ a: FAIL });
     expect(h.state).toBe('FAILED');
