@@ -43,6 +43,15 @@ describe('envs in templates', () => {
     expect(() => createSecretRenderer(stores!, { ...ENV, FLOW_ENV_VARS_PREFIX: undefined }).render('{{ envs.my_var }}', vars)).toThrow(/envs/);
     expect(() => createSecretRenderer(stores!, ENV).render('{{ envs.secret_token }}', vars)).toThrow();
   });
+
+  it("Kestra's env(name, default): the envs entry, else the default (null), and nothing without the prefix", async () => {
+    tmp = tempDir();
+    stores = await openEmbeddedStores(tmp.dir);
+    const vars = { flow: { id: 'f', namespace: 'n' } };
+    const r = createSecretRenderer(stores, ENV);
+    expect(r.render("{{ env('my_var') }}|{{ env('nope', 'd') }}|{{ env('PATH', 'none') }}|{{ env('secret_token') ?? 'null' }}", vars)).toBe('hello|d|none|null');
+    expect(createSecretRenderer(stores, { ...ENV, FLOW_ENV_VARS_PREFIX: undefined }).render("{{ env('my_var', 'unset') }}", vars)).toBe('unset');
+  });
 });
 
 describe('task Pods (cluster mode)', () => {
