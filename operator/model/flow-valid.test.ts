@@ -209,6 +209,13 @@ const TASKS: [string, string][] = [
   - id: lab
     type: ai.service.plugin.core.execution.Labels
     labels: { env: prod }`],
+  ['Labels as JSON text (no expression)', `
+  - id: lab
+    type: ai.service.plugin.core.execution.Labels
+    labels: '{ "env": "prod" }'
+  - id: lab2
+    type: ai.service.plugin.core.execution.Labels
+    labels: '[{ "key": "env", "value": "prod" }]'`],
   ['Labels with a nested map value (stored as JSON text)', `
   - id: lab
     type: ai.service.plugin.core.execution.Labels

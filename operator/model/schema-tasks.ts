@@ -168,9 +168,11 @@ const RUNNABLE: Record<string, Schema> = {
   'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
   'core.debug.Return': taskSchema({ format: SCALAR }),
   'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
-  // A string: an expression rendering to a JSON map or list of {key, value} (Kestra accepts it).
+  // A string: JSON text of a map or a list of {key, value}, or an expression rendering to one (Kestra accepts both).
   // A value may be a map (Kestra renders it and stores it as JSON text); flow-level labels stay scalars.
-  'core.execution.Labels': taskSchema({ labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
+  'core.execution.Labels': taskSchema({
+    labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }, { type: 'string', pattern: '^\\s*[[{]' }] },
+  }, ['labels']),
   'core.kv.Set': taskSchema({
     key: STRING,
     value: ANY,

@@ -48,3 +48,10 @@ it('a value that is a map is rendered and stored as its JSON text, as Kestra doe
   await t?.cleanup();
   expect((await run([{ key: 'stage', value: { name: 'done' } }])).executionLabels).toEqual([{ key: 'stage', value: '{"name":"done"}' }]);
 });
+
+it('takes JSON text without an expression; a key given twice keeps the last value, an empty key fails the task (Kestra)', async () => {
+  expect((await run('{ "k": "value1", "k": "value2" }')).executionLabels).toEqual([{ key: 'k', value: 'value2' }]);
+  await t?.cleanup();
+  const r = await run('{ "fromStringKey": "", "": "value2" }');
+  expect(r.state).toBe('FAILED');
+});
