@@ -60,6 +60,7 @@ function flowForExecution(rec: FlowRecord): Record<string, unknown> {
   return {
     id: f.id, namespace: f.namespace, revision: rec.revision, inputs: f.inputs ?? [],
     tasks: f.tasks.map(taskForExecution), errors: (f.errors ?? []).map(taskForExecution), finally: (f.finally ?? []).map(taskForExecution),
+    afterExecution: (f.afterExecution ?? []).map(taskForExecution),
     triggers: (f.triggers ?? []).map((t) => ({ id: t.id, type: t.type })), disabled: f.disabled === true, deleted: false,
   };
 }

@@ -9,6 +9,7 @@ import { limitsFromEnv } from '../core/limits.js';
 import { createRenderer, ExpressionError } from '../expr/index.js';
 import type { Renderer } from '../core/engine-types.js';
 import { secretFromEnv } from '../secrets/env.js';
+import { envsVariable } from '../secrets/exposed-env.js';
 import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
 import { namespaceFileUri } from '../storage/paths.js';
 import { fileReadDenied } from '../tenancy/files.js';
@@ -95,6 +96,10 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
     },
     ...(sources.now ? { now: sources.now } : {}),
   }, { timeoutMs: limits.expressionTimeoutMs, maxBytes: limits.expressionMaxBytes });
+  // Kestra's `envs` (operator/secrets/exposed-env.ts): added to the variables only when FLOW_ENV_VARS_PREFIX exposes some.
+  const envs = envsVariable(env);
+  const withEnvs = Object.keys(envs).length === 0 ? (vars: Record<string, unknown>) => vars
+    : (vars: Record<string, unknown>) => (vars.envs === undefined ? { ...vars, envs } : vars);
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */
   const within = <T>(s: typeof sink, v: RenderViews | undefined, vars: Record<string, unknown>, f: () => T): T => {
     const prev = [sink, views, namespace] as const;
@@ -102,9 +107,9 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
     try { return f(); } finally { [sink, views, namespace] = prev; }
   };
   const renderer = (s: typeof sink, v?: RenderViews): Renderer => ({
-    render: (t, vars) => within(s, v, vars, () => base.render(t, vars)),
-    renderTyped: (t, vars) => within(s, v, vars, () => base.renderTyped(t, vars)),
-    renderValue: (t, vars) => within(s, v, vars, () => base.renderValue(t, vars)),
+    render: (t, vars) => within(s, v, vars, () => base.render(t, withEnvs(vars))),
+    renderTyped: (t, vars) => within(s, v, vars, () => base.renderTyped(t, withEnvs(vars))),
+    renderValue: (t, vars) => within(s, v, vars, () => base.renderValue(t, withEnvs(vars))),
   });
   return { ...renderer(undefined), forSecrets: (s, v) => renderer(s, v) };
 }

@@ -114,7 +114,7 @@ export function buildVariables(
   const vars: Record<string, unknown> = {
     flow: { id: flow.id, namespace: flow.namespace, revision: flow.revision ?? execution.flowRevision },
     execution: {
-      id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.state.current,
+      id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.ending?.state ?? execution.state.current,
     },
     labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
     inputs: nestInputs(openInputs(flow, execution, open)),

@@ -14,8 +14,8 @@ const flow = (tasks: string, head = '') => `id: f\nnamespace: test\n${head}tasks
  * Runs a flow whose task always fails under a flow-level CREATE_NEW_EXECUTION retry: each new execution the engine asks
  * for is started when due and fails in turn, until one ends without asking (or 50 executions, the loop's guard).
  */
-function retryChain(retry: string, stepMs = 0): Execution[] {
-  const h = new EngineHarness(flow(ret('a'), `retry:\n${retry}  behavior: CREATE_NEW_EXECUTION\n`));
+function retryChain(retry: string, stepMs = 0, source = flow(ret('a'), `retry:\n${retry}  behavior: CREATE_NEW_EXECUTION\n`)): Execution[] {
+  const h = new EngineHarness(source);
   const chain: Execution[] = [];
   h.drive({ a: FAIL });
   for (let guard = 0; guard < 50; guard++) {
@@ -30,6 +30,33 @@ function retryChain(retry: string, stepMs = 0): Execution[] {
   }
   return chain;
 }
+
+describe('task-level retry CREATE_NEW_EXECUTION (as Kestra: the whole execution is retried as a new one)', () => {
+  const taskRetry = (indent: string, extra = '') => `${indent}  retry:\n${indent}    type: constant\n${indent}    interval: PT1S\n${indent}    maxAttempt: 3\n${indent}    behavior: CREATE_NEW_EXECUTION\n${extra}`;
+
+  it('on the failed task: one attempt per execution, maxAttempt executions in the chain, the last FAILED', () => {
+    const chain = retryChain('', 0, flow(ret('a', '  ', taskRetry('  '))));
+    expect(chain.map((e) => e.state.current)).toEqual(['RETRIED', 'RETRIED', 'FAILED']);
+    expect(chain.map((e) => e.metadata!.attemptNumber)).toEqual([1, 2, 3]);
+    expect(chain.map((e) => e.taskRunList.find((r) => r.taskId === 'a')!.attempts.length)).toEqual([1, 1, 1]);
+    expect(chain.map((e) => e.taskRunList.find((r) => r.taskId === 'a')!.state.current)).toEqual(['RETRIED', 'RETRIED', 'FAILED']);
+  });
+
+  it('on an enclosing flowable, for the failed children it holds; it wins over the flow retry', () => {
+    const seq = `  - id: s\n    type: ${P}core.flow.Sequential\n${taskRetry('  ')}    tasks:\n${ret('a', '      ')}`;
+    const chain = retryChain('', 0, flow(seq, 'retry:\n  type: constant\n  interval: PT1S\n  maxAttempt: 5\n  behavior: RETRY_FAILED_TASK\n'));
+    expect(chain.map((e) => e.state.current)).toEqual(['RETRIED', 'RETRIED', 'FAILED']);
+  });
+
+  it('errors and finally run in each execution before the new one is made; the new one is due after the interval', () => {
+    const h = new EngineHarness(flow(ret('a', '  ', taskRetry('  ')), `errors:\n${ret('e')}`));
+    h.drive({ a: FAIL });
+    expect(h.state).toBe('RETRIED');
+    expect(h.stateOf('e')).toBe('SUCCESS');
+    const create = h.actions.find((a): a is Extract<Action, { type: 'create-execution' }> => a.type === 'create-execution')!;
+    expect(Date.parse(create.execution.scheduleDate!) - h.now.getTime()).toBe(1000);
+  });
+});
 
 describe('flow-level retry CREATE_NEW_EXECUTION is bounded across the new executions', () => {
   it('maxDuration is measured from the first execution of the chain (metadata.originalCreatedDate)', () => {

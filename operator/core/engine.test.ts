@@ -327,6 +327,17 @@ describe('flow-level handlers', () => {
     const h = new EngineHarness(flow(ret('a')) + 'outputs:\n  - id: o\n    type: STRING\n    value: "{{ outputs.a.value }}!"\n').drive({ a: { state: 'SUCCESS', outputs: { value: 'x' } } });
     expect(h.exec.outputs).toEqual({ o: 'x!' });
   });
+
+  it.each([
+    ['required (default): the execution fails', '', 'FAILED', undefined],
+    ['required: false: left out with a warning, the others kept', '    required: false\n', 'SUCCESS', { kept: 'a' }],
+  ])('a flow output that cannot be rendered, %s', (_n, required, state, outputs) => {
+    const outs = `outputs:\n  - id: missing\n    type: STRING\n    value: "{{ outputs.never_ran.value }}"\n${required}  - id: kept\n    type: STRING\n    value: "{{ outputs.a.value }}"\n`;
+    const h = new EngineHarness(flow(ret('a')) + outs).drive();
+    expect(h.state).toBe(state);
+    expect(h.exec.outputs).toEqual(outputs);
+    if (state === 'SUCCESS') expect(h.actions.some((a) => a.type === 'log' && a.level === 'WARN' && a.message.startsWith("Optional flow output 'missing' is left out"))).toBe(true);
+  });
 });
 
 describe('flowable tasks', () => {
@@ -347,6 +358,23 @@ describe('flowable tasks', () => {
     const two = new EngineHarness(flow(seq('Parallel', `    concurrent: 2\n    tasks:\n${nested(['x', 'y', 'z'])}`)));
     expect(two.send({ type: 'start', runningCount: 0 }).filter((a) => a.type === 'launch')).toHaveLength(2);
     two.drive({}, false);
+  });
+
+  const dag = (concurrent: string) => seq('DAG', `    concurrent: "${concurrent}"\n    tasks:\n      - task:\n          id: x\n          type: ${P}core.debug.Return\n          format: x\n      - task:\n          id: y\n          type: ${P}core.debug.Return\n          format: y\n`);
+  it.each([
+    ['Parallel', (c: string) => seq('Parallel', `    concurrent: "${c}"\n    tasks:\n${nested(['x', 'y'])}`)],
+    ['DAG', dag],
+    ['EachParallel', (c: string) => seq('EachParallel', `    value: [1, 2]\n    concurrent: "${c}"\n    tasks:\n${nested(['x'])}`)],
+  ])('%s: a templated `concurrent` is rendered; one that is not an integer >= 0 fails the task naming it', (_n, make) => {
+    const one = new EngineHarness(flow(make('{{ 2 - 1 }}')));
+    expect(one.send({ type: 'start', runningCount: 0 }).filter((a) => a.type === 'launch')).toHaveLength(1);
+    expect(one.settle().state).toBe('SUCCESS');
+    for (const bad of ['{{ 0 - 1 }}', "{{ 'many' }}"]) {
+      const h = new EngineHarness(flow(make(bad))).drive();
+      expect(h.state).toBe('FAILED');
+      expect(h.runsOf('p')[0]!.error).toMatch(/^p: concurrent: expected an integer >= 0, got '/);
+      expect(h.runsOf('x')).toHaveLength(0);
+    }
   });
 
   it.each([

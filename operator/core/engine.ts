@@ -207,7 +207,10 @@ export function advance(ctx: StepContext): void {
     }
     const root = resolveRoot(ctx);
     if (root.created) changed = true;
-    if (root.state) { finishRoot(ctx, root.state); return; }
+    if (root.state) {
+      if (finishRoot(ctx, root.state)) return;
+      changed = true; // its afterExecution tasks and listeners start
+    }
     if (!changed) break;
   }
   const waiting = exec.taskRunList.some((r) => r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current));

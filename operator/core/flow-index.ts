@@ -66,7 +66,8 @@ export function indexFlow(flow: Flow): FlowIndex {
   const visit = (tasks: Task[] | undefined) => {
     for (const t of tasks ?? []) { byId.set(t.id, t); for (const l of nestedLists(t)) visit(l); }
   };
-  visit(flow.tasks); visit(flow.errors); visit(flow.finally);
+  visit(flow.tasks); visit(flow.errors); visit(flow.finally); visit(flow.afterExecution);
+  for (const l of flow.listeners ?? []) visit(l.tasks);
   idx = { byId };
   cache.set(flow, idx);
   return idx;

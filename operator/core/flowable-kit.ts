@@ -3,7 +3,7 @@
 import type { StepContext } from './engine-types.js';
 import { enabled } from './flow-index.js';
 import { container, type GroupResult } from './groups.js';
-import { childrenOf, type ChildSpec } from './runs.js';
+import { childrenOf, type ChildSpec, variablesFor } from './runs.js';
 import type { Task, TaskRun } from './types.js';
 
 /** The states an Exit task (or a Pause with behavior CANCEL) ends the whole execution in. */
@@ -32,4 +32,19 @@ export function memo<T>(run: TaskRun, key: string, compute: () => T): T {
   const state = (run.flowableState ??= {});
   if (!(key in state)) state[key] = compute() as unknown;
   return state[key] as T;
+}
+
+/**
+ * A non-negative integer property (a number or a template rendering to one: `concurrent`, `concurrencyLimit`), rendered
+ * once; anything else (`{{ 0 - 1 }}`, text) fails the flowable naming the property, as Kestra does.
+ */
+export function countProperty(ctx: StepContext, run: TaskRun, task: Task, name: string, fallback: number, min: number): number {
+  return memo(run, name, () => {
+    const raw = task[name];
+    if (raw === undefined || raw === null) return fallback;
+    const v = typeof raw === 'string' ? ctx.deps.renderer.render(raw, variablesFor(ctx, run, task)).trim() : raw;
+    const n = Number(v);
+    if (v === '' || !Number.isSafeInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got '${String(v).slice(0, 100)}'`);
+    return n;
+  });
 }

@@ -3,7 +3,7 @@
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow } from './flow-index.js';
-import { memo, type Resolution, type Resolver, tasksOf, withHandlers } from './flowable-kit.js';
+import { countProperty, memo, type Resolution, type Resolver, tasksOf, withHandlers } from './flowable-kit.js';
 import { dagGroup, type DagNode, parallelGroup, sequentialGroup } from './groups.js';
 import { eachParallel, eachSequential, exit, forEach, loopUntil } from './loops.js';
 import { log, variablesFor } from './runs.js';
@@ -41,7 +41,7 @@ function ifTask(ctx: StepContext, run: TaskRun, task: Task): Resolution {
 const sequential: Resolver = (ctx, run, task) => withHandlers(ctx, run, task, (runs) => sequentialGroup(tasksOf(task.tasks), runs, { branch: 'tasks' }));
 
 const parallel: Resolver = (ctx, run, task) =>
-  withHandlers(ctx, run, task, (runs) => parallelGroup(tasksOf(task.tasks), runs, { branch: 'tasks' }, Number(task.concurrent ?? 0)));
+  withHandlers(ctx, run, task, (runs) => parallelGroup(tasksOf(task.tasks), runs, { branch: 'tasks' }, countProperty(ctx, run, task, 'concurrent', 0, 0)));
 
 function allowFailure(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   const r = sequential(ctx, run, task);
@@ -68,7 +68,7 @@ export function enabledDagNodes(all: DagNode[]): DagNode[] {
 
 function dag(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   const nodes = enabledDagNodes((task.tasks ?? []) as DagNode[]);
-  return withHandlers(ctx, run, task, (runs) => dagGroup(nodes, runs, Number(task.concurrent ?? 0)));
+  return withHandlers(ctx, run, task, (runs) => dagGroup(nodes, runs, countProperty(ctx, run, task, 'concurrent', 0, 0)));
 }
 
 function fail(ctx: StepContext, run: TaskRun, task: Task): Resolution {

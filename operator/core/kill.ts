@@ -18,6 +18,7 @@ export function killExecution(ctx: StepContext): void {
     return;
   }
   transition(exec.state, 'KILLING', deps.now);
+  delete exec.ending; // a kill while afterExecution tasks run ends the execution KILLED
   for (const run of exec.taskRunList) {
     if (isTerminal(run.state.current)) continue;
     const task = taskOf(ctx, run);
@@ -73,6 +74,9 @@ export function exitExecution(ctx: StepContext, run: TaskRun, state: ExitState):
     completeRun(ctx, other, 'KILLED');
     endSubflowAttempt(ctx, other);
   }
-  transition(exec.state, state, deps.now);
-  ctx.actions.push({ type: 'ended', state });
+  // From an afterExecution task or a listener, it stops them, yet the execution keeps the state decided before.
+  const final = exec.ending?.state ?? state;
+  delete exec.ending;
+  transition(exec.state, final, deps.now);
+  ctx.actions.push({ type: 'ended', state: final });
 }

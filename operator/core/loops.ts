@@ -4,7 +4,7 @@
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
 import { loopOverflow } from './budget.js';
-import { type ExitState, memo, type Resolution, tasksOf, withHandlers } from './flowable-kit.js';
+import { countProperty, type ExitState, memo, type Resolution, tasksOf, withHandlers } from './flowable-kit.js';
 import { type Final, parallelGroup, sequentialGroup } from './groups.js';
 import { parseJsonSafe } from './keyed.js';
 import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
@@ -106,18 +106,6 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
   });
 }
 
-/** A non-negative integer property (a number or a template rendering to one), rendered once. */
-function countProperty(ctx: StepContext, run: TaskRun, task: Task, name: string, fallback: number, min: number): number {
-  return memo(run, name, () => {
-    const raw = task[name];
-    if (raw === undefined || raw === null) return fallback;
-    const v = typeof raw === 'string' ? ctx.deps.renderer.render(raw, variablesFor(ctx, run, task)).trim() : raw;
-    const n = Number(v);
-    if (v === '' || !Number.isSafeInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got '${String(v).slice(0, 100)}'`);
-    return n;
-  });
-}
-
 export const eachSequential = (ctx: StepContext, run: TaskRun, task: Task): Resolution => iterate(ctx, run, task, 'value', 1);
 
 export const forEach = (ctx: StepContext, run: TaskRun, task: Task): Resolution =>
@@ -127,7 +115,7 @@ export const forEach = (ctx: StepContext, run: TaskRun, task: Task): Resolution 
 export function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolution {
   const { values, tasks, refused } = loopOf(ctx, run, task, 'value');
   if (refused) return refused;
-  const limit = Number(task.concurrent ?? 0);
+  const limit = countProperty(ctx, run, task, 'concurrent', 0, 0);
   return withHandlers(ctx, run, task, (runs) => {
     const create: ChildSpec[] = [];
     let state: Final = 'SUCCESS';

@@ -1,5 +1,6 @@
 // Restart of failed work inside the same execution (manual restart, flow-level RETRY_FAILED_TASK): failed runs get a
-// new attempt, their failed parents run again, and error/finally handlers are cleared so they can run again.
+// new attempt, their failed parents run again, and error/finally handlers (and the flow's afterExecution and listener
+// runs) are cleared so they can run again.
 import type { StepContext } from './engine-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH } from './flow-index.js';
 import { retryFailedBatches } from './foreach-item.js';
@@ -26,9 +27,10 @@ export function restartFailed(ctx: StepContext, cause: 'restart' | 'retry'): voi
   const drop = new Set<string>();
   for (const run of exec.taskRunList) {
     const parentDropped = run.parentTaskRunId !== undefined && drop.has(run.parentTaskRunId);
-    if (run.branch === 'errors' || run.branch === 'finally' || parentDropped) drop.add(run.id);
+    if ((run.branch !== undefined && run.branch !== 'tasks') || parentDropped) drop.add(run.id);
   }
   exec.taskRunList = exec.taskRunList.filter((r) => !drop.has(r.id));
+  delete exec.ending;
   ctx.runs = indexRuns(exec.taskRunList);
   const failed = exec.taskRunList.filter((r) => r.state.current === 'FAILED' || r.state.current === 'KILLED');
   // nextAttempt starts a runnable's new attempt as is; a flowable's type decides what it keeps.

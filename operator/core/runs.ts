@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, LIMIT_SETTINGS } from './limits.js';
 import { nextRetryDelay } from './retry.js';
 import { newState, transition } from './state.js';
 import { addRun, childrenIn, snapshotIndex } from './run-index.js';
-import type { Execution, Flow, RetryPolicy, Task, TaskRun, TaskRunState } from './types.js';
+import type { Branch, Execution, Flow, RetryPolicy, Task, TaskRun, TaskRunState } from './types.js';
 import { truthy } from './truth.js';
 import { isTerminal } from './types.js';
 
@@ -41,7 +41,7 @@ export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message:
 
 export interface ChildSpec {
   task: Task;
-  branch: 'tasks' | 'errors' | 'finally';
+  branch: Branch;
   value?: string;
   iteration?: number;
   items?: string;
@@ -141,8 +141,11 @@ export function retryPolicyOf(ctx: Pick<StepContext, 'flow' | 'index' | 'runs'>,
 
 /** Delay before the next attempt of a run whose attempt failed, or undefined when its retry policy allows no more. */
 export function retryDelayOf(ctx: StepContext, run: TaskRun): number | undefined {
+  const policy = retryPolicyOf(ctx, run);
+  // CREATE_NEW_EXECUTION retries the whole execution once it has ended (finish.ts), never the run in place.
+  if (policy?.behavior === 'CREATE_NEW_EXECUTION') return undefined;
   const firstStart = Date.parse(run.attempts[0]?.state.startDate ?? run.state.startDate);
-  return nextRetryDelay(retryPolicyOf(ctx, run), taskAttempts(run), ctx.deps.now.getTime() - firstStart, ctx.deps.random());
+  return nextRetryDelay(policy, taskAttempts(run), ctx.deps.now.getTime() - firstStart, ctx.deps.random());
 }
 
 /** A failed attempt: retry if the task's policy allows it, else fail the run. */

@@ -88,7 +88,11 @@ export interface Input {
   validator?: string;
 }
 
-export interface FlowOutput { id: string; type: string; value: unknown; description?: string }
+export interface FlowOutput {
+  id: string; type: string; value: unknown; description?: string;
+  /** false: a value that cannot be rendered (a task that did not run) leaves the output out instead of failing (Kestra). */
+  required?: boolean;
+}
 
 export interface Trigger {
   id: string;
@@ -123,6 +127,8 @@ export interface NamespaceContext {
   pluginDefaults: PluginDefault[][];
 }
 
+export interface Listener { description?: string; conditions?: Record<string, unknown>[]; tasks: Task[] }
+
 export interface Flow {
   id: string;
   namespace: string;
@@ -135,6 +141,10 @@ export interface Flow {
   tasks: Task[];
   errors?: Task[];
   finally?: Task[];
+  /** Tasks run once the execution reached its final state, which they do not change (Kestra >= 0.21). */
+  afterExecution?: Task[];
+  /** Kestra's deprecated listeners: tasks run after the execution, when all their (execution) conditions hold. */
+  listeners?: Listener[];
   triggers?: Trigger[];
   pluginDefaults?: PluginDefault[];
   retry?: RetryPolicy;
@@ -174,7 +184,7 @@ export interface TaskRun {
   outputs?: Record<string, unknown>;
   /** Engine bookkeeping (persisted so that a restart resumes exactly). */
   /** Which list of the parent this run belongs to. */
-  branch?: 'tasks' | 'errors' | 'finally';
+  branch?: Branch;
   /** When a RETRYING run starts its next attempt. */
   nextAttemptDate?: string;
   /** Pause: when it resumes (or times out) by itself; LoopUntil: when its next iteration starts. */
@@ -185,6 +195,16 @@ export interface TaskRun {
   error?: string;
   /** Flowable bookkeeping (loop values, chosen branch, pause status...), internal to the engine. */
   flowableState?: Record<string, unknown>;
+}
+
+/** Which list a run belongs to: a flowable's (or the flow's) tasks, errors, finally; the flow's afterExecution and listeners. */
+export type Branch = 'tasks' | 'errors' | 'finally' | 'afterExecution' | 'listeners';
+
+/** The end of an execution while its afterExecution (and listener) tasks run: the final state already decided. */
+export interface Ending {
+  state: 'SUCCESS' | 'WARNING' | 'FAILED' | 'KILLED';
+  /** Indexes of the flow's listeners whose conditions held when the execution ended (these run). */
+  listeners?: number[];
 }
 
 /** Origin of an execution. */
@@ -218,6 +238,11 @@ export interface Execution {
    * chain, from which a flow retry's `maxDuration` is measured). Absent on records written before it existed.
    */
   metadata?: ExecutionMetadata;
+  /**
+   * Set while the flow's afterExecution tasks (and listeners) run: the final state decided when its tasks ended. The
+   * execution stays RUNNING until they end, then takes that state (they never change it).
+   */
+  ending?: Ending;
   /** Why the execution failed, when it did outside a task (disabled flow, concurrency, outputs). */
   error?: string;
   /**

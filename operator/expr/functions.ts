@@ -69,6 +69,19 @@ function secret(args: unknown[], kwargs: Kwargs, ctx: CallContext): string {
   return value;
 }
 
+/**
+ * Kestra's `env(name, default)`: the `envs` variable's entry `name` (only what FLOW_ENV_VARS_PREFIX exposes; see
+ * operator/secrets/exposed-env.ts), else `default` (null) when it is missing or empty.
+ */
+function env(args: unknown[], kwargs: Kwargs, ctx: CallContext): unknown {
+  const name = requireString(arg(args, kwargs, 0, 'name'), 'env');
+  const fallback = arg(args, kwargs, 1, 'default') ?? null;
+  const envs = ctx.vars.envs;
+  if (!envs || typeof envs !== 'object' || !Object.hasOwn(envs, name)) return fallback;
+  const value = (envs as Record<string, unknown>)[name];
+  return value === undefined || value === null || value === '' ? fallback : value;
+}
+
 function kv(args: unknown[], kwargs: Kwargs, ctx: CallContext): unknown {
   const key = requireString(arg(args, kwargs, 0, 'key'), 'kv');
   const namespace = arg(args, kwargs, 1, 'namespace') ?? flowNamespace(ctx);
@@ -155,6 +168,7 @@ export const FUNCTIONS: Record<string, FunctionImpl> = {
   render: (args, kwargs, ctx) => render(args, kwargs, ctx, true),
   renderOnce: (args, kwargs, ctx) => render(args, kwargs, ctx, false),
   secret,
+  env,
   kv,
   read,
   currentEachOutput,

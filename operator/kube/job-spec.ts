@@ -8,6 +8,7 @@
 //   `/flowpilot/node/bin/node /flowpilot/app/dist/runner-image/runner.js` (cwd /flowpilot/app). The task image
 //   needs a glibc userland (the node binary is dynamically linked), not a shell or node of its own.
 // Task working directories go to an emptyDir at /work (WORK_DIR), so images with a read-only root still run.
+import { ENV_VARS_PREFIX_SETTING, exposedEnvVars } from '../secrets/exposed-env.js';
 import type { V1Container, V1EnvFromSource, V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { Execution, Task, TaskRun } from '../core/types.js';
 import { parseDuration } from '../model/duration.js';
@@ -116,6 +117,14 @@ export interface JobSpecInput {
 
 export function jobLabels(executionId: string, taskRunId: string, attempt: number): Record<string, string> {
   return { [LABELS.managedBy]: MANAGER, [LABELS.executionId]: executionId, [LABELS.taskRunId]: taskRunId, [LABELS.attempt]: String(attempt) };
+}
+
+/** Task Pods also get the variables FLOW_ENV_VARS_PREFIX exposes to templates (and the setting), so they render `envs` too. */
+export function withExposedEnv(settings: LauncherSettings, env: NodeJS.ProcessEnv): LauncherSettings {
+  const exposed = exposedEnvVars(env);
+  if (Object.keys(exposed).length === 0) return settings;
+  const vars = [{ name: ENV_VARS_PREFIX_SETTING, value: env[ENV_VARS_PREFIX_SETTING]! }, ...Object.entries(exposed).map(([name, value]) => ({ name, value }))];
+  return { ...settings, env: [...extraEnv(settings.env), ...vars] };
 }
 
 function extraEnv(env: LauncherSettings['env']): V1EnvVar[] {

@@ -12,7 +12,7 @@ import { isTerminal, type ExecutionState } from '../core/types.js';
 import type { OperatorMetrics } from '../metrics.js';
 import type { InternalStorage, LogStore } from '../store/types.js';
 import { defaultTriggerComponents, startTriggerService, type TriggerService } from '../triggers/service.js';
-import type { LauncherSettings } from './job-spec.js';
+import { withExposedEnv, type LauncherSettings } from './job-spec.js';
 import { KubeLauncher } from './launcher.js';
 import { startLeaderElection, type LeaderElection } from './leader.js';
 import { flowPartitionOf, partitionOf } from './partitioning.js';
@@ -85,10 +85,11 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const stopRefresh = secrets?.onChange(() => layer.refresh());
   const stores = maskedStores(kubeStores, layer);
   const lookup = (name: string) => secrets?.lookup(name) ?? secretFromEnv(env, name);
-  const launcherSettings: LauncherSettings = o.secretsSecretName === null ? o.launcher : {
+  const withSecrets: LauncherSettings = o.secretsSecretName === null ? o.launcher : {
     ...o.launcher,
     envFrom: [...(o.launcher.envFrom ?? []), { prefix: POD_SECRET_PREFIX, secretRef: { name: o.secretsSecretName ?? 'flowpilot-secrets', optional: true } }],
   };
+  const launcherSettings = withExposedEnv(withSecrets, env);
   o.metrics?.setExecutionCountSource(() => {
     const counts: Partial<Record<ExecutionState, number>> = {};
     for (const obj of stores.executions.cache.list()) {

@@ -171,6 +171,19 @@ describe('flow graph', () => {
     expect(graph.nodes.find((n) => n.uid === 'root.a')!.branchType).toBeUndefined();
   });
 
+  it('flow-level afterExecution tasks come after finally, before the end, marked AFTER_EXECUTION', () => {
+    const { graph } = buildFlowGraph(flow(log('a'), `finally:\n${log('f')}afterExecution:\n${log('x')}${log('y')}`));
+    wellFormed(graph);
+    expect(edges(graph)).toEqual([
+      'root._root -> root.a',
+      'root.a -> root._finally',
+      'root._finally -> root.f', 'root.f -> root._afterExecution',
+      'root._afterExecution -> root.x', 'root.x -> root.y [AFTER_EXECUTION]', 'root.y -> root._end',
+    ]);
+    expect(graph.nodes.find((n) => n.uid === 'root._afterExecution')!.type).toBe(GRAPH_TYPES.afterExecution);
+    expect(graph.nodes.find((n) => n.uid === 'root.x')!).toMatchObject({ branchType: 'AFTER_EXECUTION', relationType: 'AFTER_EXECUTION' });
+  });
+
   it('triggers form a cluster that leads to the root', () => {
     const { graph } = buildFlowGraph(flow(log('a'), `triggers:\n  - id: hook\n    type: ${P}core.trigger.Webhook\n    key: abcdefgh`));
     wellFormed(graph);

@@ -1,4 +1,4 @@
-// Kestra's FlowGraph of a flow (nodes, edges, clusters for flowables, errors/finally branches and triggers), optionally
+// Kestra's FlowGraph of a flow (nodes, edges, clusters for flowables, errors/finally/afterExecution branches and triggers), optionally
 // with an execution's task runs on its nodes (loops expanded per iteration) and named Subflow tasks expanded. Pure.
 import { FOR_EACH_ITEM_BATCH, forEachItemParts } from '../core/flow-index.js';
 import type { Execution, Flow, Task, TaskRun, Trigger } from '../core/types.js';
@@ -8,7 +8,7 @@ import { taskSlots } from './traverse.js';
 
 export const RelationTypes = ['SEQUENTIAL', 'CHOICE', 'ERROR', 'FINALLY', 'AFTER_EXECUTION', 'PARALLEL', 'DYNAMIC'] as const;
 export type RelationType = (typeof RelationTypes)[number];
-export type BranchType = 'ERROR' | 'FINALLY';
+export type BranchType = 'ERROR' | 'FINALLY' | 'AFTER_EXECUTION';
 
 const H = 'io.kestra.core.models.hierarchies.';
 /** Node and cluster `type`s: Kestra's class names, which its clients switch on. */
@@ -20,6 +20,7 @@ export const GRAPH_TYPES = {
   root: `${H}GraphClusterRoot`,
   end: `${H}GraphClusterEnd`,
   finally: `${H}GraphClusterFinally`,
+  afterExecution: `${H}GraphClusterAfterExecution`,
   trigger: `${H}GraphTrigger`,
 } as const;
 
@@ -202,6 +203,25 @@ class Builder {
     else this.dropFinally(c);
   }
 
+  /** The flow's afterExecution tasks: after everything else (finally included), one after the other, before the end. */
+  fillAfterExecution(c: Cluster, tasks: Task[], depth: number): void {
+    if (!tasks.length) return;
+    const node: GraphNode = { uid: `${c.base}._afterExecution`, type: GRAPH_TYPES.afterExecution, branchType: 'AFTER_EXECUTION' };
+    c.edges = c.edges.map((e) => (e.target === c.end.uid ? { ...e, target: node.uid } : e));
+    c.members.push(node);
+    let previous = node.uid;
+    for (const task of tasks) {
+      for (const run of this.runsOf(task, undefined)) {
+        const member = this.member(c, task, run, 'AFTER_EXECUTION', depth);
+        c.members.push(member);
+        setBranch(member, 'AFTER_EXECUTION');
+        c.edges.push({ source: previous, target: entry(member), relation: relation(previous === node.uid ? undefined : 'AFTER_EXECUTION', run?.value) });
+        previous = exit(member);
+      }
+    }
+    c.edges.push({ source: previous, target: c.end.uid, relation: {} });
+  }
+
   member(parent: Cluster, written: Task, run: TaskRun | undefined, listRelation: RelationType, depth: number): GraphNode | Cluster {
     const task = this.withDefaults(written);
     const values = run ? this.valuesOf(run) : undefined;
@@ -307,6 +327,7 @@ class Builder {
     }
     this.fillList(c, asTasks(flow.tasks), 'SEQUENTIAL', undefined, depth);
     this.fillHandlers(c, flow.errors, flow.finally, undefined, depth);
+    this.fillAfterExecution(c, asTasks(flow.afterExecution), depth);
     if (missing !== this.missing) missing.push(...this.missing);
   }
 }

@@ -11,7 +11,7 @@ export {
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';
 export { applyFlowDefaults, applyPluginDefaults } from './plugin-defaults.js';
 export {
-  boolProp, flowWarnings, type FlowWarnings, SUBFLOW_OUTPUTS_DEPRECATED, SUBFLOW_OUTPUTS_WITHOUT_WAIT, TRANSMIT_WITHOUT_WAIT,
+  boolProp, flowWarnings, type FlowWarnings, LISTENERS_DEPRECATED, SUBFLOW_OUTPUTS_DEPRECATED, SUBFLOW_OUTPUTS_WITHOUT_WAIT, TRANSMIT_WITHOUT_WAIT,
 } from './warnings.js';
 export { withWrittenTypes } from './written-types.js';
 export { isNamespaceId, namespaceChain, namespaceContextOf, namespaceTree, validateNamespace, withNamespaceContext } from './namespaces.js';

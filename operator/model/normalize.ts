@@ -87,6 +87,7 @@ export function normalizeFlowDocument(doc: Obj): Obj {
   [flow.triggers, flow.inputs, flow.outputs].forEach(dropNullKeysOfItems);
   if (Array.isArray(flow.inputs)) flow.inputs.forEach(normalizeInputName);
   normalizeTriggers(flow.triggers);
+  if (Array.isArray(flow.listeners)) flow.listeners.forEach((l) => { if (isObj(l)) normalizeConditions(l.conditions); });
   if (Array.isArray(flow.pluginDefaults)) flow.pluginDefaults.forEach(normalizeTypeField);
   if (flow.labels !== undefined) flow.labels = labelsToStrings(flow.labels);
   if (isObj(flow.concurrency) && flow.concurrency.behavior === undefined) flow.concurrency.behavior = 'QUEUE';

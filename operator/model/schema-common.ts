@@ -68,11 +68,12 @@ function retrySchema(extra: Schema): Schema {
 }
 
 /**
- * A task's retry retries the failed task: Kestra's RETRY_FAILED_TASK, the only behavior accepted here. A task-level
- * CREATE_NEW_EXECUTION is refused (not run here; docs/kestra-compatibility.md); the flow-level retry has both.
+ * Retry behaviors, as Kestra: RETRY_FAILED_TASK retries the failed task in place (a task's default); CREATE_NEW_EXECUTION
+ * retries the whole execution as a new one once it has ended (core/finish.ts), on a task as on the flow.
  */
-export const taskRetrySchema = retrySchema({ behavior: { type: 'string', enum: ['RETRY_FAILED_TASK'] } });
-export const flowRetrySchema = retrySchema({ behavior: { type: 'string', enum: ['CREATE_NEW_EXECUTION', 'RETRY_FAILED_TASK'] } });
+const RETRY_BEHAVIOR: Schema = { type: 'string', enum: ['CREATE_NEW_EXECUTION', 'RETRY_FAILED_TASK'] };
+export const taskRetrySchema = retrySchema({ behavior: RETRY_BEHAVIOR });
+export const flowRetrySchema = retrySchema({ behavior: RETRY_BEHAVIOR });
 
 /** Properties every task accepts. */
 export const TASK_COMMON: Record<string, Schema> = {

@@ -47,6 +47,7 @@ const outputSchema: Schema = {
     value: ANY,
     description: STRING,
     displayName: STRING,
+    required: BOOL,
   },
   additionalProperties: false,
 };
@@ -59,6 +60,14 @@ const conditionSchema: Schema = {
 };
 
 const CONDITIONS: Schema = { type: 'array', items: ref('condition') };
+
+/** Kestra's deprecated flow `listeners`: tasks run after the execution ended, when all `conditions` hold. */
+const listenerSchema: Schema = {
+  type: 'object',
+  required: ['tasks'],
+  properties: { description: STRING, conditions: CONDITIONS, tasks: TASKS_REQUIRED },
+  additionalProperties: false,
+};
 
 const TRIGGER_COMMON: Record<string, Schema> = {
   id: tag({ type: 'string', pattern: FLOW_ID_PATTERN }, { kind: 'id', dots: true }),
@@ -149,6 +158,8 @@ export const flowJsonSchema: Schema = {
     tasks: TASKS_REQUIRED,
     errors: TASKS,
     finally: TASKS,
+    afterExecution: TASKS,
+    listeners: { type: 'array', items: ref('listener') },
     triggers: { type: 'array', items: ref('trigger') },
     pluginDefaults: { type: 'array', items: ref('pluginDefault') },
     retry: ref('flowRetry'),
@@ -167,6 +178,7 @@ export const flowJsonSchema: Schema = {
     output: outputSchema,
     trigger: triggerSchema,
     condition: conditionSchema,
+    listener: listenerSchema,
     pluginDefault: pluginDefaultSchema,
     concurrency: concurrencySchema,
     ...TASK_TYPE_SCHEMAS,

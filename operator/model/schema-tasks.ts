@@ -154,13 +154,25 @@ const httpCommon: Record<string, Schema> = {
   options: OBJECT,
 };
 
+/** The Labels task's labels: as flow labels, and a value may also be a map (stored as its JSON text, as Kestra does). */
+const LABEL_VALUE: Schema = { type: ['string', 'number', 'boolean', 'object'] };
+const TASK_LABELS: Schema = {
+  type: ['object', 'array'],
+  additionalProperties: LABEL_VALUE,
+  items: { type: 'object', required: ['key', 'value'], properties: { key: STRING, value: LABEL_VALUE }, additionalProperties: false },
+};
+
 const RUNNABLE: Record<string, Schema> = {
   'core.http.Request': taskSchema({ ...httpCommon, formData: OBJECT, allowFailed: TPL_BOOL }, ['uri']),
   'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
   'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
   'core.debug.Return': taskSchema({ format: SCALAR }),
-  // A string: an expression rendering to a JSON map or list of {key, value} (Kestra accepts it).
-  'core.execution.Labels': taskSchema({ labels: { anyOf: [LABELS, { type: 'string', format: 'template' }] } }, ['labels']),
+  'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
+  // A string: JSON text of a map or a list of {key, value}, or an expression rendering to one (Kestra accepts both).
+  // A value may be a map (Kestra renders it and stores it as JSON text); flow-level labels stay scalars.
+  'core.execution.Labels': taskSchema({
+    labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }, { type: 'string', pattern: '^\\s*[[{]' }] },
+  }, ['labels']),
   'core.kv.Set': taskSchema({
     key: STRING,
     value: ANY,
@@ -180,6 +192,7 @@ const RUNNABLE: Record<string, Schema> = {
   'core.output.OutputValues': taskSchema({ values: OBJECT }, ['values']),
   'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
   'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
+  'core.storage.LocalFiles': taskSchema({ inputs: FILES_MAP_OR_STRING, outputs: STRING_LIST_OR_EXPR }),
   'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
   'core.log.Fetch': taskSchema({ namespace: STRING, flowId: STRING, executionId: STRING, tasksId: STRING_LIST_OR_EXPR, level: STRING }),
   'core.storage.Concat': taskSchema({ files: STRING_LIST_OR_EXPR, separator: STRING, extension: STRING }, ['files']),

@@ -3,7 +3,7 @@
 // `date-holidays` calendars are data, no I/O); the trigger service uses the same region check at evaluation time.
 import Holidays from 'date-holidays';
 import type { ValidationIssue } from './errors.js';
-import { PREFIX } from './task-types.js';
+import { LISTENER_CONDITIONS, PREFIX } from './task-types.js';
 import { keySegment } from './traverse.js';
 
 type Obj = Record<string, unknown>;
@@ -72,5 +72,26 @@ export function conditionIssues(triggers: unknown): ValidationIssue[] {
     walk(t.conditions, `triggers[${i}].conditions`, out);
     walk(t.scheduleConditions, `triggers[${i}].scheduleConditions`, out);
   });
+  return out;
+}
+
+const LISTENER_TYPES: ReadonlySet<string> = new Set(LISTENER_CONDITIONS.map((n) => `${C}${n}`));
+
+/** A flow's (deprecated) `listeners` may hold only conditions about the ended execution (Not/Or of them included). */
+export function listenerConditionIssues(listeners: unknown): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const check = (conditions: unknown, path: string): void => {
+    if (!Array.isArray(conditions)) return;
+    conditions.forEach((c, i) => {
+      if (!isObj(c) || typeof c.type !== 'string') return;
+      const p = `${path}[${i}]`;
+      if (!LISTENER_TYPES.has(c.type)) {
+        out.push({ path: `${p}.type`, message: `\`${c.type.slice(c.type.startsWith(C) ? C.length : 0)}\` cannot be checked by a listener: a listener's conditions are ${LISTENER_CONDITIONS.join(', ')}` });
+        return;
+      }
+      check(c.conditions, `${p}.conditions`);
+    });
+  };
+  if (Array.isArray(listeners)) listeners.forEach((l, i) => { if (isObj(l)) check(l.conditions, `listeners[${i}].conditions`); });
   return out;
 }

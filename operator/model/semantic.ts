@@ -4,7 +4,7 @@ import { NAMESPACE_FILES_SEGMENT } from '../core/storage-layout.js';
 import type { Input } from '../core/types.js';
 import type { ValidationIssue } from './errors.js';
 import { coerceInputValue, rangeKey, RANGED_TYPES, validatorIssue } from './input-coerce.js';
-import { conditionIssues } from './semantic-conditions.js';
+import { conditionIssues, listenerConditionIssues } from './semantic-conditions.js';
 import { selfCallIssues } from './semantic-subflow.js';
 import { taskPropIssues, triggerWorkerGroupIssues } from './semantic-task-props.js';
 import { templateIssues } from './semantic-templates.js';
@@ -159,6 +159,7 @@ export function semanticIssues(flow: Obj): ValidationIssue[] {
   out.push(...triggerIssues(flow.triggers));
   out.push(...triggerWorkerGroupIssues(flow.triggers));
   out.push(...conditionIssues(flow.triggers));
+  out.push(...listenerConditionIssues(flow.listeners));
   out.push(...templateIssues(flow));
   return out;
 }

@@ -19,6 +19,8 @@ const RUNNABLE = [
   'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
   'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
   'core.storage.FilterItems', 'core.storage.DeduplicateItems', 'core.storage.PurgeCurrentExecutionFiles',
+  // Kestra's deprecated core tasks (flagged in deprecationPaths by model/warnings.ts).
+  'core.debug.Echo', 'core.storage.LocalFiles',
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',
@@ -41,6 +43,11 @@ export const CONDITION_NAMES = [
   'ExecutionStatusCondition', 'MultipleCondition',
 ] as const;
 export const CONDITION_TYPES: readonly string[] = CONDITION_NAMES.map((n) => `${PREFIX}core.condition.${n}`);
+/** The conditions a flow's (deprecated) `listeners` may hold: those about the ended execution itself. */
+export const LISTENER_CONDITIONS = [
+  'ExecutionStatusCondition', 'ExecutionFlowCondition', 'ExecutionNamespaceCondition', 'ExecutionLabelsCondition', 'NotCondition', 'OrCondition',
+] as const satisfies readonly (typeof CONDITION_NAMES)[number][];
+export type ListenerCondition = (typeof LISTENER_CONDITIONS)[number];
 
 /** Types the engine creates itself (ForEachItem internals); never valid in a user flow. */
 export function isInternalType(type: string): boolean {

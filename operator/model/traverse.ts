@@ -97,10 +97,15 @@ function walkTask(task: Task, path: string, out: LocatedTask[]): void {
   }
 }
 
-/** Every task of a flow with its path: tasks, then errors, then finally, each depth-first. */
+/**
+ * Every task of a flow with its path, each list depth-first: tasks, errors, finally, afterExecution, then the tasks
+ * of the deprecated `listeners` (`listeners[0].tasks[1]`).
+ */
 export function locateAllTasks(flow: Partial<Flow> | Record<string, unknown>): LocatedTask[] {
   const out: LocatedTask[] = [];
-  for (const field of ['tasks', 'errors', 'finally'] as const) walkTaskList((flow as Record<string, unknown>)[field], field, out);
+  const f = flow as Record<string, unknown>;
+  for (const field of ['tasks', 'errors', 'finally', 'afterExecution'] as const) walkTaskList(f[field], field, out);
+  if (Array.isArray(f.listeners)) f.listeners.forEach((l, i) => { if (isObj(l)) walkTaskList(l.tasks, `listeners[${i}].tasks`, out); });
   return out;
 }
 

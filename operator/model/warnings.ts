@@ -9,6 +9,11 @@ export const TRANSMIT_WITHOUT_WAIT = '`transmitFailed: true` has no effect witho
 export const SUBFLOW_OUTPUTS_DEPRECATED = 'Subflow property `outputs` is deprecated (Kestra 0.15): declare `outputs` in the subflow instead';
 export const SUBFLOW_OUTPUTS_WITHOUT_WAIT = 'Subflow property `outputs` has no effect without `wait: true` (as in Kestra): no outputs are read from the subflow';
 
+export const LISTENERS_DEPRECATED = 'Flow property `listeners` is deprecated (Kestra 0.21): use `afterExecution` tasks (with `runIf` on `execution.state`) instead';
+
+/** Kestra's deprecated task types we run, by canonical type: their path goes into deprecationPaths. */
+const DEPRECATED_TYPES: ReadonlySet<string> = new Set([`${PREFIX}core.debug.Echo`, `${PREFIX}core.storage.LocalFiles`]);
+
 const SUBFLOW = `${PREFIX}core.flow.Subflow`;
 const FOR_EACH_ITEM = `${PREFIX}core.flow.ForEachItem`;
 
@@ -22,8 +27,14 @@ export interface FlowWarnings { deprecationPaths: string[]; warnings: string[] }
 
 export function flowWarnings(flow: Partial<Flow> | Record<string, unknown>): FlowWarnings {
   const out: FlowWarnings = { deprecationPaths: [], warnings: [] };
+  const listeners = (flow as Record<string, unknown>).listeners;
+  if (Array.isArray(listeners) && listeners.length > 0) {
+    out.deprecationPaths.push('listeners');
+    out.warnings.push(`listeners: ${LISTENERS_DEPRECATED}`);
+  }
   for (const { task, path } of locateAllTasks(flow)) {
     const type = typeof task.type === 'string' ? normalizeType(task.type) : '';
+    if (DEPRECATED_TYPES.has(type)) out.deprecationPaths.push(path);
     if (type !== SUBFLOW && type !== FOR_EACH_ITEM) continue;
     const wait = waitsFor(task, type);
     if (boolProp(task.transmitFailed, false) && !wait) out.warnings.push(`${path}.transmitFailed: ${TRANSMIT_WITHOUT_WAIT}`);

@@ -6,7 +6,8 @@ import { httpDownloadPlugin, httpRequestPlugin } from './http.js';
 import { assertPlugin } from './assert.js';
 import { kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
 import { labelsPlugin } from './labels.js';
-import { logFetchPlugin, logPlugin } from './log.js';
+import { echoPlugin, logFetchPlugin, logPlugin } from './log.js';
+import { localFilesPlugin } from './local-files.js';
 import { outputValuesPlugin } from './output.js';
 import { returnPlugin } from './return.js';
 import { languagePlugins } from './scripts/languages.js';
@@ -31,6 +32,8 @@ function register(p: RunnablePlugin): void {
   // Common Kestra core runnables beyond the contract's list.
   outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin, logFetchPlugin,
   storageConcatPlugin, storageSplitPlugin, storageSizePlugin, storageDeletePlugin, storagePurgePlugin, filterItemsPlugin, deduplicateItemsPlugin,
+  // Kestra's deprecated core tasks still found in its flows.
+  echoPlugin, localFilesPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
 ].forEach(register);

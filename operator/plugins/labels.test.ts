@@ -42,3 +42,16 @@ it('refuses an expression that renders to neither a map nor a list', async () =>
   expect(r.state).toBe('FAILED');
   expect(r.error).toMatch(/must be a map or a list/);
 });
+
+it('a value that is a map is rendered and stored as its JSON text, as Kestra does (map and list forms)', async () => {
+  expect((await run({ stage: { name: '{{ flow.id }}', n: 1 } })).executionLabels).toEqual([{ key: 'stage', value: '{"name":"flow1","n":1}' }]);
+  await t?.cleanup();
+  expect((await run([{ key: 'stage', value: { name: 'done' } }])).executionLabels).toEqual([{ key: 'stage', value: '{"name":"done"}' }]);
+});
+
+it('takes JSON text without an expression; a key given twice keeps the last value, an empty key fails the task (Kestra)', async () => {
+  expect((await run('{ "k": "value1", "k": "value2" }')).executionLabels).toEqual([{ key: 'k', value: 'value2' }]);
+  await t?.cleanup();
+  const r = await run('{ "fromStringKey": "", "": "value2" }');
+  expect(r.state).toBe('FAILED');
+});

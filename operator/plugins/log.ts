@@ -1,5 +1,5 @@
-// core.log.Log: renders one message or a list of messages and writes them to the task log at the given level; and
-// core.log.Fetch: an execution's log lines as a row file.
+// core.log.Log: renders one message or a list of messages and writes them to the task log at the given level (and
+// Kestra's deprecated core.debug.Echo, the same with its `format`); core.log.Fetch: an execution's log lines as a row file.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { limitsFromEnv } from '../core/limits.js';
@@ -7,10 +7,11 @@ import type { LogLine } from '../core/types.js';
 import type { RunContext, TaskResult } from './types.js';
 import { plugin, renderString, toLogLevel } from './util.js';
 
-async function runLog(ctx: RunContext): Promise<TaskResult> {
+/** Writes the messages held by property `prop` (one, or a list) at the task's `level` (default INFO). */
+function logMessages(ctx: RunContext, prop: 'message' | 'format'): TaskResult {
   const levelProp = ctx.task.level === undefined ? 'INFO' : renderString(ctx, ctx.task.level);
   const level = toLogLevel(levelProp);
-  const raw = ctx.task.message;
+  const raw = ctx.task[prop];
   const messages = Array.isArray(raw) ? raw : [raw];
   for (const m of messages) {
     const text = renderString(ctx, m) ?? '';
@@ -19,7 +20,15 @@ async function runLog(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS' };
 }
 
-export const logPlugin = plugin('core.log.Log', runLog);
+export const logPlugin = plugin('core.log.Log', async (ctx) => logMessages(ctx, 'message'));
+
+export const ECHO_DEPRECATED = 'core.debug.Echo is deprecated (Kestra 0.15): use core.log.Log with `message`';
+
+/** core.debug.Echo: Kestra's former Log, its `format` written at `level`; no outputs. */
+export const echoPlugin = plugin('core.debug.Echo', async (ctx) => {
+  ctx.logger.warn(ECHO_DEPRECATED);
+  return logMessages(ctx, 'format');
+});
 
 /** Task ids of `tasksId`: a list, or an expression yielding one. */
 function taskIds(ctx: RunContext): string[] | undefined {

@@ -170,6 +170,16 @@ describe('POST /flows/validate', () => {
     expect(res.body[1]).toEqual({ index: 1, flow: 'plain', namespace: 'company.team' });
   });
 
+  it("reports Kestra's deprecated flow listeners (with a warning) and task types in deprecationPaths", async () => {
+    const text = `id: listening\nnamespace: company.team\ntasks:\n  - { id: a, type: io.kestra.plugin.core.log.Log, message: hi }\n`
+      + `  - { id: e, type: io.kestra.core.tasks.debugs.Echo, format: hi }\n  - { id: f, type: io.kestra.plugin.core.storage.LocalFiles, outputs: ['*.txt'] }\n`
+      + `listeners:\n  - tasks:\n      - { id: l, type: io.kestra.plugin.core.log.Log, message: done }\n`;
+    const res = await call(`${flows()}/validate`, yamlInit('POST', text));
+    expect(res.status).toBe(200);
+    expect(res.body[0]).toMatchObject({ flow: 'listening', deprecationPaths: ['listeners', 'tasks[1]', 'tasks[2]'] });
+    expect(res.body[0].warnings).toEqual([expect.stringContaining('`listeners` is deprecated')]);
+  });
+
   it('reports malformed YAML as a constraint, still 200', async () => {
     const res = await call(`${flows()}/validate`, yamlInit('POST', 'id: [oops\n'));
     expect(res.status).toBe(200);
