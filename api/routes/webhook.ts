@@ -11,7 +11,7 @@ import { dict, parseJsonSafe } from '../../operator/core/keyed.js';
 import type { Execution, Flow, Trigger } from '../../operator/core/types.js';
 import { createRenderer } from '../../operator/expr/index.js';
 import { createConditionEvaluator } from '../../operator/triggers/conditions/evaluator.js';
-import { labelList } from '../../operator/triggers/conditions/execution.js';
+import { labelList } from '../../operator/core/execution-conditions.js';
 import { triggerRenderVars } from '../../operator/triggers/create.js';
 import type { ConditionEvaluator } from '../../operator/triggers/types.js';
 import { readText } from '../body.js';

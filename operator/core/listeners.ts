@@ -5,7 +5,7 @@
 import type { StepContext } from './engine-types.js';
 import { log, variablesFor } from './runs.js';
 import type { Ending } from './types.js';
-import { executionFlow, executionLabels, executionNamespace, executionStatus, type ExecutionView } from '../triggers/conditions/execution.js';
+import { executionFlow, executionLabels, executionNamespace, executionStatus, type ExecutionView } from './execution-conditions.js';
 import { LISTENER_CONDITIONS, type ListenerCondition, normalizeType, PREFIX } from '../model/task-types.js';
 
 type Obj = Record<string, unknown>;

@@ -8,10 +8,9 @@ export type DayOfWeek = (typeof DAYS_OF_WEEK)[number];
 export const DAYS_IN_MONTH = ['FIRST', 'SECOND', 'THIRD', 'FOURTH', 'LAST'] as const;
 export type DayInMonth = (typeof DAYS_IN_MONTH)[number];
 
-/** Thrown when a condition cannot be evaluated (bad property value); the evaluator reports it and answers false. */
-export class ConditionError extends Error {
-  constructor(message: string) { super(message); this.name = 'ConditionError'; }
-}
+import { ConditionError } from '../../core/execution-conditions.js';
+
+export { ConditionError };
 
 /**
  * Parses an ISO 8601 date-time (or date). An explicit offset or `Z` is kept as the zone the date is judged in;

@@ -9,7 +9,7 @@ import type { Execution } from '../../core/types.js';
 import { CONDITION_NAMES, normalizeType, PREFIX } from '../../model/task-types.js';
 import type { ConditionContext, ConditionEvaluator, TriggerServiceDeps } from '../types.js';
 import { ConditionError, dateTimeBetween, dayWeek, dayWeekInMonth, parseDate, parseTime, timeBetween, weekend } from './dates.js';
-import { executionFlow, executionLabels, executionNamespace, executionStatus, type ExecutionView } from './execution.js';
+import { executionFlow, executionLabels, executionNamespace, executionStatus, type ExecutionView } from '../../core/execution-conditions.js';
 import { whereMatches, type ExecutionFilter } from './filters.js';
 import { publicHoliday } from './holidays.js';
 import { recordMultiple, type WindowSpec } from './multiple.js';

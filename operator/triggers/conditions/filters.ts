@@ -2,7 +2,7 @@
 // one field (FLOW_ID, NAMESPACE, STATE, EXPRESSION rendered, LABEL as `key` or `key:value`) with an operator, and a
 // `where` entry combines its filters with AND (default) or OR.
 import { regexTest } from '../../expr/index.js';
-import type { ExecutionView } from './execution.js';
+import type { ExecutionView } from '../../core/execution-conditions.js';
 import { ConditionError } from './dates.js';
 
 export const FILTER_FIELDS = ['FLOW_ID', 'NAMESPACE', 'STATE', 'EXPRESSION', 'LABEL'] as const;

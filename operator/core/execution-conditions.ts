@@ -1,7 +1,11 @@
-// Execution-based trigger conditions as pure functions (ExecutionFlow, ExecutionNamespace, ExecutionLabels,
-// ExecutionStatus): they look at the execution a Flow trigger reacts to (or the execution a webhook would create).
-import type { Execution, Label } from '../../core/types.js';
-import { ConditionError } from './dates.js';
+// Execution-based conditions as pure functions (ExecutionFlow, ExecutionNamespace, ExecutionLabels, ExecutionStatus):
+// they look at the execution a Flow trigger reacts to, a webhook would create, or a flow listener ends.
+import type { Execution, Label } from './types.js';
+
+/** Thrown when a condition cannot be evaluated (bad property value); the evaluator reports it and answers false. */
+export class ConditionError extends Error {
+  constructor(message: string) { super(message); this.name = 'ConditionError'; }
+}
 
 export const NAMESPACE_COMPARISONS = ['EQUALS', 'PREFIX', 'SUFFIX'] as const;
 export type NamespaceComparison = (typeof NAMESPACE_COMPARISONS)[number];
