@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionName, GROUP, LABELS, VERSION } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { closeCluster } from './cluster-test.js';
 import { until } from '../support/wait.js';
 
 let c: TestCluster;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionStoragePath } from '../../operator/storage/paths.js';
 import { until } from '../support/wait.js';
 import { startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { closeCluster } from './cluster-test.js';
 
 let c: TestCluster;
 beforeAll(async () => { c = await startCluster(); }, 120_000);

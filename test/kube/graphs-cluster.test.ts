@@ -2,7 +2,7 @@
 // (Flow and Execution custom resources), with the chart's RBAC: an execution's graph shows the states of its Job-run tasks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { closeCluster } from './cluster-test.js';
 import { until } from '../support/wait.js';
 
 let c: TestCluster;

@@ -4,7 +4,7 @@ import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { apiCall, closeCluster } from './cluster-test.js';
 import { until } from '../support/wait.js';
 
 let c: TestCluster;
@@ -15,12 +15,7 @@ afterAll(async () => {
 });
 
 
-async function call(path: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(`${c.base}${path}`, init);
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const call = (path: string, init?: RequestInit): Promise<any> => apiCall(c, path, init);
 
 const flow = (id: string, seconds: number) => `id: ${id}
 namespace: company.ops

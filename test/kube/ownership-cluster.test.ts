@@ -6,7 +6,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job } from '@kubernetes
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../operator/kube/names.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { closeCluster } from './cluster-test.js';
 import { until } from '../support/wait.js';
 
 let c: TestCluster;

@@ -10,7 +10,7 @@ import { RUNNER_FAILURE_EXIT_CODE } from '../../operator/kube/attempt-io.js';
 import { LABELS } from '../../operator/kube/names.js';
 import { until } from '../support/wait.js';
 import { CLUSTER_NS, startCluster, type ClusterOptions, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { apiCall, closeCluster } from './cluster-test.js';
 
 let c: TestCluster | undefined;
 afterEach(async () => {
@@ -23,12 +23,7 @@ async function cluster(opts: ClusterOptions): Promise<TestCluster> {
   return c;
 }
 
-async function call(path: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(`${c!.base}${path}`, init);
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const call = (path: string, init?: RequestInit): Promise<any> => apiCall(c!, path, init);
 
 const FLOW = `id: hello
 namespace: company.team

@@ -9,7 +9,7 @@ import { LABELS } from '../../operator/kube/names.js';
 import { partitionOf } from '../../operator/kube/partitioning.js';
 import type { RunningOperator } from '../../operator/kube/operator.js';
 import { CLUSTER_NS, startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { apiCall, closeCluster } from './cluster-test.js';
 import { until } from '../support/wait.js';
 
 const PARTITIONS = 8;
@@ -20,12 +20,7 @@ afterAll(async () => {
   await closeCluster(c);
 });
 
-async function call(path: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(`${c.base}${path}`, init);
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const call = (path: string, init?: RequestInit): Promise<any> => apiCall(c, path, init);
 const saveFlow = (yaml: string) => call('/flows', { method: 'POST', headers: { 'Content-Type': 'application/x-yaml' }, body: yaml });
 
 const FLOWS = [`id: child

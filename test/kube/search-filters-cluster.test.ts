@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
 import { startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { closeCluster } from './cluster-test.js';
 
 let c: TestCluster;
 const NS = 'company.filters';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GROUP, KINDS, VERSION } from '../../operator/kube/names.js';
 import { until } from '../support/wait.js';
 import { CLUSTER_NS, ENCRYPTION_SECRET, startCluster, type TestCluster } from './cluster.js';
-import { closeCluster } from './cluster-teardown.js';
+import { apiCall, closeCluster } from './cluster-test.js';
 
 const SECRET = 'cluster-s3cr3t-value';
 const PW = 'hunter2-cluster-input';
@@ -19,12 +19,7 @@ afterAll(async () => {
   await closeCluster(c);
 });
 
-async function call(path: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(`${c.base}${path}`, init);
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const call = (path: string, init?: RequestInit): Promise<any> => apiCall(c, path, init);
 
 function expectClean(what: string, text: string): void {
   for (const v of [SECRET, b64(SECRET), PW, b64(PW)]) expect(text, `${what} leaks ${v}`).not.toContain(v);
