@@ -71,8 +71,12 @@ async function serveAsset(ctx: Context, dir: string, name: string): Promise<void
   securityHeaders(ctx);
   ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
   ctx.type = TYPES[ext] ?? 'application/octet-stream';
-  ctx.length = info.size;
-  ctx.body = ctx.method === 'HEAD' ? null : await readFile(file);
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.length = info.size;
+    return;
+  }
+  ctx.body = await readFile(file);
 }
 
 async function serveIndex(ctx: Context, dir: string): Promise<void> {
