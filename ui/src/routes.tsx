@@ -4,6 +4,7 @@ import type { ReactElement } from 'react';
 import { Navigate, type RouteObject } from 'react-router';
 import { App } from './App';
 import type { NavItem } from './components/Layout';
+import { FlowNew } from './pages/flows/FlowNew';
 import { FlowPage } from './pages/flows/FlowPage';
 import { FlowsList } from './pages/flows/FlowsList';
 import { NotFound } from './pages/NotFound';
@@ -18,6 +19,7 @@ export interface PageRoute {
 
 export const PAGES: PageRoute[] = [
   { path: 'flows', element: <FlowsList />, nav: 'Flows' },
+  { path: 'flows/new', element: <FlowNew /> },
   { path: 'flows/edit/:namespace/:id/:tab?', element: <FlowPage /> },
 ];
 
