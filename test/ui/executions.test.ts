@@ -102,6 +102,8 @@ describe('/ui/executions', () => {
     await page.getByRole('combobox', { name: 'State' }).selectOption('RUNNING');
     await page.getByText('1 total', { exact: true }).waitFor();
     expect(searches.some((q) => /state=RUNNING/.test(q) && /labels=team%3Ared/.test(q) && /namespace=ui.exec/.test(q))).toBe(true);
+    // Summaries only: the list never loads the executions' task runs.
+    expect(searches.every((q) => /summary=true/.test(q))).toBe(true);
     const url = new URL(page.url());
     expect([url.searchParams.get('state'), url.searchParams.get('namespace')]).toEqual(['RUNNING', NS]);
     expect(await rows.textContent()).toContain('team:red');

@@ -205,13 +205,14 @@ export const api = {
   latestExecutions: (flows: { namespace: string; id: string }[], signal?: AbortSignal) =>
     flows.length === 0 ? Promise.resolve([] as LastExecution[]) : request<LastExecution[]>('/executions/latest', { method: 'POST', body: flows, signal }),
   flowExecutions: (namespace: string, flowId: string, page: number, size: number, signal?: AbortSignal) =>
-    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size })}`, { signal }),
+    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size, summary: true })}`, { signal }),
 
   // ---- executions (pages/executions) ----
+  /** One page of executions as summaries (no task runs, no outputs: `summary=true`). */
   searchExecutions: (s: ExecutionSearch, signal?: AbortSignal) =>
-    request<Page<Execution>>(`/executions/search${query({
+    request<Page<ExecutionSummary>>(`/executions/search${query({
       namespace: s.namespace, flowId: s.flowId, state: s.state, labels: s.labels, startDate: s.startDate,
-      endDate: s.endDate, page: s.page, size: s.size, sort: s.sort,
+      endDate: s.endDate, page: s.page, size: s.size, sort: s.sort, summary: true,
     })}`, { signal }),
   getExecution: (id: string, signal?: AbortSignal) => request<Execution>(`/executions/${seg(id)}`, { signal }),
   /** The flow at the revision the execution ran (with its source). */

@@ -4,11 +4,12 @@
 // few seconds while one of its rows has not ended.
 import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { api, type Execution } from '../../api';
+import { api, type ExecutionSummary } from '../../api';
 import { DateTime, formatDuration } from '../../components/DateTime';
 import { ConfirmDialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { StateBadge } from '../../components/StateBadge';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { useApi } from '../../hooks';
@@ -99,7 +100,7 @@ export function ExecutionsList() {
     }
   };
 
-  const columns: Column<Execution>[] = [
+  const columns: Column<ExecutionSummary>[] = [
     {
       key: 'select', header: 'Select', render: (e) => (
         <input type="checkbox" aria-label={`Select ${e.id}`} checked={selected.has(e.id)} onChange={(ev) => toggle(e.id, ev.target.checked)} />
@@ -132,12 +133,7 @@ export function ExecutionsList() {
         for (const l of labelText.split(',').map((x) => x.trim()).filter(Boolean)) next.append('labels', l);
         setParams(next);
       }}>
-        <label className="field-inline">Namespace
-          <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
-            <option value="">All namespaces</option>
-            {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
-          </select>
-        </label>
+        <NamespaceSelect value={namespace} namespaces={namespaces.data} onChange={(ns) => setFilter('namespace', ns)} />
         <label className="field-inline">Flow
           <input type="search" value={flowText} placeholder="flow id" onChange={(e) => setFlowText(e.target.value)} />
         </label>
