@@ -22,6 +22,7 @@ const FLOWS = [
     onResume:
       - id: approver
         type: STRING
+        validator: "^[a-z]+$"
       - id: urgent
         type: BOOLEAN
         defaults: false
@@ -157,6 +158,13 @@ describe('/ui/executions/{namespace}/{flowId}/{id}', () => {
     await badge(page).getByText('PAUSED').waitFor();
     await page.getByRole('button', { name: 'Resume' }).click();
     const dialog = page.getByRole('dialog', { name: 'Resume this execution' });
+    // The server checks the value (422 naming inputs.approver): its message is shown at the field, nothing resumed.
+    await dialog.getByLabel('approver').fill('Alice 1');
+    await dialog.getByRole('button', { name: 'Resume execution' }).click();
+    const help = dialog.locator('#input-approver-help');
+    await help.getByText(/does not match the validator/).waitFor();
+    expect(await dialog.getByLabel('approver').getAttribute('aria-invalid')).toBe('true');
+    expect(await state(id)).toBe('PAUSED');
     await dialog.getByLabel('approver').fill('alice');
     expect(await dialog.getByRole('switch', { name: /urgent/ }).isChecked()).toBe(false);
     await dialog.getByRole('switch', { name: /urgent/ }).check();
