@@ -1,14 +1,14 @@
 // The flow editor's logic without a browser: where the cursor is in YAML being typed (yaml-context.ts), what the flow
 // schema served by the real API offers there (flow-schema.ts), where the server's error paths are in the source
-// (flow-errors.ts), the side-by-side rows of a revision diff (side-by-side.ts), and the Execute form's values
-// (input-values.ts): defaults, the required check and the multipart body.
+// (flow-errors.ts), the side-by-side rows of a revision diff (side-by-side.ts), and the Execute and Resume forms'
+// values (input-values.ts): defaults, the required check, the multipart body and where the server's errors are shown.
 import { describe, expect, it } from 'vitest';
 import { editorSchema } from '../../operator/model/plugin-catalog.js';
 import type { JsonSchema } from '../../ui/src/api.js';
 import { locatePath, parseConstraints, placeProblems, yamlSyntaxProblems } from '../../ui/src/components/flow-editor/flow-errors.js';
 import { schemaCompletions } from '../../ui/src/components/flow-editor/flow-schema.js';
 import { ITEM, yamlContextAt } from '../../ui/src/components/flow-editor/yaml-context.js';
-import { checkValues, initialValues, toFormData } from '../../ui/src/components/input-values.js';
+import { checkValues, initialValues, placeServerErrors, toFormData } from '../../ui/src/components/input-values.js';
 import { sideBySide } from '../../ui/src/components/side-by-side.js';
 
 const schema = editorSchema('flow') as unknown as JsonSchema;
@@ -92,7 +92,7 @@ describe('side-by-side diff rows', () => {
   });
 });
 
-describe('Execute form values', () => {
+describe('Execute and Resume form values', () => {
   const inputs = [
     { id: 's', type: 'STRING' }, { id: 'n', type: 'INT', defaults: 3 }, { id: 'b', type: 'BOOLEAN' },
     { id: 'm', type: 'MULTISELECT', values: ['x', 'y'], defaults: ['y'] }, { id: 'j', type: 'JSON', required: false },
@@ -114,5 +114,20 @@ describe('Execute form values', () => {
     const file = fd.get('f') as File;
     expect(file.name).toBe('h.txt');
     expect(await file.text()).toBe('hello');
+  });
+
+  it("places the server's inputs.<id> errors at their fields and keeps the rest for the banner", () => {
+    const placed = placeServerErrors(inputs, [
+      { path: 'inputs.s', message: 'must match ^[a-z]+$' },
+      { path: 'inputs.s', message: 'a second message for s' },
+      { path: 'inputs.unknown', message: 'not declared' },
+      { path: 'namespace', message: 'not allowed' },
+    ]);
+    expect(placed.atFields).toEqual({ s: 'must match ^[a-z]+$' });
+    expect(placed.rest.map((e) => e.path)).toEqual(['inputs.s', 'inputs.unknown', 'namespace']);
+  });
+
+  it('starts a YAML input from its default as text', () => {
+    expect(initialValues([{ id: 'y', type: 'YAML', defaults: { a: 1 } }])).toEqual({ y: '{\n  "a": 1\n}' });
   });
 });

@@ -73,9 +73,14 @@ async function errorOf(res: Response): Promise<ApiError> {
   let body: { message?: unknown; errors?: unknown } | undefined;
   try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
   const message = typeof body?.message === 'string' ? body.message : `${res.status} ${res.statusText || 'error'}`;
-  const errors = Array.isArray(body?.errors)
+  const errors: FieldError[] = Array.isArray(body?.errors)
     ? body.errors.map((e: { path?: unknown; message?: unknown }) => ({ path: String(e?.path ?? ''), message: String(e?.message ?? '') }))
     : [];
+  // The bulk routes name each refused item as Kestra does: `invalids: [{message, invalidValue, propertyPath}]`.
+  const invalids = (body as { invalids?: unknown } | undefined)?.invalids;
+  if (Array.isArray(invalids)) {
+    for (const e of invalids as { message?: unknown; invalidValue?: unknown }[]) errors.push({ path: String(e?.invalidValue ?? ''), message: String(e?.message ?? '') });
+  }
   return new ApiError(res.status, message, errors);
 }
 
@@ -118,6 +123,30 @@ export async function request<T>(path: string, init: { method?: string; body?: u
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+/**
+ * Calls `API_BASE + path` and returns the raw answer (for headers such as `X-Total-Count`, file bodies and
+ * downloads); a non-2xx answer throws `ApiError` as `request` does.
+ */
+export async function requestRaw(path: string, init: { method?: string; signal?: AbortSignal } = {}): Promise<Response> {
+  const res = await fetch(`${API_BASE}${path}`, { method: init.method ?? 'GET', headers: headersFor(), signal: init.signal });
+  noteStatus(res.status);
+  if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+/** Saves the answer of `path` as a file named `name` (the credential goes along, so a plain link cannot do it). */
+export async function downloadFile(path: string, name: string): Promise<void> {
+  const blob = await (await requestRaw(path)).blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 // ---- shapes (the fields the pages read; the server sends more) ----
 
 export type StateType = 'CREATED' | 'RUNNING' | 'PAUSED' | 'RESTARTED' | 'KILLING' | 'SUCCESS' | 'WARNING' | 'FAILED'
@@ -152,6 +181,25 @@ export interface JsonSchema {
   oneOf?: JsonSchema[]; definitions?: Record<string, JsonSchema>; description?: string; title?: string;
   additionalProperties?: boolean | JsonSchema;
 }
+export interface StateRecord { current: StateType; startDate?: string; endDate?: string; duration?: string; histories?: { state: StateType; date: string }[] }
+export interface Metric { name: string; type: 'counter' | 'timer'; value: number; tags?: Record<string, string> }
+export interface TaskRunAttempt { state: StateRecord; metrics?: Metric[] }
+export interface TaskRun {
+  id: string; taskId: string; parentTaskRunId?: string; value?: string; iteration?: number; state: StateRecord;
+  attempts?: TaskRunAttempt[]; outputs?: Record<string, unknown>; error?: string; flowableState?: { status?: string };
+}
+/** A whole execution (GET /executions/{id} and each event of its follow stream). */
+export interface Execution extends ExecutionSummary {
+  flowRevision: number; state: StateRecord; labels: FlowLabel[]; inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>; taskRunList: TaskRun[]; originalId?: string;
+  trigger?: { id: string; type: string }; parent?: { executionId: string; namespace: string; flowId: string };
+}
+export interface LogLine { taskId?: string; taskRunId?: string; attemptNumber?: number; level: string; timestamp: string; message: string }
+export interface MetricEntry { taskId: string; taskRunId: string; type: string; name: string; value: number; timestamp: string; tags: Record<string, string> }
+export interface ExecutionSearch {
+  namespace?: string; flowId?: string; state?: string[]; labels?: string[]; startDate?: string; endDate?: string;
+  page: number; size: number; sort?: string;
+}
 export interface LastExecution { id: string; namespace: string; flowId: string; startDate?: string; status: StateType }
 
 // ---- typed calls ----
@@ -168,7 +216,7 @@ export const api = {
   latestExecutions: (flows: { namespace: string; id: string }[], signal?: AbortSignal) =>
     flows.length === 0 ? Promise.resolve([] as LastExecution[]) : request<LastExecution[]>('/executions/latest', { method: 'POST', body: flows, signal }),
   flowExecutions: (namespace: string, flowId: string, page: number, size: number, signal?: AbortSignal) =>
-    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size })}`, { signal }),
+    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size, summary: true })}`, { signal }),
   /** Validates a YAML flow without saving it (one answer per document). */
   validateFlow: (source: string, signal?: AbortSignal) =>
     request<FlowValidation[]>('/flows/validate', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' }, signal }),
@@ -185,10 +233,70 @@ export const api = {
     request<Flow>(`/flows/${seg(namespace)}/${seg(id)}/revisions/${revision}/rollback`, { method: 'POST' }),
   /** The JSON schema the engine validates flows with (`flow`, `task` or `trigger`). */
   schema: (type: 'flow' | 'task' | 'trigger', signal?: AbortSignal) => request<JsonSchema>(`/plugins/schemas/${type}`, { signal }),
+
+  // ---- executions (pages/executions) ----
+  /** One page of executions as summaries (no task runs, no outputs: `summary=true`). */
+  searchExecutions: (s: ExecutionSearch, signal?: AbortSignal) =>
+    request<Page<ExecutionSummary>>(`/executions/search${query({
+      namespace: s.namespace, flowId: s.flowId, state: s.state, labels: s.labels, startDate: s.startDate,
+      endDate: s.endDate, page: s.page, size: s.size, sort: s.sort, summary: true,
+    })}`, { signal }),
   /** Starts an execution with the inputs as multipart form data (files as file parts), as Kestra's UI does. */
   createExecution: (namespace: string, flowId: string, inputs: FormData) =>
     request<ExecutionSummary>(`/executions/${seg(namespace)}/${seg(flowId)}`, { method: 'POST', body: inputs }),
+  getExecution: (id: string, signal?: AbortSignal) => request<Execution>(`/executions/${seg(id)}`, { signal }),
+  /** The flow at the revision the execution ran (with its source). */
+  executionFlow: (id: string, signal?: AbortSignal) => request<Flow & Record<string, unknown>>(`/executions/${seg(id)}/flow`, { signal }),
+  killExecution: (id: string) => request<void>(`/executions/${seg(id)}/kill`, { method: 'DELETE' }),
+  restartExecution: (id: string) => request<Execution>(`/executions/${seg(id)}/restart`, { method: 'POST' }),
+  /** A new execution copying this one, from `taskRunId` on when given. */
+  replayExecution: (id: string, taskRunId?: string) => request<Execution>(`/executions/${seg(id)}/replay${query({ taskRunId })}`, { method: 'POST' }),
+  /** Resumes a PAUSED execution with its Pause's `onResume` values (multipart, files allowed). */
+  resumeExecution: (id: string, values: FormData) => request<void>(`/executions/${seg(id)}/resume`, { method: 'POST', body: values }),
+  setExecutionLabels: (id: string, labels: FlowLabel[]) => request<Execution>(`/executions/${seg(id)}/labels`, { method: 'POST', body: labels }),
+  bulkKill: (ids: string[]) => request<{ count: number }>('/executions/kill/by-ids', { method: 'DELETE', body: ids }),
+  bulkRestart: (ids: string[]) => request<{ count: number }>('/executions/restart/by-ids', { method: 'POST', body: ids }),
+  bulkDelete: (ids: string[]) => request<{ count: number }>('/executions/by-ids', { method: 'DELETE', body: ids }),
+  /** One page of an execution's log lines and the matching total (X-Total-Count). */
+  executionLogs: async (id: string, f: { minLevel?: string; taskId?: string; page: number; size: number }, signal?: AbortSignal) => {
+    const res = await requestRaw(`/logs/${seg(id)}${query({ minLevel: f.minLevel, taskId: f.taskId, page: f.page, size: f.size })}`, { signal });
+    return { results: (await res.json()) as LogLine[], total: Number(res.headers.get('X-Total-Count') ?? 0) } satisfies Page<LogLine>;
+  },
+  executionMetrics: (id: string, p: { page: number; size: number; sort?: string }, signal?: AbortSignal) =>
+    request<Page<MetricEntry>>(`/metrics/${seg(id)}${query({ page: p.page, size: p.size, sort: p.sort })}`, { signal }),
+  fileSize: (id: string, uri: string, signal?: AbortSignal) =>
+    request<{ size: number }>(`/executions/${seg(id)}/file/metas${query({ path: uri })}`, { signal }),
+  /** The first `maxBytes` of an execution's file (the rest is not read: the download is cancelled). */
+  fileHead: async (id: string, uri: string, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> => {
+    const res = await requestRaw(`/executions/${seg(id)}/file${query({ path: uri })}`, { signal });
+    const reader = res.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    let read = 0;
+    let truncated = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      read += value.length;
+      if (read > maxBytes) { truncated = true; await reader.cancel(); break; }
+    }
+    const bytes = new Uint8Array(Math.min(read, maxBytes));
+    let at = 0;
+    for (const c of chunks) {
+      const part = c.subarray(0, Math.min(c.length, bytes.length - at));
+      bytes.set(part, at);
+      at += part.length;
+      if (at >= bytes.length) break;
+    }
+    return { bytes, truncated };
+  },
 };
+
+/** The API path of an execution's file (for `downloadFile`). */
+export const executionFilePath = (id: string, uri: string): string => `/executions/${seg(id)}/file${query({ path: uri })}`;
+/** The API path of an execution's logs as text (for `downloadFile`). */
+export const executionLogsDownloadPath = (id: string, f: { minLevel?: string; taskId?: string }): string =>
+  `/logs/${seg(id)}/download${query({ minLevel: f.minLevel, taskId: f.taskId })}`;
 
 // ---- server-sent events ----
 
@@ -202,6 +310,11 @@ export interface SseOptions {
   isEnd?(e: SseEvent): boolean;
   /** First retry delay in ms (doubled up to 30 s, reset once connected). */
   retryMs?: number;
+  /**
+   * The server ends the stream itself once it is over (the log follow does, when the execution has ended): a clean end
+   * of the answer stops the follow, only a failed connection is retried.
+   */
+  endOnClose?: boolean;
 }
 
 /** Parses SSE text: events are separated by a blank line; `data:` lines join with newlines; comments are skipped. */
@@ -251,7 +364,10 @@ export function followSse(path: string, opts: SseOptions): { stop(): void } {
         let buffer = '';
         for (;;) {
           const { value, done } = await reader.read();
-          if (done) break;
+          if (done) {
+            if (opts.endOnClose) { stopped = true; return; }
+            break;
+          }
           const parsed = parseSseChunk(buffer + value);
           buffer = parsed.rest;
           for (const e of parsed.events) {

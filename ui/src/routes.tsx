@@ -4,6 +4,8 @@ import type { ReactElement } from 'react';
 import { Navigate, type RouteObject } from 'react-router';
 import { App } from './App';
 import type { NavItem } from './components/Layout';
+import { ExecutionPage } from './pages/executions/ExecutionPage';
+import { ExecutionsList } from './pages/executions/ExecutionsList';
 import { FlowNew } from './pages/flows/FlowNew';
 import { FlowPage } from './pages/flows/FlowPage';
 import { FlowsList } from './pages/flows/FlowsList';
@@ -21,6 +23,8 @@ export const PAGES: PageRoute[] = [
   { path: 'flows', element: <FlowsList />, nav: 'Flows' },
   { path: 'flows/new', element: <FlowNew /> },
   { path: 'flows/edit/:namespace/:id/:tab?', element: <FlowPage /> },
+  { path: 'executions', element: <ExecutionsList />, nav: 'Executions' },
+  { path: 'executions/:namespace/:flowId/:id/:tab?', element: <ExecutionPage /> },
 ];
 
 /** Where `/ui` itself leads (the dashboard, once it exists). */

@@ -1,10 +1,9 @@
-// A modal dialog (the native <dialog>: focus kept inside, Escape closes) named by its title, and ConfirmDialog, a
-// question with a confirm and a Cancel button, for actions that change things (rollback, kill, delete...).
+// A modal dialog (the native <dialog>, opened with showModal: focus kept inside, Escape closes) named by its title,
+// with a Close button, and ConfirmDialog: a question with a confirm and a Cancel button, for actions that change or
+// delete data (rollback, kill, restart, bulk delete...). Action buttons go in a `dialog-foot` footer.
 import { useEffect, useId, useRef, type ReactNode } from 'react';
 
-export function Dialog({ open, title, onClose, children, className }: {
-  open: boolean; title: string; onClose(): void; children: ReactNode; className?: string;
-}) {
+export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose(): void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -14,7 +13,8 @@ export function Dialog({ open, title, onClose, children, className }: {
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} aria-labelledby={titleId} className={`dialog ${className ?? ''}`}
+    // Escape is turned into onClose: whether the dialog shows stays the caller's state.
+    <dialog ref={ref} aria-labelledby={titleId} className="dialog"
       onCancel={(e) => { e.preventDefault(); onClose(); }}>
       {open && (
         <>
@@ -29,14 +29,14 @@ export function Dialog({ open, title, onClose, children, className }: {
   );
 }
 
-export function ConfirmDialog({ open, title, confirmLabel, onConfirm, onClose, busy, children }: {
-  open: boolean; title: string; confirmLabel: string; onConfirm(): void; onClose(): void; busy?: boolean; children: ReactNode;
+export function ConfirmDialog({ open, title, confirmLabel, onConfirm, onCancel, busy, children }: {
+  open: boolean; title: string; confirmLabel: string; onConfirm(): void; onCancel(): void; busy?: boolean; children: ReactNode;
 }) {
   return (
-    <Dialog open={open} title={title} onClose={onClose}>
+    <Dialog open={open} title={title} onClose={onCancel}>
       <div className="dialog-body">{children}</div>
       <footer className="dialog-foot">
-        <button type="button" onClick={onClose} disabled={busy}>Cancel</button>
+        <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
         <button type="button" className="primary" onClick={onConfirm} disabled={busy}>{confirmLabel}</button>
       </footer>
     </Dialog>

@@ -1,9 +1,12 @@
-// The fields of a flow's inputs (the Execute form; also fit for a Pause's onResume inputs): one field labelled by the
-// input id per input, a widget per type (text, number, select, multi-select, switch, date/time pickers, JSON text,
-// masked secret, file upload, list of items), descriptions shown, and the error of each field (the client's required
-// check or the server's `inputs.<id>` message) under it. Values live in the caller (input-values.ts).
-import type { FlowInput } from '../api';
-import { isRequired, type InputValue, type InputValues } from './input-values';
+// The form of declared inputs: a flow's `inputs` (the Execute dialog, pages/flows/ExecuteButton.tsx) and a Pause's
+// `onResume` (the Resume dialog, pages/executions/ExecutionPage.tsx). One field labelled by the input id per input, a
+// widget per type (text, number, select, multi-select, switch, date/time pickers, JSON/YAML text, masked secret, file
+// upload, list of items), descriptions shown, the client's required check, then the multipart body (input-values.ts)
+// handed to `onSubmit`; the server's `inputs.<id>` messages are shown under their fields, its other errors above.
+import { useState, type FormEvent } from 'react';
+import { ApiError, type FlowInput } from '../api';
+import { ErrorBanner } from './ErrorBanner';
+import { checkValues, initialValues, isRequired, placeServerErrors, toFormData, type InputValue, type InputValues } from './input-values';
 
 const fieldId = (id: string) => `input-${id}`;
 
@@ -48,6 +51,7 @@ function Widget({ input, value, onChange, describedBy, invalid }: {
     case 'TIME':
       return <input {...common} type="time" step={1} value={text} onChange={(e) => onChange(e.target.value)} />;
     case 'JSON':
+    case 'YAML':
       return <textarea {...common} className="mono" rows={5} spellCheck={false} value={text} onChange={(e) => onChange(e.target.value)} />;
     case 'SECRET':
       return <input {...common} type="password" autoComplete="off" value={text} onChange={(e) => onChange(e.target.value)} />;
@@ -73,7 +77,8 @@ function Widget({ input, value, onChange, describedBy, invalid }: {
   }
 }
 
-export function InputsForm({ inputs, values, onChange, errors }: {
+/** The fields alone (values held by the caller). */
+function InputsFields({ inputs, values, onChange, errors }: {
   inputs: FlowInput[];
   values: InputValues;
   onChange(values: InputValues): void;
@@ -102,5 +107,57 @@ export function InputsForm({ inputs, values, onChange, errors }: {
         );
       })}
     </div>
+  );
+}
+
+/**
+ * The whole form, to put in a Dialog: the fields in its body, Cancel and `submitLabel` in its footer. `onSubmit` sends
+ * the body; what it throws is shown (an ApiError's `inputs.<id>` at the fields) and the form stays open.
+ */
+export function InputsForm({ inputs, label, submitLabel, emptyText, onSubmit, onCancel }: {
+  inputs: FlowInput[]; label: string; submitLabel: string; emptyText: string;
+  onSubmit(body: FormData): Promise<void>; onCancel(): void;
+}) {
+  const [values, setValues] = useState<InputValues>(() => initialValues(inputs));
+  const [errors, setErrors] = useState<Record<string, string | undefined>>({});
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    const found = checkValues(inputs, values);
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    setBusy(true);
+    try {
+      await onSubmit(toFormData(inputs, values));
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const { atFields, rest } = placeServerErrors(inputs, err.errors);
+        setErrors(atFields);
+        // The banner keeps what no field shows.
+        if (Object.keys(atFields).length === 0 || rest.length > 0) setError(new ApiError(err.status, err.message, rest));
+        else setError(new ApiError(err.status, 'Some inputs were refused: see the fields'));
+      } else {
+        setError(err);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={(e) => void submit(e)} noValidate aria-label={label}>
+      <div className="dialog-body">
+        <ErrorBanner error={error} />
+        {inputs.length === 0 ? <p className="muted">{emptyText}</p>
+          : <InputsFields inputs={inputs} values={values} onChange={setValues} errors={errors} />}
+      </div>
+      <footer className="dialog-foot">
+        <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+        <button type="submit" className="primary" disabled={busy}>{submitLabel}</button>
+      </footer>
+    </form>
   );
 }

@@ -1,7 +1,8 @@
-// The values of a flow's inputs as a form holds them (InputsForm.tsx): initial values from the declared defaults, the
-// client's required check, and the multipart body the execution routes take (files as file parts, lists as JSON), as
-// Kestra's UI sends them. Pure (no React), so a test can check it without a browser.
-import type { FlowInput } from '../api.js';
+// The values of declared inputs (a flow's `inputs`, a Pause's `onResume`) as InputsForm.tsx holds them: initial values
+// from the declared defaults, the client's required check, the multipart body the execute and resume routes take
+// (files as file parts, lists as JSON), as Kestra's UI sends them, and the server's `inputs.<id>` errors placed at their
+// fields. Pure (no React), so a test can check it without a browser.
+import type { FieldError, FlowInput } from '../api.js';
 
 export type InputValue = string | boolean | string[] | File | undefined;
 export type InputValues = Record<string, InputValue>;
@@ -32,7 +33,7 @@ export function initialValue(i: FlowInput): InputValue {
     return [];
   }
   if (d === undefined || d === null || i.type === 'FILE' || i.type === 'SECRET') return i.type === 'FILE' ? undefined : '';
-  if (i.type === 'JSON') return typeof d === 'string' ? d : JSON.stringify(d, null, 2);
+  if (i.type === 'JSON' || i.type === 'YAML') return typeof d === 'string' ? d : JSON.stringify(d, null, 2);
   if (i.type === 'DATETIME') return typeof d === 'string' ? toLocalDateTime(d) ?? '' : '';
   return typeof d === 'string' ? d : String(d);
 }
@@ -81,4 +82,19 @@ export function toFormData(inputs: FlowInput[], values: InputValues): FormData {
     }
   }
   return fd;
+}
+
+/**
+ * The server's errors split by where the form shows them: `inputs.<id>` of a declared input at its field, the rest
+ * (other paths, or an input the form does not show) above the form.
+ */
+export function placeServerErrors(inputs: FlowInput[], errors: FieldError[]): { atFields: Record<string, string>; rest: FieldError[] } {
+  const atFields: Record<string, string> = {};
+  const rest: FieldError[] = [];
+  for (const fe of errors) {
+    const m = /^inputs\.(.+)$/.exec(fe.path);
+    if (m && inputs.some((i) => i.id === m[1]) && atFields[m[1]!] === undefined) atFields[m[1]!] = fe.message;
+    else rest.push(fe);
+  }
+  return { atFields, rest };
 }

@@ -6,6 +6,7 @@ import { api, type Flow, type LastExecution } from '../../api';
 import { DateTime } from '../../components/DateTime';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { StateBadge } from '../../components/StateBadge';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { useApi } from '../../hooks';
@@ -66,12 +67,7 @@ export function FlowsList() {
           <input type="search" aria-label="Search flows" placeholder="Search flows" value={text} onChange={(e) => setText(e.target.value)}
             onKeyDown={(e) => { if (e.key === 'Enter') setFilter('q', text.trim()); }} />
         </label>
-        <label className="field-inline">Namespace
-          <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
-            <option value="">All namespaces</option>
-            {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
-          </select>
-        </label>
+        <NamespaceSelect value={namespace} namespaces={namespaces.data} onChange={(ns) => setFilter('namespace', ns)} />
       </div>
       <ErrorBanner error={flows.error ?? namespaces.error} onRetry={flows.reload} />
       {flows.data && (

@@ -101,7 +101,7 @@ export function FlowRevisions({ flow, reload }: FlowTabProps) {
         </section>
       )}
       <ConfirmDialog open={!!restore} title={`Restore revision ${restore?.revision ?? ''}?`} confirmLabel="Restore" busy={busy}
-        onConfirm={() => void doRestore()} onClose={() => setRestore(undefined)}>
+        onConfirm={() => void doRestore()} onCancel={() => setRestore(undefined)}>
         <p>This saves the source of revision {restore?.revision} as a new revision ({latest + 1}). Newer revisions are kept.</p>
       </ConfirmDialog>
     </div>
