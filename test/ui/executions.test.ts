@@ -161,8 +161,8 @@ describe('/ui/executions/{namespace}/{flowId}/{id}', () => {
     // The server checks the value (422 naming inputs.approver): its message is shown at the field, nothing resumed.
     await dialog.getByLabel('approver').fill('Alice 1');
     await dialog.getByRole('button', { name: 'Resume execution' }).click();
-    const help = dialog.locator('#input-approver-help');
-    await help.getByText(/does not match the validator/).waitFor();
+    const fieldError = dialog.locator('#input-approver-error');
+    await fieldError.getByText(/does not match the validator/).waitFor();
     expect(await dialog.getByLabel('approver').getAttribute('aria-invalid')).toBe('true');
     expect(await state(id)).toBe('PAUSED');
     await dialog.getByLabel('approver').fill('alice');

@@ -156,7 +156,7 @@ export interface Page<T> { results: T[]; total: number }
 
 export interface FlowInput {
   id: string; type: string; description?: string; displayName?: string; required?: boolean; defaults?: unknown;
-  values?: unknown[];
+  values?: unknown[]; itemType?: string; min?: number | string; max?: number | string;
 }
 export interface FlowTrigger { id: string; type: string; description?: string; disabled?: boolean; cron?: string; [k: string]: unknown }
 export interface FlowLabel { key: string; value: string }
@@ -169,6 +169,17 @@ export interface ExecutionSummary {
   id: string; namespace: string; flowId: string; flowRevision?: number;
   state: { current: StateType; startDate?: string; endDate?: string; duration?: string | number; histories?: { state: StateType; date: string }[] };
   labels?: FlowLabel[];
+}
+/** One YAML document's answer from POST /flows/validate: `constraints` holds `path: message` lines when invalid. */
+export interface FlowValidation {
+  index: number; flow?: string; namespace?: string; constraints?: string; deprecationPaths?: string[]; warnings?: string[];
+}
+/** A JSON schema as served by GET /plugins/schemas/{type} (the subset the editor reads). */
+export interface JsonSchema {
+  $ref?: string; type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; enum?: unknown[];
+  const?: unknown; required?: string[]; allOf?: { if?: JsonSchema; then?: JsonSchema }[]; anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[]; definitions?: Record<string, JsonSchema>; description?: string; title?: string;
+  additionalProperties?: boolean | JsonSchema;
 }
 export interface StateRecord { current: StateType; startDate?: string; endDate?: string; duration?: string; histories?: { state: StateType; date: string }[] }
 export interface Metric { name: string; type: 'counter' | 'timer'; value: number; tags?: Record<string, string> }
@@ -206,6 +217,22 @@ export const api = {
     flows.length === 0 ? Promise.resolve([] as LastExecution[]) : request<LastExecution[]>('/executions/latest', { method: 'POST', body: flows, signal }),
   flowExecutions: (namespace: string, flowId: string, page: number, size: number, signal?: AbortSignal) =>
     request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size, summary: true })}`, { signal }),
+  /** Validates a YAML flow without saving it (one answer per document). */
+  validateFlow: (source: string, signal?: AbortSignal) =>
+    request<FlowValidation[]>('/flows/validate', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' }, signal }),
+  createFlow: (source: string) =>
+    request<Flow>('/flows', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' } }),
+  /** Saves a flow's new source: a new revision when it changed. */
+  updateFlow: (namespace: string, id: string, source: string) =>
+    request<Flow>(`/flows/${seg(namespace)}/${seg(id)}`, { method: 'PUT', body: source, headers: { 'Content-Type': 'application/x-yaml' } }),
+  /** Every revision of a flow, oldest first, each with its source. */
+  flowRevisions: (namespace: string, id: string, signal?: AbortSignal) =>
+    request<Flow[]>(`/flows/${seg(namespace)}/${seg(id)}/revisions`, { signal }),
+  /** A new revision with the source of `revision`. */
+  rollbackFlow: (namespace: string, id: string, revision: number) =>
+    request<Flow>(`/flows/${seg(namespace)}/${seg(id)}/revisions/${revision}/rollback`, { method: 'POST' }),
+  /** The JSON schema the engine validates flows with (`flow`, `task` or `trigger`). */
+  schema: (type: 'flow' | 'task' | 'trigger', signal?: AbortSignal) => request<JsonSchema>(`/plugins/schemas/${type}`, { signal }),
 
   // ---- executions (pages/executions) ----
   /** One page of executions as summaries (no task runs, no outputs: `summary=true`). */
@@ -214,6 +241,9 @@ export const api = {
       namespace: s.namespace, flowId: s.flowId, state: s.state, labels: s.labels, startDate: s.startDate,
       endDate: s.endDate, page: s.page, size: s.size, sort: s.sort, summary: true,
     })}`, { signal }),
+  /** Starts an execution with the inputs as multipart form data (files as file parts), as Kestra's UI does. */
+  createExecution: (namespace: string, flowId: string, inputs: FormData) =>
+    request<ExecutionSummary>(`/executions/${seg(namespace)}/${seg(flowId)}`, { method: 'POST', body: inputs }),
   getExecution: (id: string, signal?: AbortSignal) => request<Execution>(`/executions/${seg(id)}`, { signal }),
   /** The flow at the revision the execution ran (with its source). */
   executionFlow: (id: string, signal?: AbortSignal) => request<Flow & Record<string, unknown>>(`/executions/${seg(id)}/flow`, { signal }),

@@ -6,6 +6,7 @@ import { App } from './App';
 import type { NavItem } from './components/Layout';
 import { ExecutionPage } from './pages/executions/ExecutionPage';
 import { ExecutionsList } from './pages/executions/ExecutionsList';
+import { FlowNew } from './pages/flows/FlowNew';
 import { FlowPage } from './pages/flows/FlowPage';
 import { FlowsList } from './pages/flows/FlowsList';
 import { NotFound } from './pages/NotFound';
@@ -20,6 +21,7 @@ export interface PageRoute {
 
 export const PAGES: PageRoute[] = [
   { path: 'flows', element: <FlowsList />, nav: 'Flows' },
+  { path: 'flows/new', element: <FlowNew /> },
   { path: 'flows/edit/:namespace/:id/:tab?', element: <FlowPage /> },
   { path: 'executions', element: <ExecutionsList />, nav: 'Executions' },
   { path: 'executions/:namespace/:flowId/:id/:tab?', element: <ExecutionPage /> },

@@ -1,8 +1,9 @@
-// A modal dialog (the native <dialog>, opened with showModal: focus kept inside, Escape closes) with a title that
-// names it, and ConfirmDialog: a question with a confirm and a cancel button, for actions that change or delete data.
+// A modal dialog (the native <dialog>, opened with showModal: focus kept inside, Escape closes) named by its title,
+// with a Close button, and ConfirmDialog: a question with a confirm and a Cancel button, for actions that change or
+// delete data (rollback, kill, restart, bulk delete...). Action buttons go in a `dialog-foot` footer.
 import { useEffect, useId, useRef, type ReactNode } from 'react';
 
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose(): void; children: ReactNode }) {
+export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose(): void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -12,10 +13,15 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+    // Escape is turned into onClose: whether the dialog shows stays the caller's state.
+    <dialog ref={ref} aria-labelledby={titleId} className="dialog"
+      onCancel={(e) => { e.preventDefault(); onClose(); }}>
       {open && (
         <>
-          <h2 id={titleId}>{title}</h2>
+          <header className="dialog-head">
+            <h2 id={titleId}>{title}</h2>
+            <button type="button" className="link" aria-label="Close" onClick={onClose}>×</button>
+          </header>
           {children}
         </>
       )}
@@ -23,16 +29,16 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
   );
 }
 
-export function ConfirmDialog({ title, open, confirmLabel, busy, onConfirm, onCancel, children }: {
-  title: string; open: boolean; confirmLabel: string; busy?: boolean; onConfirm(): void; onCancel(): void; children: ReactNode;
+export function ConfirmDialog({ open, title, confirmLabel, onConfirm, onCancel, busy, children }: {
+  open: boolean; title: string; confirmLabel: string; onConfirm(): void; onCancel(): void; busy?: boolean; children: ReactNode;
 }) {
   return (
-    <Dialog title={title} open={open} onClose={onCancel}>
+    <Dialog open={open} title={title} onClose={onCancel}>
       <div className="dialog-body">{children}</div>
-      <div className="dialog-actions">
-        <button type="button" onClick={onCancel}>Cancel</button>
-        <button type="button" className="primary" disabled={busy} onClick={onConfirm}>{confirmLabel}</button>
-      </div>
+      <footer className="dialog-foot">
+        <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+        <button type="button" className="primary" onClick={onConfirm} disabled={busy}>{confirmLabel}</button>
+      </footer>
     </Dialog>
   );
 }

@@ -1,111 +1,163 @@
-// A form generated from declared inputs (a flow's `inputs`, a Pause task's `onResume`): one labelled field per input
-// id with a widget per type, defaults filled, `required` enforced, the server's message shown at its field
-// (`inputs.<id>`); it hands a multipart FormData (files included) to `onSubmit`.
+// The form of declared inputs: a flow's `inputs` (the Execute dialog, pages/flows/ExecuteButton.tsx) and a Pause's
+// `onResume` (the Resume dialog, pages/executions/ExecutionPage.tsx). One field labelled by the input id per input, a
+// widget per type (text, number, select, multi-select, switch, date/time pickers, JSON/YAML text, masked secret, file
+// upload, list of items), descriptions shown, the client's required check, then the multipart body (input-values.ts)
+// handed to `onSubmit`; the server's `inputs.<id>` messages are shown under their fields, its other errors above.
 import { useState, type FormEvent } from 'react';
 import { ApiError, type FlowInput } from '../api';
+import { ErrorBanner } from './ErrorBanner';
+import { checkValues, initialValues, isRequired, placeServerErrors, toFormData, type InputValue, type InputValues } from './input-values';
 
-const text = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v, null, 2));
-const isRequired = (i: FlowInput): boolean => i.required !== false && i.defaults === undefined;
+const fieldId = (id: string) => `input-${id}`;
 
-/** The initial text of each field: its default, for DATETIME in the picker's local format. */
-function initial(i: FlowInput): string {
-  if (i.defaults === undefined) return '';
-  if (i.type === 'DATETIME' && typeof i.defaults === 'string') {
-    const d = new Date(i.defaults);
-    if (!Number.isNaN(d.getTime())) return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
-  }
-  if (i.type === 'ARRAY' && Array.isArray(i.defaults)) return i.defaults.map(text).join('\n');
-  if ((i.type === 'BOOLEAN' || i.type === 'BOOL')) return i.defaults === true || i.defaults === 'true' ? 'true' : 'false';
-  return text(i.defaults);
-}
-
-/** The value sent for one field (undefined: not sent, the server applies the default). */
-function encoded(i: FlowInput, v: string): string | undefined {
-  if (v === '' && i.type !== 'BOOLEAN' && i.type !== 'BOOL') return undefined;
-  if (i.type === 'DATETIME') return new Date(v).toISOString();
-  if (i.type === 'ARRAY') return JSON.stringify(v.split('\n').map((x) => x.trim()).filter((x) => x !== ''));
-  return v;
-}
-
-export function InputsForm({ inputs, error, busy, submitLabel, onSubmit, onCancel }: {
-  inputs: FlowInput[]; error?: unknown; busy?: boolean; submitLabel: string; onSubmit(values: FormData): void; onCancel?(): void;
+function Widget({ input, value, onChange, describedBy, invalid }: {
+  input: FlowInput; value: InputValue; onChange(v: InputValue): void; describedBy?: string; invalid: boolean;
 }) {
-  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(inputs.map((i) => [i.id, initial(i)])));
-  const [files, setFiles] = useState<Record<string, File | undefined>>({});
-  const set = (id: string, v: string) => setValues((s) => ({ ...s, [id]: v }));
-  const fieldError = (id: string): string | undefined => (error instanceof ApiError ? error.fieldMessage(`inputs.${id}`) : undefined);
+  const common = { id: fieldId(input.id), 'aria-describedby': describedBy, 'aria-invalid': invalid || undefined };
+  const text = typeof value === 'string' ? value : '';
+  const list = Array.isArray(value) ? value : [];
+  const options = (input.values ?? []).map(String);
+  switch (input.type) {
+    case 'INT':
+    case 'FLOAT':
+      return <input {...common} type="number" step={input.type === 'INT' ? 1 : 'any'} value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'BOOLEAN':
+    case 'BOOL':
+      return (
+        <span className="switch">
+          <input {...common} type="checkbox" role="switch" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
+          <span aria-hidden="true">{value === true ? 'true' : 'false'}</span>
+        </span>
+      );
+    case 'ENUM':
+    case 'SELECT':
+      return (
+        <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
+          {(!isRequired(input) || input.defaults === undefined) && <option value="">(choose)</option>}
+          {options.map((o) => <option key={o} value={o}>{o}</option>)}
+        </select>
+      );
+    case 'MULTISELECT':
+      return (
+        <select {...common} multiple value={list} size={Math.min(6, Math.max(2, options.length))}
+          onChange={(e) => onChange(Array.from(e.target.selectedOptions, (o) => o.value))}>
+          {options.map((o) => <option key={o} value={o}>{o}</option>)}
+        </select>
+      );
+    case 'DATETIME':
+      return <input {...common} type="datetime-local" step={1} value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'DATE':
+      return <input {...common} type="date" value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'TIME':
+      return <input {...common} type="time" step={1} value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'JSON':
+    case 'YAML':
+      return <textarea {...common} className="mono" rows={5} spellCheck={false} value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'SECRET':
+      return <input {...common} type="password" autoComplete="off" value={text} onChange={(e) => onChange(e.target.value)} />;
+    case 'FILE':
+      return <input {...common} type="file" onChange={(e) => onChange(e.target.files?.[0])} />;
+    case 'ARRAY':
+      return (
+        <div className="array-field" role="group" aria-labelledby={`${fieldId(input.id)}-label`} aria-describedby={describedBy}>
+          {list.map((item, k) => (
+            <div key={k} className="row-gap">
+              <input type="text" aria-label={`${input.id} item ${k + 1}`} value={item}
+                onChange={(e) => onChange(list.map((x, j) => (j === k ? e.target.value : x)))} />
+              <button type="button" aria-label={`Remove ${input.id} item ${k + 1}`} onClick={() => onChange(list.filter((_, j) => j !== k))}>Remove</button>
+            </div>
+          ))}
+          <button type="button" aria-label={`Add ${input.id} item`} onClick={() => onChange([...list, ''])}>Add item</button>
+          {input.itemType && <span className="muted"> items of type {input.itemType}</span>}
+        </div>
+      );
+    default: // STRING, URI, DURATION and any other text
+      return <input {...common} type="text" value={text} placeholder={input.type === 'DURATION' ? 'PT5M' : input.type === 'URI' ? 'https://' : undefined}
+        onChange={(e) => onChange(e.target.value)} />;
+  }
+}
 
-  const submit = (e: FormEvent) => {
+/** The fields alone (values held by the caller). */
+function InputsFields({ inputs, values, onChange, errors }: {
+  inputs: FlowInput[];
+  values: InputValues;
+  onChange(values: InputValues): void;
+  /** A message per input id, shown under its field. */
+  errors: Record<string, string | undefined>;
+}) {
+  return (
+    <div className="inputs-form">
+      {inputs.map((input) => {
+        const error = errors[input.id];
+        const descId = input.description ? `${fieldId(input.id)}-desc` : undefined;
+        const errId = error ? `${fieldId(input.id)}-error` : undefined;
+        const describedBy = [descId, errId].filter(Boolean).join(' ') || undefined;
+        return (
+          <div key={input.id} className={error ? 'input-field has-error' : 'input-field'}>
+            <div className="input-head">
+              <label id={`${fieldId(input.id)}-label`} htmlFor={input.type === 'ARRAY' ? undefined : fieldId(input.id)}>{input.id}</label>
+              {isRequired(input) && input.defaults === undefined && <span className="required" title="required">*</span>}
+              {input.displayName && <span className="muted">{input.displayName}</span>}
+              <span className="input-type">{input.type}</span>
+            </div>
+            <Widget input={input} value={values[input.id]} onChange={(v) => onChange({ ...values, [input.id]: v })} describedBy={describedBy} invalid={!!error} />
+            {input.description && <p id={descId} className="input-desc muted">{input.description}</p>}
+            {error && <p id={errId} className="field-error" role="alert">{error}</p>}
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+/**
+ * The whole form, to put in a Dialog: the fields in its body, Cancel and `submitLabel` in its footer. `onSubmit` sends
+ * the body; what it throws is shown (an ApiError's `inputs.<id>` at the fields) and the form stays open.
+ */
+export function InputsForm({ inputs, label, submitLabel, emptyText, onSubmit, onCancel }: {
+  inputs: FlowInput[]; label: string; submitLabel: string; emptyText: string;
+  onSubmit(body: FormData): Promise<void>; onCancel(): void;
+}) {
+  const [values, setValues] = useState<InputValues>(() => initialValues(inputs));
+  const [errors, setErrors] = useState<Record<string, string | undefined>>({});
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const form = new FormData();
-    for (const i of inputs) {
-      if (i.type === 'FILE') {
-        const f = files[i.id];
-        if (f) form.append(i.id, f, f.name);
-        continue;
+    setError(undefined);
+    const found = checkValues(inputs, values);
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    setBusy(true);
+    try {
+      await onSubmit(toFormData(inputs, values));
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const { atFields, rest } = placeServerErrors(inputs, err.errors);
+        setErrors(atFields);
+        // The banner keeps what no field shows.
+        if (Object.keys(atFields).length === 0 || rest.length > 0) setError(new ApiError(err.status, err.message, rest));
+        else setError(new ApiError(err.status, 'Some inputs were refused: see the fields'));
+      } else {
+        setError(err);
       }
-      if (i.type === 'MULTISELECT') {
-        const list = values[i.id] ? (JSON.parse(values[i.id]!) as string[]) : [];
-        if (list.length) form.append(i.id, JSON.stringify(list));
-        continue;
-      }
-      const v = encoded(i, values[i.id] ?? '');
-      if (v !== undefined) form.append(i.id, v);
-    }
-    onSubmit(form);
-  };
-
-  const widget = (i: FlowInput) => {
-    const id = `input-${i.id}`;
-    const common = { id, name: i.id, required: isRequired(i), 'aria-invalid': fieldError(i.id) ? true : undefined, 'aria-describedby': `${id}-help` };
-    const v = values[i.id] ?? '';
-    const options = (i.values ?? []).map(text);
-    switch (i.type) {
-      case 'BOOLEAN': case 'BOOL':
-        return <input {...common} required={false} type="checkbox" role="switch" checked={v === 'true'} onChange={(e) => set(i.id, e.target.checked ? 'true' : 'false')} />;
-      case 'INT': case 'FLOAT':
-        return <input {...common} type="number" step={i.type === 'INT' ? 1 : 'any'} value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      case 'ENUM': case 'SELECT':
-        return (
-          <select {...common} value={v} onChange={(e) => set(i.id, e.target.value)}>
-            {!isRequired(i) || v === '' ? <option value="">–</option> : null}
-            {options.map((o) => <option key={o} value={o}>{o}</option>)}
-          </select>
-        );
-      case 'MULTISELECT': {
-        const chosen: string[] = v ? (JSON.parse(v) as string[]) : [];
-        return (
-          <select {...common} multiple value={chosen} onChange={(e) => set(i.id, JSON.stringify([...e.target.selectedOptions].map((o) => o.value)))}>
-            {options.map((o) => <option key={o} value={o}>{o}</option>)}
-          </select>
-        );
-      }
-      case 'DATETIME': return <input {...common} type="datetime-local" step={1} value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      case 'DATE': return <input {...common} type="date" value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      case 'TIME': return <input {...common} type="time" step={1} value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      case 'SECRET': return <input {...common} type="password" autoComplete="off" value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      case 'FILE': return <input {...common} type="file" onChange={(e) => setFiles((s) => ({ ...s, [i.id]: e.target.files?.[0] }))} />;
-      case 'JSON': case 'YAML': case 'ARRAY':
-        return <textarea {...common} rows={4} className="code" value={v} onChange={(e) => set(i.id, e.target.value)} />;
-      default:
-        return <input {...common} type="text" value={v} onChange={(e) => set(i.id, e.target.value)} />;
+    } finally {
+      setBusy(false);
     }
   };
 
   return (
-    <form className="inputs-form" onSubmit={submit} noValidate={false}>
-      {inputs.map((i) => (
-        <div key={i.id} className="field">
-          <label htmlFor={`input-${i.id}`}>{i.id}{isRequired(i) ? ' *' : ''} <span className="muted">{i.type}{i.type === 'ARRAY' ? ' (one item per line)' : ''}</span></label>
-          {widget(i)}
-          <small id={`input-${i.id}-help`} className={fieldError(i.id) ? 'field-error' : 'muted'}>{fieldError(i.id) ?? i.description ?? ''}</small>
-        </div>
-      ))}
-      {inputs.length === 0 && <p className="muted">No inputs to fill.</p>}
-      <div className="dialog-actions">
-        {onCancel && <button type="button" onClick={onCancel}>Cancel</button>}
-        <button type="submit" className="primary" disabled={busy}>{submitLabel}</button>
+    <form onSubmit={(e) => void submit(e)} noValidate aria-label={label}>
+      <div className="dialog-body">
+        <ErrorBanner error={error} />
+        {inputs.length === 0 ? <p className="muted">{emptyText}</p>
+          : <InputsFields inputs={inputs} values={values} onChange={setValues} errors={errors} />}
       </div>
+      <footer className="dialog-foot">
+        <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+        <button type="submit" className="primary" disabled={busy}>{submitLabel}</button>
+      </footer>
     </form>
   );
 }

@@ -193,8 +193,8 @@ function ExecutionView() {
           })} />
       )}
       {action === 'resume' && (
-        <ResumeDialog execution={execution} busy={busy} error={actionError} onCancel={close}
-          onResume={(values) => run(async () => { await api.resumeExecution(execution.id, values); refollow(); })} />
+        <ResumeDialog execution={execution} onCancel={close}
+          onResume={async (values) => { await api.resumeExecution(execution.id, values); refollow(); close(); }} />
       )}
       {action === 'labels' && (
         <LabelsDialog labels={execution.labels} busy={busy} error={actionError} onCancel={close}
@@ -212,24 +212,26 @@ function ReplayDialog({ execution, busy, error, onCancel, onReplay }: {
   const rows = ganttModel(execution.taskRunList, Date.now(), execution.state.startDate).rows;
   return (
     <Dialog title="Replay this execution" open onClose={onCancel}>
-      <p>A new execution of the same flow revision with the same inputs; from a task run, the ones before it are kept as they ended.</p>
-      <label className="field">From task run
-        <select value={from} onChange={(e) => setFrom(e.target.value)}>
-          <option value="">The start (the whole execution)</option>
-          {rows.map((r) => <option key={r.id} value={r.id}>{'\u00a0\u00a0'.repeat(r.depth)}{runLabel(r)} ({r.state})</option>)}
-        </select>
-      </label>
-      <ErrorBanner error={error} />
-      <div className="dialog-actions">
-        <button type="button" onClick={onCancel}>Cancel</button>
-        <button type="button" className="primary" disabled={busy} onClick={() => onReplay(from || undefined)}>Replay execution</button>
+      <div className="dialog-body">
+        <p>A new execution of the same flow revision with the same inputs; from a task run, the ones before it are kept as they ended.</p>
+        <label className="field">From task run
+          <select value={from} onChange={(e) => setFrom(e.target.value)}>
+            <option value="">The start (the whole execution)</option>
+            {rows.map((r) => <option key={r.id} value={r.id}>{'\u00a0\u00a0'.repeat(r.depth)}{runLabel(r)} ({r.state})</option>)}
+          </select>
+        </label>
+        <ErrorBanner error={error} />
       </div>
+      <footer className="dialog-foot">
+        <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+        <button type="button" className="primary" disabled={busy} onClick={() => onReplay(from || undefined)}>Replay execution</button>
+      </footer>
     </Dialog>
   );
 }
 
-function ResumeDialog({ execution, busy, error, onCancel, onResume }: {
-  execution: Execution; busy: boolean; error: unknown; onCancel(): void; onResume(values: FormData): void;
+function ResumeDialog({ execution, onCancel, onResume }: {
+  execution: Execution; onCancel(): void; onResume(values: FormData): Promise<void>;
 }) {
   const [inputs, setInputs] = useState<FlowInput[]>();
   const [loadError, setLoadError] = useState<unknown>();
@@ -244,12 +246,10 @@ function ResumeDialog({ execution, busy, error, onCancel, onResume }: {
   }, [execution.id]);
   return (
     <Dialog title="Resume this execution" open onClose={onCancel}>
-      <ErrorBanner error={loadError} />
-      {inputs === undefined ? <p className="muted" role="status">Loading…</p> : (
-        <>
-          <ErrorBanner error={error instanceof ApiError && error.errors.length ? undefined : error} />
-          <InputsForm inputs={inputs} error={error} busy={busy} submitLabel="Resume execution" onSubmit={onResume} onCancel={onCancel} />
-        </>
+      {loadError !== undefined && <div className="dialog-body"><ErrorBanner error={loadError} /></div>}
+      {inputs === undefined ? <div className="dialog-body"><p className="muted" role="status">Loading…</p></div> : (
+        <InputsForm inputs={inputs} label="Resume inputs" submitLabel="Resume execution" emptyText="No inputs to fill."
+          onSubmit={onResume} onCancel={onCancel} />
       )}
     </Dialog>
   );
@@ -263,24 +263,26 @@ function LabelsDialog({ labels, busy, error, onCancel, onSave }: {
   return (
     <Dialog title="Edit labels" open onClose={onCancel}>
       <form onSubmit={(e) => { e.preventDefault(); onSave(rows.filter((r) => r.key.trim() !== '')); }}>
-        <table className="table" aria-label="Labels to save">
-          <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col"><span className="sr-only">Remove</span></th></tr></thead>
-          <tbody>
-            {rows.map((r, i) => (
-              <tr key={i}>
-                <td><input aria-label={`Label ${i + 1} key`} value={r.key} onChange={(e) => set(i, { key: e.target.value })} /></td>
-                <td><input aria-label={`Label ${i + 1} value`} value={r.value} onChange={(e) => set(i, { value: e.target.value })} /></td>
-                <td><button type="button" aria-label={`Remove label ${i + 1}`} onClick={() => setRows((rs) => rs.filter((_, j) => j !== i))}>×</button></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <button type="button" onClick={() => setRows((rs) => [...rs, { key: '', value: '' }])}>Add label</button>
-        <ErrorBanner error={error} />
-        <div className="dialog-actions">
-          <button type="button" onClick={onCancel}>Cancel</button>
-          <button type="submit" className="primary" disabled={busy}>Save labels</button>
+        <div className="dialog-body">
+          <table className="table" aria-label="Labels to save">
+            <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col"><span className="sr-only">Remove</span></th></tr></thead>
+            <tbody>
+              {rows.map((r, i) => (
+                <tr key={i}>
+                  <td><input aria-label={`Label ${i + 1} key`} value={r.key} onChange={(e) => set(i, { key: e.target.value })} /></td>
+                  <td><input aria-label={`Label ${i + 1} value`} value={r.value} onChange={(e) => set(i, { value: e.target.value })} /></td>
+                  <td><button type="button" aria-label={`Remove label ${i + 1}`} onClick={() => setRows((rs) => rs.filter((_, j) => j !== i))}>×</button></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <button type="button" onClick={() => setRows((rs) => [...rs, { key: '', value: '' }])}>Add label</button>
+          <ErrorBanner error={error} />
         </div>
+        <footer className="dialog-foot">
+          <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+          <button type="submit" className="primary" disabled={busy}>Save labels</button>
+        </footer>
       </form>
     </Dialog>
   );

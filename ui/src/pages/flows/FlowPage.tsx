@@ -5,6 +5,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
 import { Tabs } from '../../components/Tabs';
 import { useApi } from '../../hooks';
+import { ExecuteButton } from './ExecuteButton';
 import { DEFAULT_FLOW_TAB, FLOW_TABS, flowPath } from './tabs';
 
 export function FlowPage() {
@@ -18,7 +19,10 @@ export function FlowPage() {
           <div className="breadcrumb"><Link to="/flows">Flows</Link> / <Link to={`/flows?namespace=${encodeURIComponent(namespace)}`}>{namespace}</Link></div>
           <h1>{id}</h1>
         </div>
-        {flow.data?.disabled && <span className="badge badge-muted">disabled</span>}
+        <div className="row-gap">
+          {flow.data?.disabled && <span className="badge badge-muted">disabled</span>}
+          {flow.data && <ExecuteButton flow={flow.data} />}
+        </div>
       </div>
       <Tabs label="Flow" tabs={FLOW_TABS} current={tab} to={(t) => flowPath(namespace, id, t)} />
       <ErrorBanner error={flow.error} onRetry={flow.reload} />

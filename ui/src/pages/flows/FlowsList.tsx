@@ -58,7 +58,10 @@ export function FlowsList() {
 
   return (
     <section>
-      <div className="page-head"><h1>Flows</h1></div>
+      <div className="page-head">
+        <h1>Flows</h1>
+        <Link className="button primary" to={namespace ? `/flows/new?namespace=${encodeURIComponent(namespace)}` : '/flows/new'}>Create flow</Link>
+      </div>
       <div className="filters" role="search">
         <label className="field-inline">Search
           <input type="search" aria-label="Search flows" placeholder="Search flows" value={text} onChange={(e) => setText(e.target.value)}
