@@ -312,9 +312,10 @@ export interface SseOptions {
   retryMs?: number;
   /**
    * The server ends the stream itself once it is over (the log follow does, when the execution has ended): a clean end
-   * of the answer stops the follow, only a failed connection is retried.
+   * of the answer stops the follow, only a failed connection is retried. A function decides at each clean end: false
+   * (e.g. the execution still runs: a proxy or the server ended the answer early) follows again like a dropped connection.
    */
-  endOnClose?: boolean;
+  endOnClose?: boolean | (() => boolean);
 }
 
 /** Parses SSE text: events are separated by a blank line; `data:` lines join with newlines; comments are skipped. */
@@ -365,7 +366,7 @@ export function followSse(path: string, opts: SseOptions): { stop(): void } {
         for (;;) {
           const { value, done } = await reader.read();
           if (done) {
-            if (opts.endOnClose) { stopped = true; return; }
+            if (opts.endOnClose === true || (typeof opts.endOnClose === 'function' && opts.endOnClose())) { stopped = true; return; }
             break;
           }
           const parsed = parseSseChunk(buffer + value);

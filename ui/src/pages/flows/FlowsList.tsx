@@ -1,8 +1,9 @@
 // /ui/flows: the flows, searched and filtered by namespace on the server, one page at a time, with each flow's last
-// execution state (one POST /executions/latest for the page's flows). Filters live in the URL.
+// execution state (one POST /executions/latest for the page's flows; a credential that may read flows but not
+// executions, as a cluster-home token can be, still gets the list, that column marked "not visible"). Filters live in the URL.
 import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { api, type Flow, type LastExecution } from '../../api';
+import { ApiError, api, type Flow, type LastExecution } from '../../api';
 import { DateTime } from '../../components/DateTime';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
@@ -37,17 +38,19 @@ export function FlowsList() {
   const namespaces = useApi((signal) => api.flowNamespaces(signal), []);
   const flows = useApi(async (signal) => {
     const found = await api.searchFlows({ q: q || undefined, namespace: namespace || undefined, page, size }, signal);
-    const latest = await api.latestExecutions(found.results.map((f) => ({ namespace: f.namespace, id: f.id })), signal);
-    return { ...found, latest: new Map(latest.map((l) => [`${l.namespace}\u0000${l.flowId}`, l])) };
+    const latest = await api.latestExecutions(found.results.map((f) => ({ namespace: f.namespace, id: f.id })), signal)
+      .catch((err: unknown) => { if (err instanceof ApiError && err.status === 403) return undefined; throw err; });
+    return { ...found, latest: latest && new Map(latest.map((l) => [`${l.namespace}\u0000${l.flowId}`, l])) };
   }, [q, namespace, page, size]);
 
-  const lastOf = (f: Flow): LastExecution | undefined => flows.data?.latest.get(`${f.namespace}\u0000${f.id}`);
+  const lastOf = (f: Flow): LastExecution | undefined => flows.data?.latest?.get(`${f.namespace}\u0000${f.id}`);
   const columns: Column<Flow>[] = [
     { key: 'id', header: 'Id', render: (f) => <Link to={flowPath(f.namespace, f.id, 'overview')}>{f.id}</Link> },
     { key: 'namespace', header: 'Namespace', render: (f) => f.namespace },
     { key: 'labels', header: 'Labels', render: (f) => (f.labels ?? []).map((l) => <span key={l.key} className="chip">{l.key}:{l.value}</span>) },
     {
       key: 'last', header: 'Last execution', render: (f) => {
+        if (flows.data && !flows.data.latest) return <span className="muted" title="Your credential may not read executions">not visible</span>;
         const last = lastOf(f);
         return last ? <span className="row-gap"><StateBadge state={last.status} /> <DateTime value={last.startDate} /></span> : <span className="muted">none</span>;
       },

@@ -1,7 +1,7 @@
 // The execution's `logs` tab: its log lines filtered by minimum level and task (both in the URL), followed live
 // through GET /logs/{id}/follow while the execution runs (stored lines first, then new ones; the newest
 // FOLLOW_MAX_LINES kept), else read one page at a time from the server; and a download of the matching lines as text.
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
@@ -66,13 +66,17 @@ export function ExecutionLogs({ execution }: ExecutionTabProps) {
       </div>
       <ErrorBanner error={downloadError} />
       {live
-        ? <FollowedLogs executionId={execution.id} minLevel={minLevel} taskId={taskId} />
+        ? <FollowedLogs executionId={execution.id} ended={isTerminalState(execution.state.current)} minLevel={minLevel} taskId={taskId} />
         : <PagedLogs executionId={execution.id} minLevel={minLevel} taskId={taskId} />}
     </div>
   );
 }
 
-function FollowedLogs({ executionId, minLevel, taskId }: { executionId: string; minLevel: string; taskId: string }) {
+function FollowedLogs({ executionId, ended, minLevel, taskId }: { executionId: string; ended: boolean; minLevel: string; taskId: string }) {
+  // The server closes the follow once the execution has ended; a close before that (a proxy's timeout, a server
+  // ending the answer early) is followed again, the lines starting over from the `start` event.
+  const endedRef = useRef(ended);
+  endedRef.current = ended;
   const [lines, setLines] = useState<{ list: Numbered[]; dropped: number; started: boolean }>({ list: [], dropped: 0, started: false });
   const path = `/logs/${seg(executionId)}/follow${query({ minLevel: minLevel || undefined })}`;
   const [shownPath, setShownPath] = useState(path);
@@ -87,7 +91,7 @@ function FollowedLogs({ executionId, minLevel, taskId }: { executionId: string; 
       const over = list.length - FOLLOW_MAX_LINES;
       return over > 0 ? { list: list.slice(over), dropped: s.dropped + over, started: true } : { ...s, list };
     });
-  }, { endOnClose: true });
+  }, { endOnClose: () => endedRef.current });
   const shown = taskId ? lines.list.filter((l) => l.taskId === taskId) : lines.list;
   return (
     <>
