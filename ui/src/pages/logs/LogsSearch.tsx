@@ -1,0 +1,83 @@
+// /ui/logs: full-text search across the logs of every execution (GET /logs/search, SQLite FTS5 syntax), filtered by
+// namespace and minimum level, paged on the server, each line linked to its execution. `LogSearch` is also the
+// flow page's Logs tab (namespace and flow fixed). Filters live in the URL.
+import { useEffect, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { api, LOG_LEVELS, operationsApi, type LogEntry } from '../../api';
+import { DateTime } from '../../components/DateTime';
+import { EmptyState } from '../../components/EmptyState';
+import { ErrorBanner } from '../../components/ErrorBanner';
+import { ExecutionLink } from '../../components/ExecutionLink';
+import { Table, usePaging, type Column } from '../../components/Table';
+import { useApi } from '../../hooks';
+import { flowPath } from '../flows/tabs';
+
+export function LogSearch({ namespace: fixedNamespace, flowId }: { namespace?: string; flowId?: string }) {
+  const [params, setParams] = useSearchParams();
+  const q = params.get('q') ?? '';
+  const level = params.get('level') ?? '';
+  const namespace = fixedNamespace ?? params.get('namespace') ?? '';
+  const { page, size, setPaging } = usePaging(50);
+  const [text, setText] = useState(q);
+  useEffect(() => setText(q), [q]);
+  const setFilter = (key: string, value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(key, value); else next.delete(key);
+    next.delete('page');
+    setParams(next);
+  };
+  const namespaces = useApi((signal) => (fixedNamespace ? Promise.resolve([]) : api.flowNamespaces(signal)), [fixedNamespace]);
+  const logs = useApi((signal) => operationsApi.searchLogs({
+    q: q || undefined, namespace: namespace || undefined, exact: fixedNamespace !== undefined, flowId, minLevel: level || undefined, page, size,
+  }, signal), [q, namespace, flowId, level, page, size]);
+
+  const columns: Column<LogEntry & { row: number }>[] = [
+    { key: 'date', header: 'Date', render: (l) => <DateTime value={l.timestamp} /> },
+    { key: 'level', header: 'Level', render: (l) => <span className={`level level-${l.level.toLowerCase()}`}>{l.level}</span> },
+    ...(flowId ? [] : [{ key: 'flow', header: 'Flow', render: (l: LogEntry & { row: number }) => <Link to={flowPath(l.namespace, l.flowId)}>{l.namespace}.{l.flowId}</Link> }]),
+    { key: 'execution', header: 'Execution', render: (l) => <ExecutionLink namespace={l.namespace} flowId={l.flowId} id={l.executionId} /> },
+    { key: 'task', header: 'Task', render: (l) => l.taskId ?? '' },
+    { key: 'message', header: 'Message', className: 'log-message', render: (l) => l.message },
+  ];
+  return (
+    <div>
+      <form className="filters" role="search" onSubmit={(e) => { e.preventDefault(); setFilter('q', text.trim()); }}>
+        <label className="field-inline">Search
+          <input type="search" aria-label="Search logs" placeholder="Words in the message" value={text} onChange={(e) => setText(e.target.value)} />
+        </label>
+        <button type="submit">Search</button>
+        {!fixedNamespace && (
+          <label className="field-inline">Namespace
+            <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
+              <option value="">All namespaces</option>
+              {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
+            </select>
+          </label>
+        )}
+        <label className="field-inline">Level
+          <select value={level} onChange={(e) => setFilter('level', e.target.value)}>
+            <option value="">All levels</option>
+            {LOG_LEVELS.map((l) => <option key={l} value={l}>{l} and above</option>)}
+          </select>
+        </label>
+      </form>
+      <ErrorBanner error={logs.error} onRetry={logs.reload} />
+      {logs.data && (
+        <Table label="Log lines" columns={columns} rows={logs.data.results.map((l, i) => ({ ...l, row: i }))}
+          rowKey={(l) => String(l.row)}
+          paging={{ page, size, total: logs.data.total, onChange: setPaging }}
+          empty={<EmptyState title={q || level ? 'No log line matches' : 'No log lines'} />} />
+      )}
+      {logs.loading && !logs.data && <p className="muted" role="status">Loading…</p>}
+    </div>
+  );
+}
+
+export function LogsSearch() {
+  return (
+    <section>
+      <div className="page-head"><h1>Logs</h1></div>
+      <LogSearch />
+    </section>
+  );
+}

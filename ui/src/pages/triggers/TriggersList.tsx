@@ -1,0 +1,82 @@
+// /ui/triggers: every trigger of every flow (GET /triggers/search, paged on the server), searched and filtered by
+// namespace, with its state (enabled, last and next dates, lock, backfill) and the actions disable/enable and unlock.
+import { useEffect, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { api, operationsApi, type TriggerSearchItem } from '../../api';
+import { DateTime } from '../../components/DateTime';
+import { EmptyState } from '../../components/EmptyState';
+import { ErrorBanner } from '../../components/ErrorBanner';
+import { ExecutionLink } from '../../components/ExecutionLink';
+import { Table, usePaging, type Column } from '../../components/Table';
+import { TriggerActions } from '../../components/TriggerActions';
+import { useApi } from '../../hooks';
+import { flowPath } from '../flows/tabs';
+
+const short = (type: string): string => type.split('.').pop() ?? type;
+
+export function TriggersList() {
+  const [params, setParams] = useSearchParams();
+  const q = params.get('q') ?? '';
+  const namespace = params.get('namespace') ?? '';
+  const { page, size, setPaging } = usePaging();
+  const [text, setText] = useState(q);
+  const [actionError, setActionError] = useState<unknown>();
+  useEffect(() => setText(q), [q]);
+  const setFilter = (key: string, value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(key, value); else next.delete(key);
+    next.delete('page');
+    setParams(next);
+  };
+  useEffect(() => {
+    if (text.trim() === q) return undefined;
+    const t = setTimeout(() => setFilter('q', text.trim()), 300);
+    return () => clearTimeout(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [text]);
+
+  const namespaces = useApi((signal) => api.flowNamespaces(signal), []);
+  const list = useApi((signal) => operationsApi.searchTriggers({ q: q || undefined, namespace: namespace || undefined, page, size }, signal), [q, namespace, page, size]);
+  const done = () => { setActionError(undefined); list.reload(); };
+
+  const columns: Column<TriggerSearchItem>[] = [
+    { key: 'id', header: 'Trigger', render: ({ triggerContext: t }) => <code>{t.triggerId}</code> },
+    { key: 'flow', header: 'Flow', render: ({ triggerContext: t }) => <Link to={flowPath(t.namespace, t.flowId, 'triggers')}>{t.flowId}</Link> },
+    { key: 'namespace', header: 'Namespace', render: ({ triggerContext: t }) => t.namespace },
+    { key: 'type', header: 'Type', render: ({ triggerContext: t }) => <span title={t.type}>{short(t.type)}</span> },
+    { key: 'state', header: 'State', render: ({ triggerContext: t }) => (t.disabled ? <span className="badge badge-muted">disabled</span> : <span className="badge badge-ok">enabled</span>) },
+    { key: 'last', header: 'Last date', render: ({ triggerContext: t }) => <DateTime value={t.date} /> },
+    { key: 'next', header: 'Next date', render: ({ triggerContext: t }) => <DateTime value={t.nextExecutionDate} /> },
+    {
+      key: 'lock', header: 'Locked by', render: ({ triggerContext: t }) => (t.executionId
+        ? <ExecutionLink namespace={t.namespace} flowId={t.flowId} id={t.executionId} /> : <span className="muted">–</span>),
+    },
+    { key: 'backfill', header: 'Backfill', render: ({ triggerContext: t }) => (t.backfill ? (t.backfill.paused ? 'paused' : 'running') : <span className="muted">–</span>) },
+    { key: 'actions', header: 'Actions', render: ({ triggerContext: t }) => <TriggerActions t={t} onDone={done} onError={setActionError} /> },
+  ];
+
+  return (
+    <section>
+      <div className="page-head"><h1>Triggers</h1></div>
+      <div className="filters" role="search">
+        <label className="field-inline">Search
+          <input type="search" aria-label="Search triggers" placeholder="Search triggers" value={text} onChange={(e) => setText(e.target.value)} />
+        </label>
+        <label className="field-inline">Namespace
+          <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
+            <option value="">All namespaces</option>
+            {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
+          </select>
+        </label>
+      </div>
+      <ErrorBanner error={actionError ?? list.error} onRetry={list.reload} />
+      {list.data && (
+        <Table label="Triggers" columns={columns} rows={list.data.results}
+          rowKey={({ triggerContext: t }) => `${t.namespace}/${t.flowId}/${t.triggerId}`}
+          paging={{ page, size, total: list.data.total, onChange: setPaging }}
+          empty={<EmptyState title={q || namespace ? 'No trigger matches these filters' : 'No flow has a trigger'} />} />
+      )}
+      {list.loading && !list.data && <p className="muted" role="status">Loading…</p>}
+    </section>
+  );
+}
