@@ -18,6 +18,8 @@ export function StateBarChart({ days, order, label }: { days: DayCounts[]; order
   const plotHeight = HEIGHT - TOP - 20;
   const y = (v: number): number => TOP + plotHeight - (v / max) * plotHeight;
   const labelEvery = Math.max(1, Math.ceil(days.length / 12));
+  // The legend names the states drawn (all of `order` when nothing is).
+  const drawn = order.filter((s) => days.some((d) => (d.counts[s] ?? 0) > 0));
   return (
     <figure className="chart">
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={label} className="chart-svg">
@@ -44,7 +46,7 @@ export function StateBarChart({ days, order, label }: { days: DayCounts[]; order
         })}
       </svg>
       <figcaption className="legend">
-        {order.map((s) => <span key={s} className="legend-item"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" className={barClass(s)} /></svg> {s}</span>)}
+        {(drawn.length ? drawn : order).map((s) => <span key={s} className="legend-item"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" className={barClass(s)} /></svg> {s}</span>)}
       </figcaption>
     </figure>
   );
