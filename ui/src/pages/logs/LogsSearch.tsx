@@ -1,32 +1,23 @@
 // /ui/logs: full-text search across the logs of every execution (GET /logs/search, SQLite FTS5 syntax), filtered by
 // namespace and minimum level, paged on the server, each line linked to its execution. `LogSearch` is also the
 // flow page's Logs tab (namespace and flow fixed). Filters live in the URL.
-import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
-import { api, LOG_LEVELS, operationsApi, type LogEntry } from '../../api';
+import { Link } from 'react-router';
+import { LOG_LEVELS, operationsApi, type LogEntry } from '../../api';
 import { DateTime } from '../../components/DateTime';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { ExecutionLink } from '../../components/ExecutionLink';
 import { Table, usePaging, type Column } from '../../components/Table';
-import { useApi } from '../../hooks';
+import { useApi, useUrlFilters } from '../../hooks';
 import { flowPath } from '../flows/tabs';
 
 export function LogSearch({ namespace: fixedNamespace, flowId }: { namespace?: string; flowId?: string }) {
-  const [params, setParams] = useSearchParams();
-  const q = params.get('q') ?? '';
-  const level = params.get('level') ?? '';
-  const namespace = fixedNamespace ?? params.get('namespace') ?? '';
+  const filters = useUrlFilters();
+  const q = filters.value('q');
+  const level = filters.value('level');
+  const namespace = fixedNamespace ?? filters.value('namespace');
   const { page, size, setPaging } = usePaging(50);
-  const [text, setText] = useState(q);
-  useEffect(() => setText(q), [q]);
-  const setFilter = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value); else next.delete(key);
-    next.delete('page');
-    setParams(next);
-  };
-  const namespaces = useApi((signal) => (fixedNamespace ? Promise.resolve([]) : api.flowNamespaces(signal)), [fixedNamespace]);
   const logs = useApi((signal) => operationsApi.searchLogs({
     q: q || undefined, namespace: namespace || undefined, exact: fixedNamespace !== undefined, flowId, minLevel: level || undefined, page, size,
   }, signal), [q, namespace, flowId, level, page, size]);
@@ -41,21 +32,16 @@ export function LogSearch({ namespace: fixedNamespace, flowId }: { namespace?: s
   ];
   return (
     <div>
-      <form className="filters" role="search" onSubmit={(e) => { e.preventDefault(); setFilter('q', text.trim()); }}>
+      <form className="filters" role="search" onSubmit={(e) => { e.preventDefault(); filters.applySearch(); }}>
         <label className="field-inline">Search
-          <input type="search" aria-label="Search logs" placeholder="Words in the message" value={text} onChange={(e) => setText(e.target.value)} />
+          <input type="search" aria-label="Search logs" placeholder="Words in the message" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
         </label>
         <button type="submit">Search</button>
         {!fixedNamespace && (
-          <label className="field-inline">Namespace
-            <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
-              <option value="">All namespaces</option>
-              {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
-            </select>
-          </label>
+          <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />
         )}
         <label className="field-inline">Level
-          <select value={level} onChange={(e) => setFilter('level', e.target.value)}>
+          <select value={level} onChange={(e) => filters.set('level', e.target.value)}>
             <option value="">All levels</option>
             {LOG_LEVELS.map((l) => <option key={l} value={l}>{l} and above</option>)}
           </select>

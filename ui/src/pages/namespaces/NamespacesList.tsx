@@ -1,31 +1,17 @@
 // /ui/namespaces: the namespaces (stored ones and those of flows, with their parents), searched and paged on the
 // server, each with the number of its flows (its child namespaces' included: one count per row of the page).
-import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { api, operationsApi, type NamespaceItem } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
 import { Table, usePaging, type Column } from '../../components/Table';
-import { useApi } from '../../hooks';
+import { useApi, useUrlFilters } from '../../hooks';
 import { namespacePath } from './tabs';
 
 export function NamespacesList() {
-  const [params, setParams] = useSearchParams();
-  const q = params.get('q') ?? '';
+  const filters = useUrlFilters();
+  const q = filters.value('q');
   const { page, size, setPaging } = usePaging();
-  const [text, setText] = useState(q);
-  useEffect(() => setText(q), [q]);
-  useEffect(() => {
-    if (text.trim() === q) return undefined;
-    const t = setTimeout(() => {
-      const next = new URLSearchParams(params);
-      if (text.trim()) next.set('q', text.trim()); else next.delete('q');
-      next.delete('page');
-      setParams(next);
-    }, 300);
-    return () => clearTimeout(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [text]);
 
   const list = useApi(async (signal) => {
     const found = await operationsApi.searchNamespaces({ q: q || undefined, page, size }, signal);
@@ -43,7 +29,7 @@ export function NamespacesList() {
       <div className="page-head"><h1>Namespaces</h1></div>
       <div className="filters" role="search">
         <label className="field-inline">Search
-          <input type="search" aria-label="Search namespaces" placeholder="Search namespaces" value={text} onChange={(e) => setText(e.target.value)} />
+          <input type="search" aria-label="Search namespaces" placeholder="Search namespaces" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
         </label>
       </div>
       <ErrorBanner error={list.error} onRetry={list.reload} />

@@ -1,41 +1,27 @@
 // /ui/triggers: every trigger of every flow (GET /triggers/search, paged on the server), searched and filtered by
 // namespace, with its state (enabled, last and next dates, lock, backfill) and the actions disable/enable and unlock.
-import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
-import { api, operationsApi, type TriggerSearchItem } from '../../api';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { operationsApi, type TriggerSearchItem } from '../../api';
 import { DateTime } from '../../components/DateTime';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { ExecutionLink } from '../../components/ExecutionLink';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { TriggerActions } from '../../components/TriggerActions';
-import { useApi } from '../../hooks';
+import { useApi, useUrlFilters } from '../../hooks';
 import { flowPath } from '../flows/tabs';
 
 const short = (type: string): string => type.split('.').pop() ?? type;
 
 export function TriggersList() {
-  const [params, setParams] = useSearchParams();
-  const q = params.get('q') ?? '';
-  const namespace = params.get('namespace') ?? '';
+  const filters = useUrlFilters();
+  const q = filters.value('q');
+  const namespace = filters.value('namespace');
   const { page, size, setPaging } = usePaging();
-  const [text, setText] = useState(q);
   const [actionError, setActionError] = useState<unknown>();
-  useEffect(() => setText(q), [q]);
-  const setFilter = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value); else next.delete(key);
-    next.delete('page');
-    setParams(next);
-  };
-  useEffect(() => {
-    if (text.trim() === q) return undefined;
-    const t = setTimeout(() => setFilter('q', text.trim()), 300);
-    return () => clearTimeout(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [text]);
 
-  const namespaces = useApi((signal) => api.flowNamespaces(signal), []);
   const list = useApi((signal) => operationsApi.searchTriggers({ q: q || undefined, namespace: namespace || undefined, page, size }, signal), [q, namespace, page, size]);
   const done = () => { setActionError(undefined); list.reload(); };
 
@@ -60,14 +46,9 @@ export function TriggersList() {
       <div className="page-head"><h1>Triggers</h1></div>
       <div className="filters" role="search">
         <label className="field-inline">Search
-          <input type="search" aria-label="Search triggers" placeholder="Search triggers" value={text} onChange={(e) => setText(e.target.value)} />
+          <input type="search" aria-label="Search triggers" placeholder="Search triggers" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
         </label>
-        <label className="field-inline">Namespace
-          <select value={namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
-            <option value="">All namespaces</option>
-            {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
-          </select>
-        </label>
+        <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />
       </div>
       <ErrorBanner error={actionError ?? list.error} onRetry={list.reload} />
       {list.data && (
