@@ -17,9 +17,3 @@ export const EXECUTION_TABS: ExecutionTab[] = [
   { id: 'outputs', label: 'Outputs', component: ExecutionOutputs },
   { id: 'metrics', label: 'Metrics', component: ExecutionMetrics },
 ];
-
-export const DEFAULT_EXECUTION_TAB = 'gantt';
-
-/** The UI path of an execution's tab (router paths, below /ui). */
-export const executionPath = (namespace: string, flowId: string, id: string, tab?: string): string =>
-  `/executions/${encodeURIComponent(namespace)}/${encodeURIComponent(flowId)}/${encodeURIComponent(id)}${tab ? `/${tab}` : ''}`;
