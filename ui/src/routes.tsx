@@ -8,6 +8,7 @@ import { ExecutionPage } from './pages/executions/ExecutionPage';
 import { ExecutionsList } from './pages/executions/ExecutionsList';
 import { FlowPage } from './pages/flows/FlowPage';
 import { FlowsList } from './pages/flows/FlowsList';
+import { NamespaceDependenciesPage } from './pages/namespaces/NamespaceDependenciesPage';
 import { NotFound } from './pages/NotFound';
 
 export interface PageRoute {
@@ -23,6 +24,8 @@ export const PAGES: PageRoute[] = [
   { path: 'flows/edit/:namespace/:id/:tab?', element: <FlowPage /> },
   { path: 'executions', element: <ExecutionsList />, nav: 'Executions' },
   { path: 'executions/:namespace/:flowId/:id/:tab?', element: <ExecutionPage /> },
+  // Until the namespace page (another branch) takes it in its tab registry, this tab stands alone.
+  { path: 'namespaces/edit/:namespace/dependencies', element: <NamespaceDependenciesPage /> },
 ];
 
 /** Where `/ui` itself leads (the dashboard, once it exists). */

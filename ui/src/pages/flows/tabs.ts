@@ -2,13 +2,17 @@
 // /ui/flows/edit/{namespace}/{id}/{tab}). Add a tab by writing its component in tabs/ and appending it here.
 import type { ComponentType } from 'react';
 import type { Flow } from '../../api';
+import { FlowDependencies } from './tabs/Dependencies';
 import { FlowOverview } from './tabs/Overview';
+import { FlowTopology } from './tabs/Topology';
 
 export interface FlowTabProps { flow: Flow; reload(): void }
 export interface FlowTab { id: string; label: string; component: ComponentType<FlowTabProps> }
 
 export const FLOW_TABS: FlowTab[] = [
   { id: 'overview', label: 'Overview', component: FlowOverview },
+  { id: 'topology', label: 'Topology', component: FlowTopology },
+  { id: 'dependencies', label: 'Dependencies', component: FlowDependencies },
 ];
 
 export const DEFAULT_FLOW_TAB = 'overview';
