@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildFlowGraph } from '../../operator/model/graph.js';
 import { parseFlow } from '../../operator/model/index.js';
 import { flowNode, topologies, topologyGraph } from '../../operator/model/topology.js';
-import type { FlowGraph, TaskRunSummary } from '../../ui/src/api.js';
+import type { FlowGraph, TaskRun } from '../../ui/src/api.js';
 import { layoutFlowGraph, layoutTopology, type GraphModel } from '../../ui/src/components/graph/layout.js';
 import { indexTaskRuns, nodeStates } from '../../ui/src/components/graph/states.js';
 import { BRANCHY, log } from './graph-flows.js';
@@ -63,12 +63,12 @@ describe('layoutFlowGraph', () => {
   });
 
   it('colours nodes from an index of task runs: one state per task, loop runs counted, linear in the runs', () => {
-    const runs: TaskRunSummary[] = [
+    const runs: TaskRun[] = [
       { id: 'r1', taskId: 'par', state: { current: 'SUCCESS' } },
       { id: 'r2', taskId: 'left', state: { current: 'SUCCESS' } },
       { id: 'r3', taskId: 'right', state: { current: 'FAILED' } },
       { id: 'r4', taskId: 'on_error', state: { current: 'RUNNING' } },
-      ...Array.from({ length: 1000 }, (_, i): TaskRunSummary => ({ id: `y${i}`, taskId: 'yes', value: String(i), state: { current: i === 7 ? 'FAILED' : 'SUCCESS' } })),
+      ...Array.from({ length: 1000 }, (_, i): TaskRun => ({ id: `y${i}`, taskId: 'yes', value: String(i), state: { current: i === 7 ? 'FAILED' : 'SUCCESS' } })),
     ];
     const index = indexTaskRuns(runs);
     expect(index.get('yes')?.runs).toHaveLength(1000);

@@ -2,7 +2,7 @@
 // task runs (an execution's, indexed by task id; a refresh re-colours, never re-lays out), a click shows the task
 // (id, type, description, branch) and, for an execution, its task runs' states.
 import { useMemo, useState } from 'react';
-import type { FlowGraph, TaskRunSummary } from '../../api';
+import type { FlowGraph, TaskRun } from '../../api';
 import { formatDuration } from '../DateTime';
 import { StateBadge } from '../StateBadge';
 import { GraphView } from './GraphView';
@@ -17,7 +17,7 @@ export interface FlowGraphPanelProps {
   /** The accessible name of the drawing. */
   label: string;
   /** An execution's task runs: nodes show their states, details list them. Undefined for a flow's graph. */
-  runs?: readonly TaskRunSummary[];
+  runs?: readonly TaskRun[];
   height?: number;
 }
 

@@ -1,13 +1,13 @@
 // Task-run states on a graph, pure: an index of an execution's task runs by task id (one pass over the list), and the
 // state each node shows (one state per task, the most telling of its runs, with counts), so a layout is never redone.
-import type { StateType, TaskRunSummary } from '../../api.js';
+import type { StateType, TaskRun } from '../../api.js';
 import type { GraphModel } from './layout.js';
 
-export interface TaskRunGroup { runs: TaskRunSummary[]; counts: Partial<Record<StateType, number>> }
+export interface TaskRunGroup { runs: TaskRun[]; counts: Partial<Record<StateType, number>> }
 export type TaskRunIndex = Map<string, TaskRunGroup>;
 
 /** Groups task runs by task id, counting their states. Linear in the runs. */
-export function indexTaskRuns(runs: readonly TaskRunSummary[] | undefined): TaskRunIndex {
+export function indexTaskRuns(runs: readonly TaskRun[] | undefined): TaskRunIndex {
   const index: TaskRunIndex = new Map();
   for (const run of runs ?? []) {
     let group = index.get(run.taskId);
