@@ -19,6 +19,8 @@ export interface FlowGraphPanelProps {
   /** An execution's task runs: nodes show their states, details list them. Undefined for a flow's graph. */
   runs?: readonly TaskRun[];
   height?: number;
+  /** Details under the drawing rather than beside it (a narrow place, e.g. the editor's side panel). */
+  compact?: boolean;
 }
 
 const BRANCH_TEXT = { ERROR: 'errors branch', FINALLY: 'finally branch', AFTER_EXECUTION: 'after-execution branch' } as const;
@@ -80,14 +82,14 @@ function Details({ node, index, onClose }: { node: ModelNode; index?: TaskRunInd
   );
 }
 
-export function FlowGraphPanel({ graph, label, runs, height }: FlowGraphPanelProps) {
+export function FlowGraphPanel({ graph, label, runs, height, compact }: FlowGraphPanelProps) {
   const model = useMemo(() => layoutFlowGraph(graph), [graph]);
   const index = useMemo(() => (runs ? indexTaskRuns(runs) : undefined), [runs]);
   const states = useMemo(() => (index ? nodeStates(model, index) : undefined), [model, index]);
   const [selected, setSelected] = useState<string>();
   const node = selected ? model.nodes.find((n) => n.id === selected) : undefined;
   return (
-    <div className={node ? 'graph-with-details' : undefined}>
+    <div className={node ? (compact ? 'stack' : 'graph-with-details') : undefined}>
       <GraphView model={model} label={label} states={states} selected={selected} height={height}
         onSelect={(n) => setSelected((s) => (s === n.id ? undefined : n.id))} />
       {node && <Details node={node} index={index} onClose={() => setSelected(undefined)} />}

@@ -28,7 +28,7 @@ export function SourceGraphPreview({ source }: { source: string }) {
       {invalid
         ? <p className="muted" role="status">Not a valid flow yet ({error.message}){graph ? ': showing the last valid graph' : ''}.</p>
         : <ErrorBanner error={error} />}
-      {graph && <FlowGraphPanel graph={graph} label="Graph preview" height={420} />}
+      {graph && <FlowGraphPanel graph={graph} label="Graph preview" height={420} compact />}
       {!graph && !error && <p className="muted" role="status">Drawing the graph…</p>}
     </div>
   );
