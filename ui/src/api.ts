@@ -222,6 +222,23 @@ export interface DailyStatistics {
   startDate: string; executionCounts: Record<string, number>;
   duration: { min: string; avg: string; max: string; sum: string; count: number };
 }
+/** Kestra's FlowGraph (GET /flows/{ns}/{id}/graph, POST /flows/graph, GET /executions/{id}/graph). */
+export interface GraphTaskDecl { id: string; type: string; description?: string; [k: string]: unknown }
+export interface FlowGraphNode {
+  uid: string; type: string; relationType?: string; branchType?: 'ERROR' | 'FINALLY' | 'AFTER_EXECUTION';
+  task?: GraphTaskDecl; taskRun?: TaskRun; values?: string[]; triggerDeclaration?: GraphTaskDecl;
+}
+export interface FlowGraphEdge { source: string; target: string; relation: { relationType?: string; value?: string } }
+export interface FlowGraphCluster {
+  cluster: { uid: string; type: string; relationType?: string; taskNode?: FlowGraphNode; branchType?: FlowGraphNode['branchType'] };
+  nodes: string[]; parents: string[]; start: string; end: string;
+}
+export interface FlowGraph { nodes: FlowGraphNode[]; edges: FlowGraphEdge[]; clusters: FlowGraphCluster[] }
+/** Kestra's FlowTopologyGraph (GET /flows/{ns}/{id}/dependencies, GET /namespaces/{ns}/dependencies). */
+export interface FlowTopologyGraph {
+  nodes: { uid: string; namespace: string; id: string }[];
+  edges: { source: string; target: string; relation: 'FLOW_TASK' | 'FLOW_TRIGGER' }[];
+}
 
 // ---- typed calls ----
 
@@ -359,6 +376,17 @@ export const api = {
 
   dailyStatistics: (s: { namespace?: string; flowId?: string; startDate?: string; endDate?: string }, signal?: AbortSignal) =>
     request<DailyStatistics[]>('/stats/executions/daily', { method: 'POST', body: s, signal }),
+
+  // ---- graphs (components/graph) ----
+  flowGraph: (namespace: string, id: string, revision?: number, signal?: AbortSignal) =>
+    request<FlowGraph>(`/flows/${seg(namespace)}/${seg(id)}/graph${query({ revision })}`, { signal }),
+  /** The graph of a YAML source that need not be saved (the editor's live preview); 422 names the invalid fields. */
+  sourceGraph: (source: string, signal?: AbortSignal) =>
+    request<FlowGraph>('/flows/graph', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' }, signal }),
+  flowDependencies: (namespace: string, id: string, expandAll: boolean, signal?: AbortSignal) =>
+    request<FlowTopologyGraph>(`/flows/${seg(namespace)}/${seg(id)}/dependencies${query({ expandAll: expandAll || undefined })}`, { signal }),
+  namespaceDependencies: (namespace: string, signal?: AbortSignal) =>
+    request<FlowTopologyGraph>(`/namespaces/${seg(namespace)}/dependencies`, { signal }),
 };
 
 /** The API path of an execution's file (for `downloadFile`). */

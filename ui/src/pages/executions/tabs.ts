@@ -7,12 +7,14 @@ import { ExecutionGantt } from './tabs/Gantt';
 import { ExecutionLogs } from './tabs/Logs';
 import { ExecutionMetrics } from './tabs/Metrics';
 import { ExecutionOutputs } from './tabs/Outputs';
+import { ExecutionTopology } from './tabs/Topology';
 
 export interface ExecutionTabProps { execution: Execution }
 export interface ExecutionTab { id: string; label: string; component: ComponentType<ExecutionTabProps> }
 
 export const EXECUTION_TABS: ExecutionTab[] = [
   { id: 'gantt', label: 'Gantt', component: ExecutionGantt },
+  { id: 'topology', label: 'Topology', component: ExecutionTopology },
   { id: 'logs', label: 'Logs', component: ExecutionLogs },
   { id: 'outputs', label: 'Outputs', component: ExecutionOutputs },
   { id: 'metrics', label: 'Metrics', component: ExecutionMetrics },

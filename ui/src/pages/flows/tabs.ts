@@ -2,11 +2,13 @@
 // /ui/flows/edit/{namespace}/{id}/{tab}). Add a tab by writing its component in tabs/ and appending it here.
 import type { ComponentType } from 'react';
 import type { Flow } from '../../api';
+import { FlowDependencies } from './tabs/Dependencies';
 import { FlowEdit } from './tabs/Edit';
 import { FlowExecutions } from './tabs/Executions';
 import { FlowLogs } from './tabs/Logs';
 import { FlowOverview } from './tabs/Overview';
 import { FlowRevisions } from './tabs/Revisions';
+import { FlowTopology } from './tabs/Topology';
 import { FlowTriggers } from './tabs/Triggers';
 
 export interface FlowTabProps { flow: Flow; reload(): void }
@@ -14,9 +16,11 @@ export interface FlowTab { id: string; label: string; component: ComponentType<F
 
 export const FLOW_TABS: FlowTab[] = [
   { id: 'overview', label: 'Overview', component: FlowOverview },
+  { id: 'topology', label: 'Topology', component: FlowTopology },
   { id: 'executions', label: 'Executions', component: FlowExecutions },
   { id: 'edit', label: 'Edit', component: FlowEdit },
   { id: 'revisions', label: 'Revisions', component: FlowRevisions },
   { id: 'triggers', label: 'Triggers', component: FlowTriggers },
   { id: 'logs', label: 'Logs', component: FlowLogs },
+  { id: 'dependencies', label: 'Dependencies', component: FlowDependencies },
 ];
