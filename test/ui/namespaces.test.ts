@@ -1,7 +1,8 @@
 // The namespace pages in real headless Chromium over the real embedded server: /ui/namespaces lists namespaces with
 // their flow counts; a namespace's Overview shows its flows and executions by state; the KV Store tab adds a pair
 // (read back through the API), edits its type, sets a ttl, refuses a value that does not fit its type at the field,
-// and deletes it; the Editor tab opens a namespace file from the tree, edits and saves it (read back through the API).
+// and deletes it; the Editor tab opens a namespace file from the tree in the shared CodeEditor (CodeMirror, the language
+// by the file's extension), edits and saves it (read back through the API).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
 import { PASSWORD, USER, startUiHarness, type UiHarness } from './harness.js';
@@ -123,13 +124,18 @@ describe('namespace KV Store tab', () => {
 });
 
 describe('namespace Editor tab', () => {
-  it('opens a file from the tree, edits it and saves it', async () => {
+  it('opens a file from the tree in the code editor (language by extension), edits it and saves it', async () => {
     const page = await h.signedInPage();
     await page.goto(`/ui/namespaces/edit/${NS}/editor`);
     await page.getByRole('button', { name: 'scripts/' }).click();
     await page.getByRole('button', { name: 'Open /scripts/hello.py' }).click();
+    // CodeMirror's editable content (in the editor's shadow root), named for the file.
     const editor = page.getByRole('textbox', { name: 'File content' });
-    await until(async () => (await editor.inputValue()) === 'print("hello")\n', 'the file content in the editor');
+    const editorText = () => editor.evaluate((el) => Array.from(el.querySelectorAll('.cm-line'), (l) => l.textContent).join('\n'));
+    const language = () => editor.getAttribute('data-language');
+    await until(async () => (await editorText()) === 'print("hello")\n', 'the file content in the editor');
+    await until(async () => (await language()) === 'python', 'Python highlighting for a .py file');
+    expect(await editor.locator('.cm-line span').count()).toBeGreaterThan(0);
     expect(await page.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
     await editor.fill('print("hello, edited")\n');
     await page.getByText('(modified)').waitFor();
@@ -142,9 +148,20 @@ describe('namespace Editor tab', () => {
     await page.getByLabel('New file or folder path').fill('notes/todo.md');
     await page.getByRole('button', { name: 'New file' }).click();
     await page.getByRole('heading', { name: '/notes/todo.md' }).waitFor();
+    await until(async () => (await language()) === 'markdown', 'Markdown highlighting for a .md file');
     await editor.fill('- write tests\n');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved /notes/todo.md' }).waitFor();
     expect(await fileText('/notes/todo.md')).toBe('- write tests\n');
+
+    // No language for an unknown extension: plain text, still edited and saved the same way (Ctrl-S).
+    await page.getByLabel('New file or folder path').fill('notes/plain.txt');
+    await page.getByRole('button', { name: 'New file' }).click();
+    await page.getByRole('heading', { name: '/notes/plain.txt' }).waitFor();
+    expect(await language()).toBeNull();
+    await editor.fill('just text\n');
+    await page.keyboard.press('Control+s');
+    await page.getByRole('status').filter({ hasText: 'Saved /notes/plain.txt' }).waitFor();
+    expect(await fileText('/notes/plain.txt')).toBe('just text\n');
   });
 });

@@ -1,8 +1,10 @@
-// The namespace's Editor tab: its namespace files as a tree (folders opened on demand, one listing each) and a text
-// editor for the chosen file (a monospace textarea: no code editor library is bundled yet), saved through the
-// namespace-files routes; create a file or a folder, delete a file.
+// The namespace's Editor tab: its namespace files as a tree (folders opened on demand, one listing each) and the shared
+// CodeEditor for the chosen file (highlighted by its extension: code-languages.ts), saved through the namespace-files
+// routes (Save or Ctrl-S); create a file or a folder, delete a file.
 import { useState } from 'react';
 import { api, type FileAttributes } from '../../../api';
+import { CodeEditor } from '../../../components/CodeEditor';
+import { languageOfPath } from '../../../components/code-languages';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
 import { useApi } from '../../../hooks';
@@ -114,9 +116,10 @@ export function NamespaceEditor({ namespace }: NamespaceTabProps) {
                 <button type="button" onClick={() => void remove()} aria-label={`Delete ${path}`}>Delete</button>
               </span>
             </div>
-            <textarea className="file-editor" aria-label="File content" spellCheck={false} value={text}
-              onChange={(e) => setText(e.target.value)}
-              onKeyDown={(e) => { if ((e.ctrlKey || e.metaKey) && e.key === 's') { e.preventDefault(); void save(); } }} />
+            <div className="file-editor" onKeyDown={(e) => { if ((e.ctrlKey || e.metaKey) && e.key === 's') { e.preventDefault(); void save(); } }}>
+              {/* One editor per file: its undo history is that file's. */}
+              <CodeEditor key={path} label="File content" value={text} onChange={setText} language={languageOfPath(path)} height="420px" />
+            </div>
           </>
         ) : <EmptyState title="Choose a file to edit" />}
       </section>
