@@ -52,10 +52,12 @@ export function useSse(path: string | undefined, onEvent: (e: SseEvent) => void,
  * returns to the first page. `search` is the text of the `q` box, applied after the user pauses typing (or at once
  * with `applySearch()`, on Enter).
  */
-export function useUrlFilters(): {
+export interface UrlFilters {
   value(key: string): string; set(key: string, value: string): void;
   search: string; setSearch(text: string): void; applySearch(): void;
-} {
+}
+
+export function useUrlFilters(): UrlFilters {
   const [params, setParams] = useSearchParams();
   const q = params.get('q') ?? '';
   const [search, setSearch] = useState(q);

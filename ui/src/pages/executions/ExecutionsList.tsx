@@ -8,11 +8,12 @@ import { api, type ExecutionSummary } from '../../api';
 import { ConfirmDialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { StateSelect } from '../../components/Filters';
 import { executionColumns } from '../../components/execution-columns';
 import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { useApi, useUrlFilters } from '../../hooks';
-import { EXECUTION_STATES, isTerminalState } from './states';
+import { isTerminalState } from './states';
 
 const REFRESH_MS = 3000;
 
@@ -117,12 +118,7 @@ export function ExecutionsList() {
         <label className="field-inline">Flow
           <input type="search" value={flowText} placeholder="flow id" onChange={(e) => setFlowText(e.target.value)} />
         </label>
-        <label className="field-inline">State
-          <select value={state} onChange={(e) => filters.set('state', e.target.value)}>
-            <option value="">All states</option>
-            {EXECUTION_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
-          </select>
-        </label>
+        <StateSelect filters={filters} />
         <label className="field-inline">Labels
           <input type="search" value={labelText} placeholder="key:value, key:value" onChange={(e) => setLabelText(e.target.value)} />
         </label>

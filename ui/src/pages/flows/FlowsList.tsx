@@ -5,6 +5,7 @@ import { api, type Flow, type LastExecution } from '../../api';
 import { DateTime } from '../../components/DateTime';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { SearchFilter } from '../../components/Filters';
 import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { StateBadge } from '../../components/StateBadge';
 import { Table, usePaging, type Column } from '../../components/Table';
@@ -46,10 +47,7 @@ export function FlowsList() {
         <Link className="button primary" to={namespace ? `/flows/new?namespace=${encodeURIComponent(namespace)}` : '/flows/new'}>Create flow</Link>
       </div>
       <div className="filters" role="search">
-        <label className="field-inline">Search
-          <input type="search" aria-label="Search flows" placeholder="Search flows" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)}
-            onKeyDown={(e) => { if (e.key === 'Enter') filters.applySearch(); }} />
-        </label>
+        <SearchFilter filters={filters} label="Search flows" />
         <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />
       </div>
       <ErrorBanner error={flows.error} onRetry={flows.reload} />

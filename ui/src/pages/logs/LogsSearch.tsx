@@ -9,6 +9,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
 import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { ExecutionLink } from '../../components/ExecutionLink';
+import { SearchFilter } from '../../components/Filters';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { useApi, useUrlFilters } from '../../hooks';
 import { logLevelColumn, logMessageColumn, logTaskColumn } from '../executions/tabs/Logs';
@@ -36,9 +37,7 @@ export function LogSearch({ namespace: fixedNamespace, flowId }: { namespace?: s
   return (
     <div>
       <form className="filters" role="search" onSubmit={(e) => { e.preventDefault(); filters.applySearch(); }}>
-        <label className="field-inline">Search
-          <input type="search" aria-label="Search logs" placeholder="Words in the message" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
-        </label>
+        <SearchFilter filters={filters} label="Search logs" placeholder="Words in the message" />
         <button type="submit">Search</button>
         {!fixedNamespace && (
           <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />

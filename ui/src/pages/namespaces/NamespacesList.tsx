@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { api, type NamespaceItem } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { SearchFilter } from '../../components/Filters';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { useApi, useUrlFilters } from '../../hooks';
 import { namespacePath } from '../../paths';
@@ -29,9 +30,7 @@ export function NamespacesList() {
     <section>
       <div className="page-head"><h1>Namespaces</h1></div>
       <div className="filters" role="search">
-        <label className="field-inline">Search
-          <input type="search" aria-label="Search namespaces" placeholder="Search namespaces" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
-        </label>
+        <SearchFilter filters={filters} label="Search namespaces" />
       </div>
       <ErrorBanner error={list.error} onRetry={list.reload} />
       {list.data && (

@@ -8,6 +8,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
 import { NamespaceSelect } from '../../components/NamespaceSelect';
 import { ExecutionLink } from '../../components/ExecutionLink';
+import { SearchFilter } from '../../components/Filters';
 import { Table, usePaging, type Column } from '../../components/Table';
 import { TriggerActions } from '../../components/TriggerActions';
 import { useApi, useUrlFilters } from '../../hooks';
@@ -46,9 +47,7 @@ export function TriggersList() {
     <section>
       <div className="page-head"><h1>Triggers</h1></div>
       <div className="filters" role="search">
-        <label className="field-inline">Search
-          <input type="search" aria-label="Search triggers" placeholder="Search triggers" value={filters.search} onChange={(e) => filters.setSearch(e.target.value)} />
-        </label>
+        <SearchFilter filters={filters} label="Search triggers" />
         <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />
       </div>
       <ErrorBanner error={actionError ?? list.error} onRetry={list.reload} />

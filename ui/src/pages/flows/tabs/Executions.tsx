@@ -2,10 +2,10 @@
 import { api, type StateType } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
+import { StateSelect } from '../../../components/Filters';
 import { executionColumns } from '../../../components/execution-columns';
 import { Table, usePaging } from '../../../components/Table';
 import { useApi, useUrlFilters } from '../../../hooks';
-import { EXECUTION_STATES } from '../../executions/states';
 import type { FlowTabProps } from '../tabs';
 
 const columns = executionColumns('id', 'state', 'start', 'end', 'duration', 'labels', 'revision');
@@ -19,12 +19,7 @@ export function FlowExecutions({ flow }: FlowTabProps) {
   return (
     <div>
       <div className="filters">
-        <label className="field-inline">State
-          <select value={state} onChange={(e) => filters.set('state', e.target.value)}>
-            <option value="">All states</option>
-            {EXECUTION_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
-          </select>
-        </label>
+        <StateSelect filters={filters} />
       </div>
       <ErrorBanner error={list.error} onRetry={list.reload} />
       {list.data && (
