@@ -93,10 +93,11 @@ export interface UiHarness {
 
 const authHeader = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
-export async function startUiHarness(): Promise<UiHarness> {
+/** `env`: more settings of the server (e.g. `TRIGGERS: 'true'` to run the scheduler; off by default). */
+export async function startUiHarness(opts: { env?: Record<string, string> } = {}): Promise<UiHarness> {
   await ensureUiBuilt();
   const dataDir = mkdtempSync(join(tmpdir(), 'ui-test-'));
-  const env = { BASIC_AUTH_USERNAME: USER, BASIC_AUTH_PASSWORD: PASSWORD, API_TOKENS: TOKEN, TRIGGERS: 'false' };
+  const env = { BASIC_AUTH_USERNAME: USER, BASIC_AUTH_PASSWORD: PASSWORD, API_TOKENS: TOKEN, TRIGGERS: 'false', ...opts.env };
   const server = await startServerProcess(dataDir, 'pipe', env);
   const origin = `http://127.0.0.1:${server.port}`;
   const ui = await startUiBrowser(origin);

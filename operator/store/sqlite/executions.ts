@@ -2,7 +2,7 @@
 // a durable command queue acknowledged atomically with updates, and an in-process watch feed.
 import { type Execution, type ExecutionState, ExecutionStates, type Label, isTerminal } from '../../core/types.js';
 import {
-  ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
+  ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../types.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
@@ -174,6 +174,25 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   async count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number> {
     return (this.stmts.count.get(namespace, flowId, JSON.stringify(states)) as { n: number }).n;
+  }
+
+  /**
+   * GROUP BY day and state over the summary columns (the executions_daily index covers start date, state and end
+   * date; a namespace or flow narrows through executions_flow): no body is read.
+   */
+  async dailyStats(query: DailyStatsQuery): Promise<DailyStatsRow[]> {
+    const params: unknown[] = [normalizeDate(query.startDate), normalizeDate(query.endDate)];
+    const where = ['start_date >= ?', 'start_date <= ?'];
+    if (query.namespace) where.push(namespaceClause('namespace', query.namespace, params));
+    if (query.flowId) { where.push('flow_id = ?'); params.push(query.flowId); }
+    if (query.filters?.length) where.push(...filtersSql(query.filters, FILTER_TARGET, sqliteDialect(params)));
+    const sql = `SELECT day, state, count(*) AS count, count(ms) AS ended, coalesce(min(ms), 0) AS durationMinMs,
+        coalesce(max(ms), 0) AS durationMaxMs, coalesce(sum(ms), 0) AS durationSumMs
+      FROM (SELECT substr(start_date, 1, 10) AS day, state,
+          CASE WHEN end_date IS NULL THEN NULL ELSE max(0, round((julianday(end_date) - julianday(start_date)) * 86400000)) END AS ms
+        FROM executions WHERE ${where.join(' AND ')})
+      GROUP BY day, state ORDER BY day, state`;
+    return this.dynamic.get(sql).all(...params) as DailyStatsRow[];
   }
 
   async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {

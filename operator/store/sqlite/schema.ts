@@ -141,4 +141,9 @@ export const MIGRATIONS: readonly string[] = [
     version INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 6: daily execution statistics (POST /stats/executions/daily) group by start day and state, with durations, from
+  // this index alone.
+  `
+  CREATE INDEX executions_daily ON executions (start_date, state, end_date);
+  `,
 ];

@@ -1,55 +1,54 @@
 // The execution's `logs` tab: its log lines filtered by minimum level and task (both in the URL), followed live
 // through GET /logs/{id}/follow while the execution runs (stored lines first, then new ones; the newest
 // FOLLOW_MAX_LINES kept), else read one page at a time from the server; and a download of the matching lines as text.
+// Its level and message columns are also those of the log search (pages/logs/LogsSearch.tsx, the flow's Logs tab).
 import { useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
+import { LOG_LEVELS, api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
 import { Table, usePaging, type Column } from '../../../components/Table';
-import { useApi, useSse } from '../../../hooks';
+import { useApi, useSse, useUrlFilters } from '../../../hooks';
 import { isTerminalState } from '../states';
 import type { ExecutionTabProps } from '../tabs';
 
-const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 /** Lines kept in the page while following (the oldest are dropped beyond it; the download has them all). */
 const FOLLOW_MAX_LINES = 5000;
 
 /** A line and its position in the stream (the rows' key). */
 type Numbered = LogLine & { seq: number };
 
+/** A log line's level, coloured (styles.css `.level-{LEVEL}`). */
+export const logLevelColumn: Column<LogLine> = { key: 'level', header: 'Level', render: (l) => <span className={`level level-${l.level}`}>{l.level}</span> };
+/** The task that logged the line (`flow` for the flow's own lines). */
+export const logTaskColumn: Column<LogLine> = { key: 'task', header: 'Task', render: (l) => (l.taskId ? <code>{l.taskId}</code> : <span className="muted">flow</span>) };
+/** The message, as written (pre-wrapped, monospace). */
+export const logMessageColumn: Column<LogLine> = { key: 'message', header: 'Message', className: 'log-message', render: (l) => l.message };
+
 const columns: Column<Numbered>[] = [
   { key: 'time', header: 'Time', className: 'nowrap', render: (l) => <time dateTime={l.timestamp} title={l.timestamp}>{new Date(l.timestamp).toLocaleTimeString()}</time> },
-  { key: 'level', header: 'Level', render: (l) => <span className={`level level-${l.level}`}>{l.level}</span> },
-  { key: 'task', header: 'Task', render: (l) => (l.taskId ? <code>{l.taskId}</code> : <span className="muted">flow</span>) },
-  { key: 'message', header: 'Message', className: 'log-message', render: (l) => l.message },
+  logLevelColumn, logTaskColumn, logMessageColumn,
 ];
 
 export function ExecutionLogs({ execution }: ExecutionTabProps) {
-  const [params, setParams] = useSearchParams();
-  const minLevel = params.get('level') ?? '';
-  const taskId = params.get('taskId') ?? '';
+  const filters = useUrlFilters();
+  const minLevel = filters.value('level');
+  const taskId = filters.value('taskId');
   const [live, setLive] = useState(!isTerminalState(execution.state.current));
   const [downloadError, setDownloadError] = useState<unknown>();
   const taskIds = useMemo(() => [...new Set(execution.taskRunList.map((r) => r.taskId))], [execution.taskRunList]);
-  const setFilter = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value); else next.delete(key);
-    next.delete('page');
-    setParams(next);
-  };
 
   return (
     <div className="stack">
       <div className="filters" role="search">
         <label className="field-inline">Minimum level
-          <select value={minLevel} onChange={(e) => setFilter('level', e.target.value)}>
+          <select value={minLevel} onChange={(e) => filters.set('level', e.target.value)}>
             <option value="">All levels</option>
-            {LEVELS.map((l) => <option key={l} value={l}>{l}</option>)}
+            {LOG_LEVELS.map((l) => <option key={l} value={l}>{l}</option>)}
           </select>
         </label>
         <label className="field-inline">Task
-          <select value={taskId} onChange={(e) => setFilter('taskId', e.target.value)}>
+          <select value={taskId} onChange={(e) => filters.set('taskId', e.target.value)}>
             <option value="">All tasks</option>
             {taskIds.map((t) => <option key={t} value={t}>{t}</option>)}
           </select>
