@@ -3,7 +3,6 @@
 // FOLLOW_MAX_LINES kept), else read one page at a time from the server; and a download of the matching lines as text.
 // Its level and message columns are also those of the log search (pages/logs/LogsSearch.tsx, the flow's Logs tab).
 import { useMemo, useRef, useState } from 'react';
-import { useSearchParams } from 'react-router';
 import { LOG_LEVELS, api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
