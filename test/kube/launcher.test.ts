@@ -272,6 +272,26 @@ describe('a restarted launcher', { timeout: 120_000 }, () => {
     await second.stop();
   });
 
+  it('launches a prepared attempt through the checked path when given another record (its step decided again after a conflict)', async () => {
+    const first = await newLauncher();
+    const a = oneTask(`id: again\ntype: ${SH}\ncommands:\n  - echo '::{"outputs":{"once":"yes"}}::'`);
+    first.launch(a.flow, a.exec, a.run, 1);
+    expect((await outcomeOf(a)).state).toBe('SUCCESS');
+    await first.stop();
+    await batch().deleteNamespacedJob({ name: jobName(a.exec.id, a.run.id, 1), namespace: NS, propagationPolicy: 'Background' });
+    await until(() => jobGone(a), 'the Job to be collected');
+    const creates = server.stats.writes['POST jobs'] ?? 0;
+    const second = await newLauncher();
+    // Prepared with one record object, launched with another (re-read): the earlier result is looked up and answers.
+    second.prepare(a.flow, a.exec, [{ run: a.run, attempt: 1 }]);
+    second.launch(a.flow, structuredClone(a.exec), a.run, 1);
+    await until(() => reportsOf(a)[1], 'the outcome reported again');
+    expect(reportsOf(a)[1]?.outcome).toMatchObject({ state: 'SUCCESS', outputs: { vars: { once: 'yes' } } });
+    expect(server.stats.writes['POST jobs'] ?? 0).toBe(creates);
+    expect(await jobsOf(a)).toHaveLength(0);
+    await second.stop();
+  });
+
   it('reports a Job that finished while no launcher was running', async () => {
     const first = await newLauncher();
     const a = oneTask(`id: offline\ntype: ${SH}\ncommands:\n  - echo started\n  - sleep 1`);
