@@ -300,6 +300,7 @@ export class Controller {
     }
     const flow = await this.flow(stored.execution);
     const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
+    this.prepare(flow, exec, actions);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
     await this.reconcile(flow, exec, resync);
@@ -419,6 +420,7 @@ export class Controller {
     }
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
     const r = await this.decide(flow, exec0, [{ type: 'start', runningCount: running }]);
+    if (this.owns(id)) this.prepare(flow, r.execution, r.actions);
     if (changed(exec0, r.execution, false)) await this.write(r.execution, stored.resourceVersion, []);
     if (!this.owns(id)) {
       // Started for its flow's limit only: its owner carries out the rest from the record (launches, children, timers).
@@ -427,6 +429,17 @@ export class Controller {
     }
     await this.apply(flow, r.execution, r.actions);
     await this.reconcile(flow, r.execution, false);
+  }
+
+  /** The attempts a step starts, told to the launcher before the record is written (it may get ready meanwhile). */
+  private prepare(flow: Flow, exec: Execution, actions: Action[]): void {
+    if (!this.launcher.prepare) return;
+    const attempts: { run: TaskRun; attempt: number }[] = [];
+    for (const a of actions) {
+      const run = a.type === 'launch' ? runById(exec, a.taskRunId) : undefined;
+      if (run) attempts.push({ run, attempt: (a as Extract<Action, { type: 'launch' }>).attempt });
+    }
+    if (attempts.length) this.launcher.prepare(flow, exec, attempts);
   }
 
   private async apply(flow: Flow, exec: Execution, actions: Action[]): Promise<void> {

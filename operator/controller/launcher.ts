@@ -12,6 +12,13 @@ export type Report = (executionId: string, taskRunId: string, attempt: number, o
 export interface Launcher {
   /** Starts the attempt unless it is already running (or, in cluster mode, already has a Job). */
   launch(flow: Flow, exec: Execution, run: TaskRun, attempt: number): void;
+  /**
+   * Optional: attempts a step just started (new ones: no earlier run of them can exist), told before the step's record
+   * is written. A launcher may do meanwhile what does not depend on that write (cluster: the attempt's input file);
+   * `launch` with the same record object then needs no look-up for earlier work. A record that is not written (a
+   * conflict) only leaves that work unused: its step is decided again, and launched through the checked path.
+   */
+  prepare?(flow: Flow, exec: Execution, attempts: { run: TaskRun; attempt: number }[]): void;
   /** Stops the attempt; its outcome (KILLED) is reported through `report`. */
   kill(taskRunId: string, attempt: number): void;
   /** Controller shutdown: embedded attempts are aborted; cluster Jobs keep running. */
