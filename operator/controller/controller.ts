@@ -30,6 +30,7 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
+import { stepInline } from './inline.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { NamespaceResolver } from './namespaces.js';
 import { KeyedQueue } from './queue.js';
@@ -107,6 +108,11 @@ export class Controller {
   private readonly owns: (executionId: string) => boolean;
   private readonly startsFlow: (namespace: string, flowId: string) => boolean;
   private readonly forwarded = new Set<string>();
+  /**
+   * Executions whose working directory may exist (an attempt was launched, or the execution was resumed from its record
+   * after a restart): removed when they end. The others (every attempt ran inline) have none: no lookup on disk.
+   */
+  private readonly mayHaveFiles = new Set<string>();
   /** Executions owned here whose start another controller decides (their flow has a concurrency limit). */
   private readonly awaitingStart = new Set<string>();
   private unsubscribe: (() => void)[] = [];
@@ -157,7 +163,7 @@ export class Controller {
       if (!this.owns(exec.id)) {
         if (this.mayStart(exec)) this.queue.push(exec.id, { event: { type: 'start-due' } });
         if (e.type === 'MODIFIED') this.onModified(exec);
-      } else if (e.type === 'ADDED') this.onNew(exec);
+      } else if (e.type === 'ADDED') this.onNew(exec, e.resourceVersion);
       else if (this.awaitingStart.has(exec.id) && !WAITING.has(exec.state.current)) {
         // Started by the controller deciding its flow's starts: take it over from its record.
         this.awaitingStart.delete(exec.id);
@@ -207,8 +213,12 @@ export class Controller {
   /** Resolves when no execution has queued work (tests). */
   whenIdle(): Promise<void> { return this.queue.whenIdle(); }
 
-  private onNew(exec: Execution): void {
-    if (exec.state.current === 'CREATED') this.queue.push(exec.id, { event: { type: 'start-due' } });
+  private onNew(exec: Execution, resourceVersion: number): void {
+    if (exec.state.current === 'CREATED') {
+      // The committed record as the store would read it back (the feed's copy, which nobody changes: the engine copies).
+      if (!this.cache.has(exec.id)) this.cache.set(exec.id, { execution: exec, resourceVersion });
+      this.queue.push(exec.id, { event: { type: 'start-due' } });
+    }
     else if (isTerminal(exec.state.current)) this.queue.push(exec.id, { event: { type: 'tick' } });
   }
 
@@ -276,7 +286,7 @@ export class Controller {
     const fail = items.find((i): i is Extract<QueueItem, { acks: number[] }> => i.event.type === 'fail');
     if (fail) return this.failNow(id, fail.event.reason, fail.acks);
     let resync = items.some((i) => i.event.type === 'resync');
-    if (resync) this.cache.delete(id);
+    if (resync) { this.cache.delete(id); this.mayHaveFiles.add(id); }
     if (startDue || resync) {
       const state = (await this.load(id))?.execution.state.current;
       if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
@@ -289,7 +299,7 @@ export class Controller {
     const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
     if (!events.length && !resync) { this.resync.processed(id); return; }
     const stored = await this.load(id);
-    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
+    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); this.mayHaveFiles.delete(id); return; }
     const acks = acksOf(items);
     if (isTerminal(stored.execution.state.current) && !events.some(actsOnEnded)) {
       // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
@@ -299,7 +309,7 @@ export class Controller {
       return;
     }
     const flow = await this.flow(stored.execution);
-    const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
+    const { execution: exec, actions } = await this.decideInline(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
     await this.reconcile(flow, exec, resync);
@@ -325,6 +335,7 @@ export class Controller {
   private disown(id: string): void {
     this.awaitingStart.delete(id);
     this.cache.delete(id);
+    this.mayHaveFiles.delete(id);
     this.timers.clear(id);
     this.resync.forget(id);
   }
@@ -336,6 +347,13 @@ export class Controller {
     // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
     const views = { kv: scopedKv(this.stores.kv, exec.namespace, this.grants), storage: scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants) };
     return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
+  }
+
+  /** `decide`, then the attempts of pure tasks it launches run at once and their outcomes join the step (inline.ts). */
+  private async decideInline(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
+    const first = await this.decide(flow, exec, events);
+    const runInline = this.launcher.runInline?.bind(this.launcher);
+    return runInline ? stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs)) : first;
   }
 
   private async write(exec: Execution, version: number, acks: number[]): Promise<StoredExecution> {
@@ -382,6 +400,11 @@ export class Controller {
       void (async () => {
         const stored = await this.load(id);
         if (!stored) return resolveStart();
+        // Without a concurrency limit there is nothing to serialize: started at once.
+        if (stored.execution.flowRevision && !(await this.flow(stored.execution)).concurrency) {
+          await this.startNow(id);
+          return resolveStart();
+        }
         const key = `${stored.execution.namespace}/${stored.execution.flowId}`;
         this.flowQueue.push(key, async () => {
           try { await this.startNow(id); resolveStart(); } catch (e) { reject(e); }
@@ -418,7 +441,9 @@ export class Controller {
       return;
     }
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
-    const r = await this.decide(flow, exec0, [{ type: 'start', runningCount: running }]);
+    const start: EngineEvent[] = [{ type: 'start', runningCount: running }];
+    // Started for its flow's limit only (not owned here): its owner runs its tasks.
+    const r = this.owns(id) ? await this.decideInline(flow, exec0, start) : await this.decide(flow, exec0, start);
     if (changed(exec0, r.execution, false)) await this.write(r.execution, stored.resourceVersion, []);
     if (!this.owns(id)) {
       // Started for its flow's limit only: its owner carries out the rest from the record (launches, children, timers).
@@ -440,7 +465,7 @@ export class Controller {
       switch (a.type) {
         case 'launch': {
           const run = runById(exec, a.taskRunId);
-          if (run) this.launcher.launch(flow, exec, run, a.attempt);
+          if (run) { this.mayHaveFiles.add(exec.id); this.launcher.launch(flow, exec, run, a.attempt); }
           break;
         }
         case 'kill-task': this.launcher.kill(a.taskRunId, a.attempt); break;
@@ -490,7 +515,7 @@ export class Controller {
     for (const w of work.running) {
       const run = runById(exec, w.taskRunId)!;
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
-      else this.launcher.launch(flow, exec, run, w.attempt);
+      else { this.mayHaveFiles.add(exec.id); this.launcher.launch(flow, exec, run, w.attempt); }
     }
     for (const run of work.subflows) await this.effect(exec, `Checking the child execution of '${run.taskId}'`, () => this.children.check(exec, run));
   }
@@ -501,7 +526,7 @@ export class Controller {
     this.resync.forget(exec.id);
     this.launcher.forgetExecution(exec.id);
     try {
-      rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
+      if (this.mayHaveFiles.delete(exec.id)) rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
     } catch (err) {
       console.error(`[controller] ${exec.id}: could not remove its working directory: ${reasonOf(err)}`);
     }
