@@ -35,6 +35,7 @@ import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { NamespaceResolver } from './namespaces.js';
 import { KeyedQueue } from './queue.js';
 import { Resync } from './resync.js';
+import { lazy } from './run-context.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
 import { EngineReads } from './step-reads.js';
 import { Timers } from './timers.js';
@@ -345,7 +346,9 @@ export class Controller {
     const now = this.clock();
     const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput, limits: this.limits };
     // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
-    const views = { kv: scopedKv(this.stores.kv, exec.namespace, this.grants), storage: scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants) };
+    const kv = lazy(() => scopedKv(this.stores.kv, exec.namespace, this.grants));
+    const storage = lazy(() => scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants));
+    const views = { get kv() { return kv(); }, get storage() { return storage(); } };
     return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
   }
 

@@ -24,8 +24,8 @@ import { sharedWorkingDirOf } from './working-directory.js';
 
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
 
-/** The value of `make`, made on first call. */
-function once<T>(make: () => T): () => T {
+/** The value of `make`, made on first call (views most attempts and steps never use). */
+export function lazy<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());
 }
@@ -94,8 +94,8 @@ export function buildRunContext(a: {
   // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
   // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.
   // Built on first use: most attempts (Return, Log...) never touch them.
-  const storage = once(() => scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS));
-  const kv = once(() => scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS));
+  const storage = lazy(() => scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS));
+  const kv = lazy(() => scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS));
   const errorLogs = (): unknown[] => {
     if (!a.errorLogs) throw new ExpressionError('errorLogs(): the error logs were not read for this task; call errorLogs() in its own properties');
     return structuredClone(a.errorLogs);
