@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, stepMany, type StepResult } from '../core/engine.js';
+import { actsOnEnded, stepMany, stepOwned, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -30,14 +30,14 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
-import { stepInline } from './inline.js';
+import { mayReadInStep, readsInStep, stepInline } from './inline.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { NamespaceResolver } from './namespaces.js';
 import { KeyedQueue } from './queue.js';
 import { Resync } from './resync.js';
 import { lazy } from './run-context.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
-import { EngineReads } from './step-reads.js';
+import { EngineReads, StepReadsMissed } from './step-reads.js';
 import { Timers } from './timers.js';
 
 /** Work items of one execution's queue: engine events, and the controller's own (start, resync, fail). */
@@ -342,21 +342,34 @@ export class Controller {
   }
 
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
-  private decide(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
+  private decide(flow: Flow, exec: Execution, events: EngineEvent[], inPlace = false): Promise<StepResult> {
     const now = this.clock();
     const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput, limits: this.limits };
     // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
     const kv = lazy(() => scopedKv(this.stores.kv, exec.namespace, this.grants));
     const storage = lazy(() => scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants));
     const views = { get kv() { return kv(); }, get storage() { return storage(); } };
-    return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
+    // In place (a record an earlier step of this batch made, engine.ts stepOwned): the step must not run twice.
+    return inPlace ? this.reads.run(now, () => stepOwned(flow, exec, events, deps), views, { once: true })
+      : this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
   }
 
   /** `decide`, then the attempts of pure tasks it launches run at once and their outcomes join the step (inline.ts). */
   private async decideInline(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
     const first = await this.decide(flow, exec, events);
     const runInline = this.launcher.runInline?.bind(this.launcher);
-    return runInline ? stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs)) : first;
+    if (!runInline) return first;
+    // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
+    const inPlace = !mayReadInStep(flow);
+    try {
+      return await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+    } catch (err) {
+      if (!(err instanceof StepReadsMissed)) throw err;
+      // It did fetch (a name built at run time): the batch again from its stored record, on copies (rare; its inline
+      // attempts run again, their results are recorded once).
+      readsInStep(flow);
+      return this.decideInline(flow, exec, events);
+    }
   }
 
   private async write(exec: Execution, version: number, acks: number[]): Promise<StoredExecution> {

@@ -2,7 +2,7 @@
 // when every attempt is launched and reported through the queue (task runs, attempts, outputs, labels, logs), with
 // fewer writes; the per-batch bound leaves the rest to the launcher.
 import { afterEach, describe, expect, it } from 'vitest';
-import { stepMany } from '../core/engine.js';
+import { stepMany, stepOwned } from '../core/engine.js';
 import { EngineHarness } from '../core/engine-harness.js';
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -12,7 +12,8 @@ import { parseFlow } from '../model/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { tempDir } from '../store/sqlite/test-fixtures.js';
 import { Controller } from './controller.js';
-import { stepInline } from './inline.js';
+import { mayReadInStep, stepInline } from './inline.js';
+import { EngineReads, StepReadsMissed } from './step-reads.js';
 import { LocalLauncher, type Launcher } from './launcher.js';
 import { createSecretRenderer } from './secrets.js';
 
@@ -156,5 +157,64 @@ describe('inline fast path', { timeout: 60_000 }, () => {
     // A launcher that declines (undefined) leaves every launch as it was.
     const none = await stepInline(h.flow, first, () => undefined, decide);
     expect(none).toEqual(first);
+  });
+
+  it('steps in place (no copy per task) to the same record as on copies, loops and their outputs tree included', async () => {
+    await initExpressions();
+    const yaml = `id: loops\nnamespace: fast\ntasks:
+  - id: seq
+    type: ${P}core.flow.EachSequential
+    value: ["a", "b"]
+    tasks:
+      - id: inner
+        type: ${P}core.debug.Return
+        format: x
+      - id: pick
+        type: ${P}core.flow.If
+        condition: "{{ outputs.inner[taskrun.value].value == 'inner:a' }}"
+        then:
+          - id: yes
+            type: ${P}core.debug.Return
+            format: y
+  - id: par
+    type: ${P}core.flow.EachParallel
+    value: ["1", "2", "3"]
+    tasks:
+      - id: leaf
+        type: ${P}core.debug.Return
+        format: z
+  - id: last
+    type: ${P}core.debug.Return
+    format: "{{ outputs.leaf['2'].value }}"
+`;
+    const runTo = async (step: typeof stepMany) => {
+      const h = new EngineHarness(yaml);
+      const first = stepMany(h.flow, h.exec, [{ type: 'start', runningCount: 0 }], h.deps);
+      const out = (run: { taskId: string; value?: unknown }) => ({ value: `${run.taskId}:${run.value ?? ''}`, nested: { list: [run.taskId] } });
+      return stepInline(h.flow, first, (_f, _e, run) => Promise.resolve({ state: 'SUCCESS', outputs: out(run) }),
+        async (exec, events) => step(h.flow, exec, events, h.deps), { attempts: 1000, ms: 60_000 });
+    };
+    const copied = await runTo(stepMany);
+    const owned = await runTo(stepOwned);
+    expect(copied.execution.state.current).toBe('SUCCESS');
+    expect(copied.execution.taskRunList.find((r) => r.taskId === 'yes')).toBeDefined();
+    expect(owned).toEqual(copied);
+    expect(mayReadInStep(new EngineHarness(yaml).flow)).toBe(false);
+    expect(mayReadInStep(new EngineHarness(`id: r\nnamespace: fast\ntasks:\n  - id: i\n    type: ${P}core.flow.If\n    condition: "{{ kv('k') }}"\n    then:\n      - id: t\n        type: ${P}core.debug.Return\n        format: x\n`).flow)).toBe(true);
+  });
+
+  it('a step that may not run twice (in place) and asks for a value not fetched yet is refused, not run again', async () => {
+    await initExpressions();
+    tmp = tempDir();
+    stores = openEmbeddedStores(tmp.dir);
+    const reads = new EngineReads(stores, {});
+    let runs = 0;
+    const step = () => { runs++; return reads.renderer.render("{{ kv('missing') }}", { flow: { namespace: 'fast' } }); };
+    await expect(reads.run(new Date(), step, stores, { once: true })).rejects.toBeInstanceOf(StepReadsMissed);
+    expect(runs).toBe(1);
+    // On a copy it runs again once the value is fetched (absent here: kv() fails the template).
+    runs = 0;
+    await expect(reads.run(new Date(), step, stores)).rejects.toThrow();
+    expect(runs).toBe(2);
   });
 });

@@ -6,9 +6,12 @@
 // on their own. Crash safety is unchanged: an outcome counts once the record holding it is written; until then a
 // restart re-runs the attempt, as it re-runs one whose report was not recorded yet.
 // Bounded per batch (INLINE_MAX_ATTEMPTS, INLINE_BUDGET_MS) so that a long chain or a wide fan-out still yields to
-// other work: what is left over is launched as usual after the write.
+// other work: what is left over is launched as usual after the write. Each round steps the record the previous one
+// made in place (engine.ts stepOwned: no copy of the growing record per task), unless the flow may make a step ask
+// for values to fetch (kv(), read(), file functions, render()): such a step runs again, so it must run on a copy.
 import type { StepResult } from '../core/engine.js';
 import type { Action, EngineEvent, TaskOutcome } from '../core/engine-types.js';
+import { copyData } from '../core/keyed.js';
 import { runById } from '../core/run-index.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
 
@@ -16,6 +19,20 @@ import type { Execution, Flow, TaskRun } from '../core/types.js';
 export const INLINE_MAX_ATTEMPTS = 200;
 /** Time of inline work in one batch after which the rest are launched (ms). */
 export const INLINE_BUDGET_MS = 10;
+
+/** Template functions whose values a step fetches before running again (step-reads.ts), and render(), which may call them. */
+const STEP_READS = /\b(?:kv|read|fileSize|fileExists|isFileEmpty|render|renderOnce)\s*\(/;
+const readsOf = new WeakMap<Flow, boolean>();
+
+/** Whether a step of this flow may ask for values to fetch (then it may run twice: on a copy of its record). */
+export function mayReadInStep(flow: Flow): boolean {
+  let reads = readsOf.get(flow);
+  if (reads === undefined) { reads = STEP_READS.test(JSON.stringify(flow)); readsOf.set(flow, reads); }
+  return reads;
+}
+
+/** A step of this flow asked for values although its text does not show it (a name built at run time): copies from now on. */
+export function readsInStep(flow: Flow): void { readsOf.set(flow, true); }
 
 /** The outcome of an attempt run at once in this process, or undefined when it must be launched. */
 export type RunInline = (flow: Flow, exec: Execution, run: TaskRun, attempt: number) => Promise<TaskOutcome> | undefined;
@@ -44,7 +61,9 @@ export async function stepInline(
     }
     if (!started.length) return { execution, actions };
     const events: EngineEvent[] = [];
-    for (const s of started) events.push({ type: 'task-result', taskRunId: s.taskRunId, attempt: s.attempt, outcome: await s.outcome });
+    // A copy: outputs rendered from the variables may share objects with the record's outputs tree, which a step in
+    // place goes on changing.
+    for (const s of started) events.push({ type: 'task-result', taskRunId: s.taskRunId, attempt: s.attempt, outcome: copyData(await s.outcome) });
     const next = await decide(execution, events);
     execution = next.execution;
     actions = [...kept, ...next.actions];
