@@ -417,8 +417,9 @@ export class Controller {
         const stored = await this.load(id);
         if (!stored) return resolveStart();
         // Without a concurrency limit there is nothing to serialize: started at once.
-        if (stored.execution.flowRevision && !(await this.flow(stored.execution)).concurrency) {
-          await this.startNow(id);
+        const flow = stored.execution.flowRevision ? await this.flow(stored.execution) : undefined;
+        if (flow && !flow.concurrency) {
+          await this.startNow(id, flow);
           return resolveStart();
         }
         const key = `${stored.execution.namespace}/${stored.execution.flowId}`;
@@ -429,7 +430,8 @@ export class Controller {
     });
   }
 
-  private async startNow(id: string): Promise<void> {
+  /** `known`: the execution's flow as this batch resolved it already. */
+  private async startNow(id: string, known?: Flow): Promise<void> {
     const stored = await this.load(id);
     if (!stored) return;
     let exec0 = stored.execution;
@@ -446,7 +448,7 @@ export class Controller {
       if (isTerminal(exec0.state.current)) { await this.onEnded(exec0); return; }
       return this.startNow(id);
     }
-    const flow = await this.flow(exec0);
+    const flow = known ?? await this.flow(exec0);
     // Another controller decides the starts of this flow (partitioned operators): it starts or queues this one.
     if (flow.concurrency && !this.startsFlow(exec0.namespace, exec0.flowId)) {
       if (!this.owns(id)) return;
@@ -489,10 +491,10 @@ export class Controller {
         case 'kill-execution': await this.effect(exec, `Killing execution ${a.executionId}`, () => this.stores.executions.addCommand(a.executionId, { type: 'kill' })); break;
         case 'create-execution': await this.effect(exec, 'Creating the retry execution', () => this.stores.executions.create(a.execution)); break;
         case 'log': this.log(exec, a.level, a.message, a.taskRunId); break;
-        case 'ended': await this.onEnded(exec); break;
+        case 'ended': await this.onEnded(exec, flow); break;
       }
     }
-    if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec);
+    if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec, flow);
   }
 
   /**
@@ -536,7 +538,8 @@ export class Controller {
     for (const run of work.subflows) await this.effect(exec, `Checking the child execution of '${run.taskId}'`, () => this.children.check(exec, run));
   }
 
-  private async onEnded(exec: Execution): Promise<void> {
+  /** `known`: the execution's flow as this batch resolved it already. */
+  private async onEnded(exec: Execution, known?: Flow): Promise<void> {
     this.timers.clear(exec.id);
     this.cache.delete(exec.id);
     this.resync.forget(exec.id);
@@ -548,7 +551,7 @@ export class Controller {
     }
     this.children.ended(exec);
     await this.effect(exec, 'Starting the next queued execution', async () => {
-      const flow = await this.flow(exec).catch((err: unknown) => { if (isTransient(err)) throw err; return undefined; });
+      const flow = known ?? await this.flow(exec).catch((err: unknown) => { if (isTransient(err)) throw err; return undefined; });
       if (flow?.concurrency) await this.dequeue(exec.namespace, exec.flowId);
     });
   }
