@@ -10,7 +10,7 @@ import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData } from './keyed.js';
-import { adoptIndex, indexRuns } from './run-index.js';
+import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
 import { mergeLabels, metadataOf } from './execution.js';
@@ -33,10 +33,23 @@ export function step(flow: Flow, execution: Execution, event: EngineEvent, deps:
 export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || e.type === 'set-labels' || e.type === 'change-state';
 
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
-  const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
-  if (live.length === 0) return { execution, actions: [] };
+  if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
   const exec = copyData(execution);
-  const ctx: StepContext = { flow, exec, deps, actions: [], runs: indexRuns(exec.taskRunList), index: indexFlow(flow) };
+  return stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
+}
+
+/**
+ * `stepMany` on a record the caller hands over: one an earlier step returned, of which it keeps no other use. It is
+ * changed in place instead of copied (the step's index of its runs goes on too). The in-process fast path steps once
+ * per task of a chain (operator/controller/inline.ts): a copy of the growing record each time would cost O(n²).
+ */
+export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
+  if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
+  return stepOn(flow, execution, snapshotIndex(execution), events, deps);
+}
+
+function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps): StepResult {
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow) };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);

@@ -1,5 +1,6 @@
 // Executions on SQLite with Kubernetes-style optimistic concurrency (resource_version), a labels index,
-// a durable command queue acknowledged atomically with updates, and an in-process watch feed.
+// a durable command queue acknowledged atomically with updates, and an in-process watch feed. Creates and updates are
+// group-committed (group-commit.ts): each resolves once its transaction, shared with the others of its turn, commits.
 import { type Execution, type ExecutionState, ExecutionStates, type Label, isTerminal } from '../../core/types.js';
 import {
   ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
@@ -8,6 +9,7 @@ import {
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 import { Emitter } from './emitter.js';
+import { GroupCommit } from './group-commit.js';
 
 interface CommandRow { seq: number; execution_id: string; json: string; created: string }
 
@@ -55,9 +57,12 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly changes = new Emitter<WatchEvent>('execution watch');
   private readonly commands = new Emitter<PendingCommand>('execution command');
   private readonly stmts;
+  /** Creates and updates asked for in one turn of the event loop share a transaction (group-commit.ts). */
+  readonly group: GroupCommit;
 
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
+    this.group = new GroupCommit(db);
     this.stmts = {
       insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, resource_version)
         VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, 1) ON CONFLICT (id) DO NOTHING RETURNING seq`),
@@ -85,15 +90,14 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   async create(execution: Execution): Promise<StoredExecution> {
     const row = columns(execution);
-    const inserted = this.db.transaction(() => {
+    const inserted = await this.group.submit(() => {
       const created = this.stmts.insert.get(row) as { seq: number } | undefined;
       if (!created) return false;
       this.stmts.insertBody.run(created.seq, row.body);
       this.writeLabels(created.seq, execution.labels);
       return true;
-    }).immediate();
+    }, (ok) => { if (ok) this.emitChange('ADDED', row.body, 1); });
     if (!inserted) return this.getSync(execution.id)!;
-    this.emitChange('ADDED', row.body, 1);
     return { execution, resourceVersion: 1 };
   }
 
@@ -109,7 +113,7 @@ export class SqliteExecutionStore implements ExecutionStore {
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
     const row = columns(execution);
     const resourceVersion = expected + 1;
-    this.db.transaction(() => {
+    await this.group.submit(() => {
       const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);
       if (current.resource_version !== expected) {
@@ -123,8 +127,7 @@ export class SqliteExecutionStore implements ExecutionStore {
         this.writeLabels(current.seq, execution.labels);
       }
       for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
-    }).immediate();
-    this.emitChange('MODIFIED', row.body, resourceVersion);
+    }, () => this.emitChange('MODIFIED', row.body, resourceVersion));
     return { execution, resourceVersion };
   }
 
