@@ -57,8 +57,8 @@ export const NOT_OFFERED: readonly (readonly [method: string, path: string, reas
     ['POST', `/triggers/backfill/${verb}/${by}`, `use the single-trigger backfill ${verb} route`] as const)),
   ['GET', '/triggers/export/by-query/csv', 'CSV exports are not implemented'],
 
-  ['GET', '/plugins/icons', 'plugin icons are not served; the UI is not bundled'],
-  ['GET', '/plugins/icons/groups', 'plugin icons are not served; the UI is not bundled'],
+  ['GET', '/plugins/icons', 'plugin icons are not served; our web UI draws its own type badges'],
+  ['GET', '/plugins/icons/groups', 'plugin icons are not served; our web UI draws its own type badges'],
   ['GET', '/plugins/groups/subgroups', 'plugin groups are listed by GET /plugins'],
   ['GET', '/plugins/inputs', 'input types are documented in the README, not as plugins'],
   ['GET', '/plugins/inputs/:type', 'input types are documented in the README, not as plugins'],

@@ -177,8 +177,8 @@ const ROUTES_TEXT = `
   POST /triggers/backfill/delete/by-triggers | not-offered | use the single-trigger backfill delete route
   POST /triggers/backfill/delete/by-query | not-offered | use the single-trigger backfill delete route
   GET /triggers/export/by-query/csv | not-offered | CSV exports are not implemented
-  GET /plugins/icons | not-offered | plugin icons are not served; the UI is not bundled
-  GET /plugins/icons/groups | not-offered | plugin icons are not served; the UI is not bundled
+  GET /plugins/icons | not-offered | plugin icons are not served; our web UI draws its own type badges
+  GET /plugins/icons/groups | not-offered | plugin icons are not served; our web UI draws its own type badges
   GET /plugins/groups/subgroups | not-offered | plugin groups are listed by GET /plugins
   GET /plugins/inputs | not-offered | input types are documented in the README, not as plugins
   GET /plugins/inputs/{type} | not-offered | input types are documented in the README, not as plugins
