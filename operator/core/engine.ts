@@ -1,5 +1,6 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
+import { isDeepStrictEqual } from 'node:util';
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
@@ -9,7 +10,7 @@ import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
-import { copyData } from './keyed.js';
+import { copyData, freezeData } from './keyed.js';
 import { adoptIndex, indexRuns } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
@@ -35,7 +36,8 @@ export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || 
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
   if (live.length === 0) return { execution, actions: [] };
-  const exec = copyData(execution);
+  const full = live.some(touchesEnded);
+  const { exec, copied } = copyRecord(execution, full);
   const ctx: StepContext = { flow, exec, deps, actions: [], runs: indexRuns(exec.taskRunList), index: indexFlow(flow) };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
@@ -44,7 +46,52 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
   }
   advance(ctx);
   adoptIndex(exec, ctx.runs);
+  settleRuns(execution, exec, full ? undefined : copied);
   return { execution: exec, actions: ctx.actions };
+}
+
+/**
+ * After a step: a copied run the step left as it was is replaced by the original (so the store sees an unchanged run
+ * by identity and does not write it again; the step's index may keep the equal copy), and ended runs are frozen (nothing
+ * changes them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at,
+ * unless the whole record was copied (`copied` undefined).
+ */
+function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined): void {
+  const runs = exec.taskRunList;
+  if (!copied) {
+    for (const run of runs) if (isTerminal(run.state.current)) freezeData(run);
+    return;
+  }
+  if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
+  for (const i of copied) {
+    const original = before.taskRunList[i]!;
+    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) runs[i] = original;
+    else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+  }
+  for (let i = before.taskRunList.length; i < runs.length; i++) if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+}
+
+/** Events that may change runs that have ended (a restart, a retry), so their step copies the whole record. */
+const touchesEnded = (e: EngineEvent): boolean =>
+  e.type === 'restart' || (e.type === 'timer' && (e.kind === 'flow-retry' || e.kind === 'retry'));
+
+/**
+ * The step's own copy of the record: ended runs that are frozen (written, or ended by an earlier step) are shared with
+ * the record given, since nothing changes them; the rest is copied. So a step costs the runs still going, not the whole
+ * record (a sequential loop of n iterations: linear, not quadratic), and the store writes only the runs that differ by
+ * identity. `full`: everything is copied.
+ */
+function copyRecord(execution: Execution, full: boolean): { exec: Execution; copied: number[] } {
+  if (full) return { exec: copyData(execution), copied: [] };
+  const { taskRunList, ...header } = execution;
+  const runs = new Array<TaskRun>(taskRunList.length);
+  const copied: number[] = [];
+  for (let i = 0; i < taskRunList.length; i++) {
+    const run = taskRunList[i]!;
+    if (Object.isFrozen(run) && isTerminal(run.state.current)) runs[i] = run;
+    else { runs[i] = copyData(run, true); copied.push(i); }
+  }
+  return { exec: { ...copyData(header), taskRunList: runs }, copied };
 }
 
 const ACTIVE = new Set(['RUNNING', 'PAUSED', 'KILLING']);

@@ -1,6 +1,10 @@
 // Executions on SQLite with Kubernetes-style optimistic concurrency (resource_version), a labels index,
 // a durable command queue acknowledged atomically with updates, and an in-process watch feed.
-import { type Execution, type ExecutionState, ExecutionStates, type Label, isTerminal } from '../../core/types.js';
+// A record is stored as a body (everything but its task runs) plus one row per task run; an update writes the runs
+// that differ by identity from the version this store last wrote (written runs are frozen, so an unchanged object is an
+// unchanged run), so the bytes written per update follow what changed, not the size of the record.
+import { copyData, freezeData } from '../../core/keyed.js';
+import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
   ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
@@ -17,7 +21,10 @@ function toCommand(row: CommandRow): PendingCommand {
   return { seq: row.seq, executionId: row.execution_id, command: JSON.parse(row.json) as ExecutionCommand, created: row.created };
 }
 
-/** Summary columns derived from an execution; the whole record is kept as JSON in `body` (execution_bodies). */
+/**
+ * Summary columns derived from an execution, and its `body` (execution_bodies): the record as JSON without its task runs
+ * (execution_task_runs).
+ */
 function columns(execution: Execution) {
   return {
     id: execution.id,
@@ -27,9 +34,18 @@ function columns(execution: Execution) {
     start_date: normalizeDate(execution.state.startDate),
     end_date: execution.state.endDate ? normalizeDate(execution.state.endDate) : null,
     labels: JSON.stringify(execution.labels ?? []),
-    body: JSON.stringify(execution),
+    body: JSON.stringify({ ...execution, taskRunList: undefined }),
   };
 }
+
+/** What this store last wrote of an execution: its version and the run objects of it, by position. */
+interface Written { resourceVersion: number; runs: TaskRun[] }
+
+/** Executions whose last written runs are remembered (the oldest are forgotten: their next update writes every run). */
+const WRITTEN_MAX = 2_000;
+
+/** Bytes and rows written by the execution store since it was opened (tests show the cost of an update with them). */
+export interface ExecutionWriteStats { bytes: number; runRows: number; updates: number }
 
 const lowerHas = (column: string, p: string): string => `instr(lower(${column}), lower(${p})) > 0`;
 
@@ -55,6 +71,9 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly changes = new Emitter<WatchEvent>('execution watch');
   private readonly commands = new Emitter<PendingCommand>('execution command');
   private readonly stmts;
+  private readonly written = new Map<string, Written>();
+  /** Bytes and rows written since the store was opened. */
+  readonly writeStats: ExecutionWriteStats = { bytes: 0, runRows: 0, updates: 0 };
 
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
@@ -62,8 +81,11 @@ export class SqliteExecutionStore implements ExecutionStore {
       insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, resource_version)
         VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, 1) ON CONFLICT (id) DO NOTHING RETURNING seq`),
       insertBody: db.prepare('INSERT INTO execution_bodies (seq, body) VALUES (?, ?)'),
-      get: db.prepare(`SELECT b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+      get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
+      runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
+      putRun: db.prepare('INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES (?, ?, ?)'),
+      trimRuns: db.prepare('DELETE FROM execution_task_runs WHERE seq = ? AND idx >= ?'),
       current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
         start_date = @start_date, end_date = @end_date, labels = @labels, resource_version = @rv WHERE seq = @seq`),
@@ -71,7 +93,7 @@ export class SqliteExecutionStore implements ExecutionStore {
       deleteLabels: db.prepare('DELETE FROM execution_labels WHERE seq = ?'),
       insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (seq, key, value) VALUES (?, ?, ?)'),
       ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
-      active: db.prepare(`SELECT e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+      active: db.prepare(`SELECT e.seq, e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
       count: db.prepare(`SELECT count(*) AS n FROM executions
         WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
@@ -89,11 +111,13 @@ export class SqliteExecutionStore implements ExecutionStore {
       const created = this.stmts.insert.get(row) as { seq: number } | undefined;
       if (!created) return false;
       this.stmts.insertBody.run(created.seq, row.body);
+      this.writeRuns(created.seq, execution.taskRunList, undefined);
       this.writeLabels(created.seq, execution.labels);
       return true;
     }).immediate();
     if (!inserted) return this.getSync(execution.id)!;
-    this.emitChange('ADDED', row.body, 1);
+    this.writeStats.bytes += row.body.length;
+    this.committed('ADDED', execution, 1);
     return { execution, resourceVersion: 1 };
   }
 
@@ -102,13 +126,16 @@ export class SqliteExecutionStore implements ExecutionStore {
   }
 
   getSync(id: string): StoredExecution | undefined {
-    const row = this.stmts.get.get(id) as { body: string; resource_version: number } | undefined;
-    return row && { execution: JSON.parse(row.body) as Execution, resourceVersion: row.resource_version };
+    const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
+    return row && { execution: this.assemble(row.seq, row.body), resourceVersion: row.resource_version };
   }
 
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
     const row = columns(execution);
     const resourceVersion = expected + 1;
+    const known = this.written.get(execution.id);
+    const before = known?.resourceVersion === expected ? known.runs : undefined;
+    this.written.delete(execution.id);
     this.db.transaction(() => {
       const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);
@@ -118,18 +145,22 @@ export class SqliteExecutionStore implements ExecutionStore {
       }
       this.stmts.update.run({ ...row, rv: resourceVersion, seq: current.seq });
       this.stmts.updateBody.run(row.body, current.seq);
+      this.writeRuns(current.seq, execution.taskRunList, before);
       if (current.labels !== row.labels) {
         this.stmts.deleteLabels.run(current.seq);
         this.writeLabels(current.seq, execution.labels);
       }
       for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
     }).immediate();
-    this.emitChange('MODIFIED', row.body, resourceVersion);
+    this.writeStats.bytes += row.body.length;
+    this.writeStats.updates++;
+    this.committed('MODIFIED', execution, resourceVersion);
     return { execution, resourceVersion };
   }
 
   /** Removes an execution (its body and labels cascade) and its pending commands. */
   async delete(id: string): Promise<boolean> {
+    this.written.delete(id);
     return this.db.transaction(() => {
       this.stmts.deleteCommands.run(id);
       return this.stmts.delete.run(id).changes > 0;
@@ -153,18 +184,18 @@ export class SqliteExecutionStore implements ExecutionStore {
     const filter = `FROM executions${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];
-    const sql = `SELECT b.body FROM (SELECT seq, start_date ${filter} ORDER BY start_date DESC, seq DESC
+    const sql = `SELECT b.seq, b.body FROM (SELECT seq, start_date ${filter} ORDER BY start_date DESC, seq DESC
       ${pageClause(query, pageParams)}) p JOIN execution_bodies b ON b.seq = p.seq ORDER BY p.start_date DESC, p.seq DESC`;
-    const rows = this.dynamic.get(sql).all(...pageParams) as { body: string }[];
-    return { results: rows.map((r) => JSON.parse(r.body) as Execution), total };
+    const rows = this.dynamic.get(sql).all(...pageParams) as { seq: number; body: string }[];
+    return { results: rows.map((r) => this.assemble(r.seq, r.body)), total };
   }
 
   /** A record whose body no longer parses is left out (and reported): one bad row must not stop recovery of the others. */
   async listActive(): Promise<StoredExecution[]> {
-    const rows = this.stmts.active.all(ACTIVE_STATES) as { id: string; body: string; resource_version: number }[];
+    const rows = this.stmts.active.all(ACTIVE_STATES) as { seq: number; id: string; body: string; resource_version: number }[];
     return rows.flatMap((r) => {
       try {
-        return [{ execution: JSON.parse(r.body) as Execution, resourceVersion: r.resource_version }];
+        return [{ execution: this.assemble(r.seq, r.body), resourceVersion: r.resource_version }];
       } catch (err) {
         console.error(`[store] execution ${r.id}: its stored record is not valid JSON, left out of recovery: ${(err as Error).message}`);
         return [];
@@ -201,9 +232,46 @@ export class SqliteExecutionStore implements ExecutionStore {
     for (const label of labels ?? []) this.stmts.insertLabel.run(seq, label.key, String(label.value));
   }
 
-  /** Listeners get their own copy of the committed record, parsed once, only when someone listens. */
-  private emitChange(type: WatchEvent['type'], body: string, resourceVersion: number): void {
-    if (this.changes.size === 0) return;
-    this.changes.emit({ type, execution: JSON.parse(body) as Execution, resourceVersion });
+  /**
+   * Writes the runs of `runs` that are not the very objects of `before` (the runs of the version being replaced, as this
+   * store wrote them; undefined: unknown, every run is written), and drops rows past the end of the list. Each run
+   * written is frozen: it is the stored version, which the next update recognises by identity.
+   */
+  private writeRuns(seq: number, runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): void {
+    for (let i = 0; i < runs.length; i++) {
+      const run = runs[i]!;
+      if (before && before[i] === run) continue;
+      const body = JSON.stringify(run);
+      this.stmts.putRun.run(seq, i, body);
+      freezeData(run);
+      this.writeStats.bytes += body.length;
+      this.writeStats.runRows++;
+    }
+    if (!before || before.length > runs.length) this.stmts.trimRuns.run(seq, runs.length);
   }
+
+  /**
+   * After a commit: keeps the runs just written for the next update's comparison (none once the execution ended:
+   * nothing follows), and tells the listeners. They get a copy of the record's body and its run list (a frozen array
+   * of the frozen runs), so a caller changing its record afterwards changes nothing they saw, and no run is copied,
+   * serialised or parsed per event.
+   */
+  private committed(type: WatchEvent['type'], execution: Execution, resourceVersion: number): void {
+    const runs = Object.freeze(execution.taskRunList.slice()) as TaskRun[];
+    if (!isTerminal(execution.state.current)) {
+      this.written.set(execution.id, { resourceVersion, runs });
+      if (this.written.size > WRITTEN_MAX) this.written.delete(this.written.keys().next().value!);
+    }
+    if (this.changes.size === 0) return;
+    const { taskRunList: _runs, ...header } = execution;
+    this.changes.emit({ type, execution: { ...copyData(header), taskRunList: runs }, resourceVersion });
+  }
+
+  /** A stored record from its body and its task-run rows. */
+  private assemble(seq: number, body: string): Execution {
+    const execution = JSON.parse(body) as Execution;
+    execution.taskRunList = (this.stmts.runsOf.all(seq) as string[]).map((r) => JSON.parse(r) as TaskRun);
+    return execution;
+  }
+
 }

@@ -141,4 +141,19 @@ export const MIGRATIONS: readonly string[] = [
     version INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 6: task runs of an execution in rows of their own (one per run, by position in the run list), so that an update
+  // writes only the runs that changed: a loop of n iterations writes O(n) bytes in all, not O(n^2). The body keeps the
+  // rest of the record. Existing bodies are split; one that does not parse is left as it was (listActive leaves it out).
+  `
+  CREATE TABLE execution_task_runs (
+    seq  INTEGER NOT NULL REFERENCES executions (seq) ON DELETE CASCADE,
+    idx  INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (seq, idx)
+  ) WITHOUT ROWID;
+  INSERT INTO execution_task_runs (seq, idx, body)
+    WITH valid AS MATERIALIZED (SELECT seq, body FROM execution_bodies WHERE json_valid(body) AND json_type(body, '$.taskRunList') = 'array')
+    SELECT v.seq, r.key, r.value FROM valid v, json_each(v.body, '$.taskRunList') r;
+  UPDATE execution_bodies SET body = json_remove(body, '$.taskRunList') WHERE json_valid(body);
+  `,
 ];
