@@ -351,11 +351,9 @@ export class Controller {
 
   /** Attempts whose outcome the record now holds (or no longer waits for): the launcher may forget them. */
   private settled(exec: Execution, events: EngineEvent[]): void {
-    let runs: Map<string, TaskRun> | undefined;
     for (const e of events) {
       if (e.type !== 'task-result') continue;
-      runs ??= new Map(exec.taskRunList.map((r) => [r.id, r]));
-      const att = runs.get(e.taskRunId)?.attempts[e.attempt - 1];
+      const att = runById(exec, e.taskRunId)?.attempts[e.attempt - 1];
       if (!att || isTerminal(att.state.current) || isTerminal(exec.state.current)) this.launcher.recorded(e.taskRunId, e.attempt);
     }
   }
