@@ -152,8 +152,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (seq, idx)
   ) WITHOUT ROWID;
   INSERT INTO execution_task_runs (seq, idx, body)
-    WITH valid AS MATERIALIZED (SELECT seq, body FROM execution_bodies WHERE json_valid(body) AND json_type(body, '$.taskRunList') = 'array')
-    SELECT v.seq, r.key, r.value FROM valid v, json_each(v.body, '$.taskRunList') r;
-  UPDATE execution_bodies SET body = json_remove(body, '$.taskRunList') WHERE json_valid(body);
+    SELECT b.seq, r.key, r.value FROM execution_bodies b, json_each(CASE WHEN json_valid(b.body) THEN b.body ELSE '{}' END, '$.taskRunList') r
+    WHERE r.type = 'object';
+  UPDATE execution_bodies SET body = CASE WHEN json_valid(body) THEN json_remove(body, '$.taskRunList') ELSE body END;
   `,
 ];
