@@ -70,8 +70,9 @@ async function loop(base: string, pid: number, dataDir: string, kind: string, n:
     for (;;) {
       await new Promise((res) => setTimeout(res, 1000));
       // polled once a second (the figures come from the record's dates): reading a large record is work for the server
-      const s = await (await fetch(`${base}/executions/search?flowId=${id}&namespace=bench`)).json();
-      if (ENDED.includes(s.results?.[0]?.state?.current)) break;
+      // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): asked again a second later.
+      const s = await fetch(`${base}/executions/search?flowId=${id}&namespace=bench`).then((r) => r.json(), () => undefined);
+      if (ENDED.includes(s?.results?.[0]?.state?.current)) break;
     }
   } finally {
     done = true;
