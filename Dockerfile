@@ -19,6 +19,16 @@ COPY api ./api
 COPY runner-image ./runner-image
 RUN node scripts/build.mjs
 
+# The web UI (ui/, React + Vite) → ui/dist, served by the API under /ui. The build tools are devDependencies: this stage
+# installs them without running install scripts (the native modules are not needed to bundle), and only ui/dist leaves it.
+FROM node:20-bookworm-slim AS ui
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts/build-ui.mjs ./scripts/build-ui.mjs
+COPY ui ./ui
+RUN node scripts/build-ui.mjs
+
 # Production dependencies only (optional ones would pull ~700 MB of GPU builds of node-llama-cpp), with a compiler at
 # hand in case better-sqlite3 finds no prebuilt binary and builds from source.
 FROM node:20-bookworm-slim AS deps
@@ -27,6 +37,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY scripts/build-ui.mjs ./scripts/build-ui.mjs
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:20-bookworm-slim
@@ -39,6 +50,7 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=ui /app/ui/dist ./ui/dist
 COPY package.json package-lock.json ./
 COPY crds ./crds
 COPY examples ./examples

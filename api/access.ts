@@ -1,10 +1,12 @@
 // Which Kubernetes permission each REST route needs in cluster mode: a table of (method, path pattern) → verbs on a
-// flowpilot.io resource, matched like the router does (the same precedence: api/route-order.ts). Webhooks and
+// flowpilot.io resource, matched like the router does (the same precedence: api/route-order.ts). Webhooks, the web
+// UI's files (`/`, `/ui/*`: they hold no data, which the UI fetches from /api/v1 with the caller's credentials) and
 // /healthz are public (webhooks are authenticated by their key); an /api/v1 route missing from the table is denied
 // (fail closed).
 import { GROUP, KINDS } from '../operator/kube/names.js';
 import { comparePrecedence } from './route-order.js';
 import { NOT_OFFERED, notOfferedStartsFlow } from './routes/not-offered.js';
+import { isUiPath } from './ui.js';
 
 export interface ResourceCheck { verb: string; group: string; resource: string }
 
@@ -176,12 +178,13 @@ function apiAccess(method: string, rest: string): Access | undefined {
 }
 
 /**
- * What a request needs. `/healthz` is public; `/metrics` needs `get` on that non-resource URL; API paths follow the
+ * What a request needs. `/healthz` and the web UI's files (`/`, `/ui`, `/ui/*`) are public; `/metrics` needs `get` on that non-resource URL; API paths follow the
  * table (both the `/api/v1` and the tenant `/api/v1/main` forms); other paths are left to their own routers (public).
  */
 export function accessFor(method: string, path: string): Access {
   const lower = path.toLowerCase();
   if (lower === '/healthz' || lower === '/healthz/') return PUBLIC;
+  if (isUiPath(path)) return PUBLIC;
   if (lower === '/metrics' || lower === '/metrics/') return { kind: 'nonResource', verb: 'get', path: '/metrics' };
   const candidates: Access[] = [];
   for (const prefix of API_PREFIXES) {

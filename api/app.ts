@@ -1,5 +1,5 @@
 // The Koa application of the REST API: `/api/v1` routes (also under the `/api/v1/main` tenant path) over the
-// stores (it never runs tasks) and `/healthz`.
+// stores (it never runs tasks), `/healthz`, and the web UI's files under `/ui` (api/ui.ts).
 // Other routers (for example `/v1/completions`) can be mounted on the returned app with `app.use(router.routes())`.
 import { Router } from '@koa/router';
 import Koa from 'koa';
@@ -23,6 +23,7 @@ import { registerNamespaceFileRoutes } from './routes/namespace-files.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 import { orderRoutes } from './route-order.js';
+import { uiMiddleware } from './ui.js';
 
 /** Kestra ≥ 0.24 puts a tenant in the path (`/api/v1/main/...`); both forms are served. */
 export const API_PREFIXES = ['/api/v1', '/api/v1/main'] as const;
@@ -56,8 +57,11 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   return r;
 }
 
-/** `before`: middleware run ahead of every route, after error handling (cluster mode: metrics, then authentication). */
-export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[] } = {}): Koa {
+/**
+ * `before`: middleware run ahead of every route, after error handling (cluster mode: metrics, then authentication).
+ * `uiDir`: the built web UI's folder (default ui/dist, or UI_DIST_DIR).
+ */
+export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[]; uiDir?: string } = {}): Koa {
   const app = new Koa();
   app.silent = true; // errors are answered (and logged) by the error handler, secrets masked
   app.use(errorHandler((text) => deps.stores.secrets?.masker().mask(text) ?? text));
@@ -65,6 +69,7 @@ export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[] } 
   const health = new Router();
   health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });
   app.use(health.routes());
+  app.use(uiMiddleware(opts.uiDir));
   for (const prefix of API_PREFIXES) {
     const api = createApiRouter(deps, prefix);
     app.use(api.routes());

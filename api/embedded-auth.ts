@@ -73,18 +73,22 @@ export function credentialsValid(auth: EmbeddedAuth, header: string | undefined)
   return token !== undefined && auth.tokenHashes.length > 0 && tokenMatches(token, auth.tokenHashes);
 }
 
-/** Koa middleware: 401 with the accepted schemes for every non-public route (api/access.ts) without valid credentials. */
+/**
+ * Koa middleware: 401 with the accepted schemes for every non-public route (api/access.ts) without valid credentials.
+ * A script's request (`X-Requested-With: XMLHttpRequest`, as the web UI sends) gets no Basic challenge, so the browser
+ * shows the UI's own sign-in form instead of its native password prompt (Spring Security's convention).
+ */
 export function embeddedAuthMiddleware(auth: EmbeddedAuth): Middleware {
-  const challenges = [
-    ...(auth.basic ? ['Basic realm="flowpilot", charset="UTF-8"'] : []),
-    ...(auth.tokenHashes.length > 0 ? ['Bearer realm="flowpilot"'] : []),
-  ];
+  const basicChallenge = auth.basic ? ['Basic realm="flowpilot", charset="UTF-8"'] : [];
+  const bearerChallenge = auth.tokenHashes.length > 0 ? ['Bearer realm="flowpilot"'] : [];
   const schemes = [auth.basic ? 'basic auth' : '', auth.tokenHashes.length > 0 ? 'a bearer token' : ''].filter(Boolean).join(' or ');
   return async function embeddedAuthenticate(ctx: Context, next: Next): Promise<void> {
     if (accessFor(ctx.method, ctx.path).kind === 'public') return next();
     if (credentialsValid(auth, ctx.get('authorization'))) return next();
     ctx.status = 401;
-    ctx.set('WWW-Authenticate', challenges);
+    const fromScript = ctx.get('x-requested-with').toLowerCase() === 'xmlhttprequest';
+    const challenges = fromScript ? bearerChallenge : [...basicChallenge, ...bearerChallenge];
+    if (challenges.length > 0) ctx.set('WWW-Authenticate', challenges);
     ctx.body = { message: `Unauthorized: valid credentials are required (${schemes})` };
   };
 }

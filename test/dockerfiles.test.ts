@@ -9,8 +9,9 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 
 const images = [
-  ['Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'crds', 'examples']],
-  ['runner-image/Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs']],
+  // scripts/build-ui.mjs: the package's postinstall, which a production install runs (and skips: no vite there).
+  ['Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'crds', 'examples', 'ui', 'scripts/build-ui.mjs']],
+  ['runner-image/Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'scripts/build-ui.mjs']],
 ] as const;
 
 describe.each(images)('%s', (file, dirs) => {
@@ -45,6 +46,14 @@ it('the runner image has python3 and starts the compiled runner; node_modules, d
   expect(text).toMatch(/apt-get install[^\n]*python3/);
   expect(text).toContain('CMD ["node", "/app/dist/runner-image/runner.js"]');
   expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', '**/*.test.ts']));
+});
+
+it('the image builds the web UI in a stage of its own and ships ui/dist, which the API serves', () => {
+  const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  expect(text).toMatch(/^FROM node:20-bookworm-slim AS ui$/m);
+  expect(text).toMatch(/^RUN node scripts\/build-ui\.mjs$/m);
+  expect(text).toContain('COPY --from=ui /app/ui/dist ./ui/dist');
+  expect(ignored).toContain('ui/dist'); // a local build never reaches the image: the stage builds its own
 });
 
 it('the chart starts the operator and the API from dist/', () => {

@@ -11,7 +11,7 @@ import { checkBulkCount, type ApiDeps } from '../deps.js';
 import type { SearchFilter } from '../../operator/store/filters.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
-import { executionJson, executionsJson } from '../execution-json.js';
+import { executionJson, executionsJson, type ExecutionJson } from '../execution-json.js';
 import { legacyFilters, searchFilters } from '../filters.js';
 import { flowJson } from './flows.js';
 import { executionStoragePath } from '../../operator/storage/paths.js';
@@ -77,13 +77,24 @@ export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Prom
   ctx.body = executionJson(execution, await deps.stores.flows.get(flow.namespace, flow.id, flow.revision));
 }
 
+/**
+ * Our addition for lists (the web UI's executions list): `summary=true` answers each execution without its
+ * `taskRunList` and `outputs`, so a page of big executions is not sent whole to show their states and dates.
+ */
+function summarized(ctx: RouterContext, list: ExecutionJson[]): ExecutionJson[] | Omit<ExecutionJson, 'taskRunList' | 'outputs'>[] {
+  const v = queryOne(ctx, 'summary');
+  if (v === undefined || v === 'false') return list;
+  if (v !== 'true') throw badRequest(`Invalid 'summary': expected true or false, got '${v}'`, 'summary');
+  return list.map(({ taskRunList: _runs, outputs: _outputs, ...rest }) => rest);
+}
+
 /** Adds the execution routes to `r` (mounted under /api/v1). */
 export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   const { executions } = deps.stores;
 
   const search = async (ctx: RouterContext): Promise<void> => {
     const page = await executions.search(executionQuery(ctx, deps));
-    ctx.body = { results: await executionsJson(deps.stores, page.results), total: page.total };
+    ctx.body = { results: summarized(ctx, await executionsJson(deps.stores, page.results)), total: page.total };
   };
   r.get('/executions/search', search);
   r.get('/executions', search);
@@ -94,7 +105,7 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
     const q = executionQuery(ctx, deps);
     q.filters = [...(q.filters ?? []), ...ofFlow(namespace, flowId)];
     const page = await executions.search(q);
-    ctx.body = { results: await executionsJson(deps.stores, page.results), total: page.total };
+    ctx.body = { results: summarized(ctx, await executionsJson(deps.stores, page.results)), total: page.total };
   });
 
   // Kestra's LastExecutionResponse per flow of the body `[{namespace, id}]` that has an execution (the newest started).

@@ -51,6 +51,21 @@ describe('embedded API authentication', () => {
     expect(res.body).toEqual({ message: 'Unauthorized: valid credentials are required (basic auth or a bearer token)' });
   });
 
+  it('sends a script\'s request (the web UI\'s X-Requested-With) no Basic challenge, so no browser password prompt', async () => {
+    const res = await call(url('/api/v1/flows/search'), { headers: { 'X-Requested-With': 'XMLHttpRequest' } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="flowpilot"');
+    const ok = await call(url('/api/v1/flows/search'), { headers: { 'X-Requested-With': 'XMLHttpRequest', ...basic(USER, PASSWORD) } });
+    expect(ok.status).toBe(200);
+  });
+
+  it('serves the web UI\'s files without credentials (they hold no data)', async () => {
+    const res = await fetch(url('/'), { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/ui');
+    expect((await fetch(url('/ui/flows'))).status).not.toBe(401);
+  });
+
   it.each([
     ['GET', '/api/v1/flows/auth.team/hooked'],
     ['GET', '/api/v1/main/flows/auth.team/hooked'],

@@ -152,6 +152,24 @@ describe('read and search executions', () => {
     expect((await call(`${base()}/search?labels=nocolon`)).status).toBe(400);
     expect((await call(`${base()}/search?page=0`)).status).toBe(400);
   });
+
+  it('answers summaries without task runs and outputs with summary=true (search and one flow\'s executions)', async () => {
+    const full = await call(`${base()}/search?namespace=${NS}&size=5`);
+    expect(full.body.results[0]).toHaveProperty('taskRunList');
+    for (const url of [`${base()}/search?namespace=${NS}&size=5&summary=true`, `${base()}/flows/${NS}/inputs?summary=true`]) {
+      const res = await call(url);
+      expect(res.status).toBe(200);
+      expect(res.body.results.length).toBeGreaterThan(0);
+      for (const e of res.body.results) {
+        expect(e).not.toHaveProperty('taskRunList');
+        expect(e).not.toHaveProperty('outputs');
+        expect(e).toMatchObject({ namespace: NS, state: { current: expect.any(String) }, labels: expect.any(Array) });
+      }
+    }
+    const bad = await call(`${base()}/search?summary=yes`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("'summary'");
+  });
 });
 
 describe('GET /executions/{id}/file', () => {

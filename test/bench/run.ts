@@ -1,6 +1,7 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
 // BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render selects one group
-// (kube includes kube-scale, archive and kube-memory); default runs all.
+// (kube includes kube-scale, archive and kube-memory); default runs all. The orchestration group's figures, knobs
+// (BENCH_DURATION_S, BENCH_FANOUT, ...) and how each is measured: docs/performance.md.
 import { runOrchestrationBench } from './orchestration.js';
 
 const only = process.env.BENCH;

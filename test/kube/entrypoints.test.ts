@@ -122,6 +122,18 @@ describe('cluster entry points', () => {
     expect((await fetch(url('/api/v1/flows/search'), as('bob'))).status).toBe(403);
   });
 
+  it('serves the web UI\'s files without a token, while the data it fetches needs one (the sign-in form\'s bearer token)', async () => {
+    const root = await fetch(url('/'), { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/ui');
+    const page = await fetch(url('/ui/flows/edit/company.team/hello/overview'));
+    expect(page.status).toBe(200); // npm install built ui/dist (postinstall)
+    expect(await page.text()).toContain('<div id="root"></div>');
+    const data = await fetch(url('/api/v1/flows/search'), { headers: { 'X-Requested-With': 'XMLHttpRequest' } });
+    expect(data.status).toBe(401);
+    expect((await fetch(url('/api/v1/flows/search'), as('alice', { headers: { 'X-Requested-With': 'XMLHttpRequest' } }))).status).toBe(200);
+  });
+
   it('serves namespace files from the bucket to a caller allowed `namespacefiles`, 403 to others', async () => {
     const form = new FormData();
     form.append('fileContent', new Blob(['print("cluster")']), 'main.py');

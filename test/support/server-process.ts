@@ -15,11 +15,12 @@ export interface ServerProcess {
 
 /**
  * Starts the server on DATA_DIR `dataDir` and resolves once it listens; `base` ends in `/api/v1`. `env` adds to or
- * overrides the defaults (127.0.0.1, a free port, no sample flow); it rejects with the output when the server exits.
+ * overrides the defaults (127.0.0.1, a free port, no sample flow); `nodeArgs` go to node before the script (e.g.
+ * `--cpu-prof`, which NODE_OPTIONS does not allow); it rejects with the output when the server exits.
  */
-export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' = 'pipe', env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+export function startServerProcess(dataDir: string, stderr: 'pipe' | 'inherit' = 'pipe', env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<ServerProcess> {
   return new Promise((res, rej) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts'], {
+    const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'operator/main.ts'], {
       cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SAMPLE_FLOW: 'false', ...env },
       stdio: ['ignore', 'pipe', stderr],
     });

@@ -1,0 +1,138 @@
+// Fan-out figures of the orchestration bench, through the HTTP API of the server process: one loop (EachParallel,
+// ForEach with concurrencyLimit 0, or the default sequential ForEach) over N items of a Return child, with /healthz
+// probed and the server's RSS sampled meanwhile; the bytes the execution added to the SQLite file; reads of the record.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { isTerminal, type State } from '../../operator/core/types.js';
+import { median } from './stats.js';
+
+export type LoopKind = 'EachParallel' | 'ForEach c=0' | 'ForEach c=1';
+
+const loopTask: Record<LoopKind, (n: number) => string> = {
+  'EachParallel': (n) => `type: io.kestra.plugin.core.flow.EachParallel\n    value: "{{ range(1, ${n}) }}"`,
+  'ForEach c=0': (n) => `type: io.kestra.plugin.core.flow.ForEach\n    values: "{{ range(1, ${n}) }}"\n    concurrencyLimit: 0`,
+  'ForEach c=1': (n) => `type: io.kestra.plugin.core.flow.ForEach\n    values: "{{ range(1, ${n}) }}"`, // the default limit, 1
+};
+
+const flowIdOf = (kind: LoopKind, n: number) => `${kind.replace(/[^A-Za-z0-9]/g, '').toLowerCase()}${n}`;
+
+const loopFlow = (kind: LoopKind, n: number) => `id: ${flowIdOf(kind, n)}
+namespace: bench
+tasks:
+  - id: loop
+    ${loopTask[kind](n)}
+    tasks:
+      - id: r
+        type: io.kestra.plugin.core.debug.Return
+        format: "{{ taskrun.value }}"
+`;
+
+export async function post(url: string, body: string, type: string): Promise<any> {
+  const r = await fetch(url, { method: 'POST', headers: { 'Content-Type': type }, body });
+  if (r.status >= 300) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or 0 where it cannot be read. */
+function rssOf(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch { return 0; }
+}
+
+/**
+ * Bytes of live data in the server's SQLite database (the payload of every table and index row, from SQLite's dbstat
+ * table), read through a read-only connection of this process: the difference around one execution is what storing
+ * it cost, whatever the schema.
+ */
+export function storedBytes(dataDir: string): number {
+  const db = new Database(join(dataDir, 'store.db'), { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT coalesce(sum(payload), 0) AS bytes FROM dbstat').get() as { bytes: number }).bytes;
+  } finally { db.close(); }
+}
+
+export interface FanOutFigures {
+  kind: LoopKind;
+  items: number;
+  executionId: string;
+  taskRuns: number;
+  totalMs: number;
+  msPerItem: number;
+  worstHealthzMs: number;
+  failedProbes: number;
+  peakRssMb: number;
+  /** The server's RSS when the run started: the peak includes what earlier runs left in its heap. */
+  startRssMb: number;
+  storedBytes: number;
+}
+
+/**
+ * One loop of `kind` over `items` items of a Return task, end to end (the record's end date minus its start date):
+ * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept).
+ * Throws unless the execution ends SUCCESS with one child task run per item.
+ */
+export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
+  await post(`${base}/flows`, loopFlow(kind, items), 'application/x-yaml');
+  const bytesBefore = storedBytes(dataDir);
+  const health = `${base.replace(/\/api\/v1$/, '')}/healthz`;
+  let done = false;
+  let worst = 0;
+  let failedProbes = 0;
+  const startRss = rssOf(pid);
+  let peak = startRss;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssOf(pid)); }, 20);
+  const poller = (async () => {
+    while (!done) {
+      const t0 = performance.now();
+      // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): the probe is counted and repeated.
+      try { await (await fetch(health)).arrayBuffer(); } catch { failedProbes++; continue; } finally { worst = Math.max(worst, performance.now() - t0); }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  })();
+  let e: any;
+  try {
+    e = await post(`${base}/executions/bench/${flowIdOf(kind, items)}?wait=true`, '{}', 'application/json');
+    for (const end = Date.now() + timeoutMs; !isTerminal(e.state.current as State);) {
+      if (Date.now() > end) throw new Error(`${kind} over ${items} items did not end within ${timeoutMs} ms`);
+      await new Promise((res) => setTimeout(res, 5_000));
+      e = await (await fetch(`${base}/executions/${e.id}`)).json();
+    }
+  } finally {
+    done = true;
+    clearInterval(sampler);
+    await poller;
+  }
+  const children = (e.taskRunList as { taskId: string }[]).filter((r) => r.taskId === 'r').length;
+  if (e.state.current !== 'SUCCESS' || children !== items) {
+    throw new Error(`${kind} over ${items} items ended ${e.state.current} with ${children} child task runs`);
+  }
+  const totalMs = Date.parse(e.state.endDate) - Date.parse(e.state.startDate);
+  return {
+    kind, items, executionId: e.id, taskRuns: e.taskRunList.length, totalMs, msPerItem: totalMs / items,
+    worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
+  };
+}
+
+export function describeFanOut(f: FanOutFigures): string {
+  return `  ${f.kind.padEnd(12)} ${String(f.items).padStart(7)} items: ${String(f.totalMs).padStart(7)} ms, `
+    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
+    + `peak RSS ${f.peakRssMb} MiB (${f.startRssMb} at start), stored ${(f.storedBytes / 2 ** 20).toFixed(1)} MiB (${Math.round(f.storedBytes / f.taskRuns)} bytes per task run)`;
+}
+
+/** Median wall time of `reads` reads of GET /executions/{id} (until the whole body arrived) and the body's size. */
+export async function readExecution(base: string, id: string, reads: number): Promise<{ medianMs: number; bytes: number }> {
+  const ms: number[] = [];
+  let bytes = 0;
+  await (await fetch(`${base}/executions/${id}`)).arrayBuffer(); // warm-up: connection, first read
+  for (let i = 0; i < reads; i++) {
+    const t0 = performance.now();
+    const r = await fetch(`${base}/executions/${id}`);
+    bytes = (await r.arrayBuffer()).byteLength;
+    ms.push(performance.now() - t0);
+    if (r.status !== 200) throw new Error(`GET /executions/${id}: ${r.status}`);
+  }
+  return { medianMs: median(ms), bytes };
+}
