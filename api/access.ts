@@ -92,6 +92,7 @@ export const API_ROUTE_ACCESS: Rule[] = [
   ['PUT', '/executions/webhook/:namespace/:flowId/:key', PUBLIC],
 
   ['GET', '/logs/search', executions('list')],
+  ['POST', '/stats/executions/daily', executions('list')],
   ['GET', '/logs/:executionId', executions('get')],
   ['GET', '/logs/:executionId/download', executions('get')],
   ['GET', '/logs/:executionId/follow', executions('get')],

@@ -20,6 +20,7 @@ import { registerLogRoutes } from './routes/logs.js';
 import { registerNamespaceRoutes } from './routes/namespaces.js';
 import { registerPluginRoutes } from './routes/plugins.js';
 import { registerNamespaceFileRoutes } from './routes/namespace-files.js';
+import { registerStatsRoutes } from './routes/stats.js';
 import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 import { orderRoutes } from './route-order.js';
@@ -51,6 +52,7 @@ export function createApiRouter(options: ApiOptions, prefix: string = API_PREFIX
   registerNamespaceFileRoutes(r, deps);
   registerTriggerRoutes(r, deps);
   registerGraphRoutes(r, deps);
+  registerStatsRoutes(r, deps);
   registerPluginRoutes(r, deps);
   registerNotOfferedRoutes(r, deps, (ctx) => createFromRequest(ctx, deps));
   orderRoutes(r);

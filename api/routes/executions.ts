@@ -74,7 +74,8 @@ export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Prom
   if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
     execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }
-  ctx.body = executionJson(execution, await deps.stores.flows.get(flow.namespace, flow.id, flow.revision));
+  // The flow revision gives a triggered execution's trigger type as written (executionJson); others need no read.
+  ctx.body = executionJson(execution, execution.trigger ? await deps.stores.flows.get(flow.namespace, flow.id, flow.revision) : undefined);
 }
 
 /**

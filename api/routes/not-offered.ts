@@ -36,7 +36,6 @@ export const NOT_OFFERED: readonly (readonly [method: string, path: string, reas
   ['GET', '/metrics/tasks/:namespace/:flowId', 'metrics live in each execution record; queries across executions are not indexed'],
   ['GET', '/metrics/aggregates/:namespace/:flowId/:metric', 'metrics live in each execution record; queries across executions are not indexed'],
   ['GET', '/metrics/aggregates/:namespace/:flowId/:taskId/:metric', 'metrics live in each execution record; queries across executions are not indexed'],
-  ['POST', '/stats/executions/daily', 'execution statistics are not implemented'],
   ['POST', '/stats/taskruns/daily', 'execution statistics are not implemented'],
   ['POST', '/stats/executions/daily/group-by-flow', 'execution statistics are not implemented'],
   ['POST', '/stats/executions/latest/group-by-flow', 'use POST /executions/latest'],

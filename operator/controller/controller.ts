@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, stepMany, type StepResult } from '../core/engine.js';
+import { actsOnEnded, stepMany, stepOwned, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -30,12 +30,14 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
+import { mayReadInStep, readsInStep, stepInline } from './inline.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
 import { NamespaceResolver } from './namespaces.js';
 import { KeyedQueue } from './queue.js';
 import { Resync } from './resync.js';
+import { lazy } from './run-context.js';
 import { createSecretRenderer, type SecretRenderer } from './secrets.js';
-import { EngineReads } from './step-reads.js';
+import { EngineReads, StepReadsMissed } from './step-reads.js';
 import { Timers } from './timers.js';
 
 /** Work items of one execution's queue: engine events, and the controller's own (start, resync, fail). */
@@ -107,6 +109,11 @@ export class Controller {
   private readonly owns: (executionId: string) => boolean;
   private readonly startsFlow: (namespace: string, flowId: string) => boolean;
   private readonly forwarded = new Set<string>();
+  /**
+   * Executions whose working directory may exist (an attempt was launched, or the execution was resumed from its record
+   * after a restart): removed when they end. The others (every attempt ran inline) have none: no lookup on disk.
+   */
+  private readonly mayHaveFiles = new Set<string>();
   /** Executions owned here whose start another controller decides (their flow has a concurrency limit). */
   private readonly awaitingStart = new Set<string>();
   private unsubscribe: (() => void)[] = [];
@@ -157,7 +164,7 @@ export class Controller {
       if (!this.owns(exec.id)) {
         if (this.mayStart(exec)) this.queue.push(exec.id, { event: { type: 'start-due' } });
         if (e.type === 'MODIFIED') this.onModified(exec);
-      } else if (e.type === 'ADDED') this.onNew(exec);
+      } else if (e.type === 'ADDED') this.onNew(exec, e.resourceVersion);
       else if (this.awaitingStart.has(exec.id) && !WAITING.has(exec.state.current)) {
         // Started by the controller deciding its flow's starts: take it over from its record.
         this.awaitingStart.delete(exec.id);
@@ -207,8 +214,12 @@ export class Controller {
   /** Resolves when no execution has queued work (tests). */
   whenIdle(): Promise<void> { return this.queue.whenIdle(); }
 
-  private onNew(exec: Execution): void {
-    if (exec.state.current === 'CREATED') this.queue.push(exec.id, { event: { type: 'start-due' } });
+  private onNew(exec: Execution, resourceVersion: number): void {
+    if (exec.state.current === 'CREATED') {
+      // The committed record as the store would read it back (the feed's copy, which nobody changes: the engine copies).
+      if (!this.cache.has(exec.id)) this.cache.set(exec.id, { execution: exec, resourceVersion });
+      this.queue.push(exec.id, { event: { type: 'start-due' } });
+    }
     else if (isTerminal(exec.state.current)) this.queue.push(exec.id, { event: { type: 'tick' } });
   }
 
@@ -276,7 +287,7 @@ export class Controller {
     const fail = items.find((i): i is Extract<QueueItem, { acks: number[] }> => i.event.type === 'fail');
     if (fail) return this.failNow(id, fail.event.reason, fail.acks);
     let resync = items.some((i) => i.event.type === 'resync');
-    if (resync) this.cache.delete(id);
+    if (resync) { this.cache.delete(id); this.mayHaveFiles.add(id); }
     if (startDue || resync) {
       const state = (await this.load(id))?.execution.state.current;
       if (state === 'CREATED' || state === 'QUEUED') await this.startViaFlowQueue(id);
@@ -289,7 +300,7 @@ export class Controller {
     const events = items.filter((i) => !CONTROL.has(i.event.type)).map((i) => i.event as EngineEvent);
     if (!events.length && !resync) { this.resync.processed(id); return; }
     const stored = await this.load(id);
-    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); return; }
+    if (!stored) { this.resync.forget(id); this.launcher.forgetExecution(id); this.mayHaveFiles.delete(id); return; }
     const acks = acksOf(items);
     if (isTerminal(stored.execution.state.current) && !events.some(actsOnEnded)) {
       // Nothing left to decide (late reports, a record created terminal): consume commands, make sure its end is known.
@@ -299,7 +310,8 @@ export class Controller {
       return;
     }
     const flow = await this.flow(stored.execution);
-    const { execution: exec, actions } = await this.decide(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
+    const { execution: exec, actions } = await this.decideInline(flow, stored.execution, resync ? [...events, { type: 'tick' }] : events);
+    this.prepare(flow, exec, actions);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
     await this.reconcile(flow, exec, resync);
@@ -325,17 +337,40 @@ export class Controller {
   private disown(id: string): void {
     this.awaitingStart.delete(id);
     this.cache.delete(id);
+    this.mayHaveFiles.delete(id);
     this.timers.clear(id);
     this.resync.forget(id);
   }
 
   /** Runs the engine with the step renderer: `kv()`/`read()` values fetched beforehand, the injected clock. */
-  private decide(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
+  private decide(flow: Flow, exec: Execution, events: EngineEvent[], inPlace = false): Promise<StepResult> {
     const now = this.clock();
     const deps = { now, newId, random: this.opts.random ?? Math.random, renderer: this.reads.renderer, openSecret: this.stores.secrets?.openInput, limits: this.limits };
     // kv() and read() of flowable properties reach what this execution may reach (operator/tenancy).
-    const views = { kv: scopedKv(this.stores.kv, exec.namespace, this.grants), storage: scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants) };
-    return this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
+    const kv = lazy(() => scopedKv(this.stores.kv, exec.namespace, this.grants));
+    const storage = lazy(() => scopedStorage(this.stores.storage, fileCallerOf(exec, flow), this.grants));
+    const views = { get kv() { return kv(); }, get storage() { return storage(); } };
+    // In place (a record an earlier step of this batch made, engine.ts stepOwned): the step must not run twice.
+    return inPlace ? this.reads.run(now, () => stepOwned(flow, exec, events, deps), views, { once: true })
+      : this.reads.run(now, () => stepMany(flow, exec, events, deps), views);
+  }
+
+  /** `decide`, then the attempts of pure tasks it launches run at once and their outcomes join the step (inline.ts). */
+  private async decideInline(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
+    const first = await this.decide(flow, exec, events);
+    const runInline = this.launcher.runInline?.bind(this.launcher);
+    if (!runInline) return first;
+    // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
+    const inPlace = !mayReadInStep(flow);
+    try {
+      return await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+    } catch (err) {
+      if (!(err instanceof StepReadsMissed)) throw err;
+      // It did fetch (a name built at run time): the batch again from its stored record, on copies (rare; its inline
+      // attempts run again, their results are recorded once).
+      readsInStep(flow);
+      return this.decideInline(flow, exec, events);
+    }
   }
 
   private async write(exec: Execution, version: number, acks: number[]): Promise<StoredExecution> {
@@ -380,6 +415,12 @@ export class Controller {
       void (async () => {
         const stored = await this.load(id);
         if (!stored) return resolveStart();
+        // Without a concurrency limit there is nothing to serialize: started at once.
+        const flow = stored.execution.flowRevision ? await this.flow(stored.execution) : undefined;
+        if (flow && !flow.concurrency) {
+          await this.startNow(id, flow);
+          return resolveStart();
+        }
         const key = `${stored.execution.namespace}/${stored.execution.flowId}`;
         this.flowQueue.push(key, async () => {
           try { await this.startNow(id); resolveStart(); } catch (e) { reject(e); }
@@ -388,7 +429,8 @@ export class Controller {
     });
   }
 
-  private async startNow(id: string): Promise<void> {
+  /** `known`: the execution's flow as this batch resolved it already. */
+  private async startNow(id: string, known?: Flow): Promise<void> {
     const stored = await this.load(id);
     if (!stored) return;
     let exec0 = stored.execution;
@@ -405,7 +447,7 @@ export class Controller {
       if (isTerminal(exec0.state.current)) { await this.onEnded(exec0); return; }
       return this.startNow(id);
     }
-    const flow = await this.flow(exec0);
+    const flow = known ?? await this.flow(exec0);
     // Another controller decides the starts of this flow (partitioned operators): it starts or queues this one.
     if (flow.concurrency && !this.startsFlow(exec0.namespace, exec0.flowId)) {
       if (!this.owns(id)) return;
@@ -416,7 +458,10 @@ export class Controller {
       return;
     }
     const running = flow.concurrency ? await this.stores.executions.count(exec0.namespace, exec0.flowId, SLOT_STATES) : 0;
-    const r = await this.decide(flow, exec0, [{ type: 'start', runningCount: running }]);
+    const start: EngineEvent[] = [{ type: 'start', runningCount: running }];
+    // Started for its flow's limit only (not owned here): its owner runs its tasks.
+    const r = this.owns(id) ? await this.decideInline(flow, exec0, start) : await this.decide(flow, exec0, start);
+    if (this.owns(id)) this.prepare(flow, r.execution, r.actions);
     if (changed(exec0, r.execution, false)) await this.write(r.execution, stored.resourceVersion, []);
     if (!this.owns(id)) {
       // Started for its flow's limit only: its owner carries out the rest from the record (launches, children, timers).
@@ -425,6 +470,17 @@ export class Controller {
     }
     await this.apply(flow, r.execution, r.actions);
     await this.reconcile(flow, r.execution, false);
+  }
+
+  /** The attempts a step starts, told to the launcher before the record is written (it may get ready meanwhile). */
+  private prepare(flow: Flow, exec: Execution, actions: Action[]): void {
+    if (!this.launcher.prepare) return;
+    const attempts: { run: TaskRun; attempt: number }[] = [];
+    for (const a of actions) {
+      const run = a.type === 'launch' ? runById(exec, a.taskRunId) : undefined;
+      if (run) attempts.push({ run, attempt: (a as Extract<Action, { type: 'launch' }>).attempt });
+    }
+    if (attempts.length) this.launcher.prepare(flow, exec, attempts);
   }
 
   private async apply(flow: Flow, exec: Execution, actions: Action[]): Promise<void> {
@@ -438,7 +494,7 @@ export class Controller {
       switch (a.type) {
         case 'launch': {
           const run = runById(exec, a.taskRunId);
-          if (run) this.launcher.launch(flow, exec, run, a.attempt);
+          if (run) { this.mayHaveFiles.add(exec.id); this.launcher.launch(flow, exec, run, a.attempt); }
           break;
         }
         case 'kill-task': this.launcher.kill(a.taskRunId, a.attempt); break;
@@ -446,10 +502,10 @@ export class Controller {
         case 'kill-execution': await this.effect(exec, `Killing execution ${a.executionId}`, () => this.stores.executions.addCommand(a.executionId, { type: 'kill' })); break;
         case 'create-execution': await this.effect(exec, 'Creating the retry execution', () => this.stores.executions.create(a.execution)); break;
         case 'log': this.log(exec, a.level, a.message, a.taskRunId); break;
-        case 'ended': await this.onEnded(exec); break;
+        case 'ended': await this.onEnded(exec, flow); break;
       }
     }
-    if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec);
+    if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec, flow);
   }
 
   /**
@@ -488,24 +544,25 @@ export class Controller {
     for (const w of work.running) {
       const run = runById(exec, w.taskRunId)!;
       if (w.killing) this.queue.push(exec.id, { event: { type: 'task-result', taskRunId: w.taskRunId, attempt: w.attempt, outcome: { state: 'KILLED' } } });
-      else this.launcher.launch(flow, exec, run, w.attempt);
+      else { this.mayHaveFiles.add(exec.id); this.launcher.launch(flow, exec, run, w.attempt); }
     }
     for (const run of work.subflows) await this.effect(exec, `Checking the child execution of '${run.taskId}'`, () => this.children.check(exec, run));
   }
 
-  private async onEnded(exec: Execution): Promise<void> {
+  /** `known`: the execution's flow as this batch resolved it already. */
+  private async onEnded(exec: Execution, known?: Flow): Promise<void> {
     this.timers.clear(exec.id);
     this.cache.delete(exec.id);
     this.resync.forget(exec.id);
     this.launcher.forgetExecution(exec.id);
     try {
-      rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
+      if (this.mayHaveFiles.delete(exec.id)) rmSync(join(this.workRoot, exec.id), { recursive: true, force: true });
     } catch (err) {
       console.error(`[controller] ${exec.id}: could not remove its working directory: ${reasonOf(err)}`);
     }
     this.children.ended(exec);
     await this.effect(exec, 'Starting the next queued execution', async () => {
-      const flow = await this.flow(exec).catch((err: unknown) => { if (isTransient(err)) throw err; return undefined; });
+      const flow = known ?? await this.flow(exec).catch((err: unknown) => { if (isTransient(err)) throw err; return undefined; });
       if (flow?.concurrency) await this.dequeue(exec.namespace, exec.flowId);
     });
   }

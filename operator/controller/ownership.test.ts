@@ -25,7 +25,7 @@ let tmp: ReturnType<typeof tempDir> | undefined;
 
 afterEach(async () => { for (const c of controllers) await c.stop(); controllers = []; await stores?.close(); tmp?.remove(); });
 
-/** A controller owning what `owns` says, its launches recorded as [execution id] (the real in-process launcher runs them). */
+/** A controller owning what `owns` says, its launches (inline runs included) recorded as [execution id] (the real in-process launcher runs them). */
 function controller(owns: (id: string) => boolean, launched: string[], startsFlow?: (namespace: string, flowId: string) => boolean): Controller {
   const c = new Controller(stores!, {
     dataDir: tmp!.dir, resyncIntervalMs: HOUR, owns, ...(startsFlow ? { startsFlow } : {}),
@@ -33,6 +33,13 @@ function controller(owns: (id: string) => boolean, launched: string[], startsFlo
       const real = new LocalLauncher({ stores: stores!, renderer: createSecretRenderer(stores!, {}), workRoot: `${tmp!.dir}/work`, report, grants: namespaceGrantsFromEnv({}) });
       const launch = real.launch.bind(real);
       real.launch = (flow, exec, run, attempt) => { launched.push(exec.id); launch(flow, exec, run, attempt); };
+      // Pure tasks (Return) run inline, within the batch: those count as launches too.
+      const runInline = real.runInline.bind(real);
+      real.runInline = (flow, exec, run, attempt) => {
+        const outcome = runInline(flow, exec, run, attempt);
+        if (outcome) launched.push(exec.id);
+        return outcome;
+      };
       return real;
     },
   });

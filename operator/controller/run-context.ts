@@ -24,6 +24,12 @@ import { sharedWorkingDirOf } from './working-directory.js';
 
 const rank = (l: LogLevel) => LogLevels.indexOf(l);
 
+/** The value of `make`, made on first call (views most attempts and steps never use). */
+export function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
 /** A task's logger: lines go to the log store, whose secret layer masks them. */
 export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attempt: number, minLevel: LogLevel): TaskLogger {
   const log = (level: LogLevel, message: string) => {
@@ -52,8 +58,16 @@ function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: numbe
 
 /** Whether the task's templates (or the flow variables they may render) call `errorLogs()`. */
 export function callsErrorLogs(flow: Flow, task: Task): boolean {
-  return /\berrorLogs\s*\(/.test(JSON.stringify(task)) || /\berrorLogs\s*\(/.test(JSON.stringify(flow.variables ?? {}));
+  let calls = errorLogCalls.get(task);
+  if (calls === undefined) {
+    calls = /\berrorLogs\s*\(/.test(JSON.stringify(task)) || /\berrorLogs\s*\(/.test(JSON.stringify(flow.variables ?? {}));
+    errorLogCalls.set(task, calls);
+  }
+  return calls;
 }
+
+/** callsErrorLogs by task object (a flow's tasks, with its defaults applied, are reused while the flow is). */
+const errorLogCalls = new WeakMap<Task, boolean>();
 
 /** The execution's ERROR lines for `errorLogs()` (Kestra's LogEntry fields), at most LOGS_MAX_LINES of them. */
 export async function readErrorLogs(stores: Stores, exec: Execution, limits: Pick<Limits, 'logsMaxLines'>): Promise<Record<string, unknown>[]> {
@@ -79,13 +93,14 @@ export function buildRunContext(a: {
   const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
   // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
   // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.
-  const storage = scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS);
-  const kv = scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS);
+  // Built on first use: most attempts (Return, Log...) never touch them.
+  const storage = lazy(() => scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS));
+  const kv = lazy(() => scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS));
   const errorLogs = (): unknown[] => {
     if (!a.errorLogs) throw new ExpressionError('errorLogs(): the error logs were not read for this task; call errorLogs() in its own properties');
     return structuredClone(a.errorLogs);
   };
-  const r = renderer.forSecrets(secrets, { kv, storage, errorLogs });
+  const r = renderer.forSecrets(secrets, { get kv() { return kv(); }, get storage() { return storage(); }, errorLogs });
   const wd = workingDirFor(flow, exec, run, attempt, a.workRoot);
   base.workingDir = wd.path;
   let created = false;
@@ -96,10 +111,10 @@ export function buildRunContext(a: {
     renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
     variables: base,
     logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
-    storage,
-    kv,
-    namespaceFiles: scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits),
-    logs: scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS),
+    get storage() { return storage(); },
+    get kv() { return kv(); },
+    get namespaceFiles() { return scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits); },
+    get logs() { return scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS); },
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

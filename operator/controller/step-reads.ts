@@ -68,6 +68,11 @@ export class StepReads {
   }
 }
 
+/** A step run `once` asked for values not fetched yet: its result (and its record, changed in place) must be discarded. */
+export class StepReadsMissed extends Error {
+  constructor() { super('The step asked for kv() or read() values not fetched yet'); }
+}
+
 /** The engine's renderer (secrets as everywhere; `kv()`, `read()` and `now()` from the running step) and the runner of steps. */
 export class EngineReads {
   readonly renderer: Renderer;
@@ -88,7 +93,7 @@ export class EngineReads {
    * fetches the missing ones between runs. Each run strictly grows what is fetched, so this ends. What the step
    * throws is permanent (PermanentError); a transient failure to fetch is thrown as is.
    */
-  async run<T>(now: Date, step: () => T, views: StepViews = this.stores): Promise<T> {
+  async run<T>(now: Date, step: () => T, views: StepViews = this.stores, opts: { once?: boolean } = {}): Promise<T> {
     const reads = new StepReads();
     for (;;) {
       let result: T | undefined;
@@ -102,6 +107,8 @@ export class EngineReads {
         if (failed) throw error instanceof PermanentError ? error : new PermanentError(`The engine failed on this execution: ${reasonOf(error)}`, { cause: error });
         return result as T;
       }
+      // A step that changed its record in place (engine.ts stepOwned) cannot run again.
+      if (opts.once) throw new StepReadsMissed();
       await reads.fetch(views);
     }
   }

@@ -11,7 +11,7 @@ import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData, freezeData } from './keyed.js';
-import { adoptIndex, indexRuns } from './run-index.js';
+import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
 import { mergeLabels, metadataOf } from './execution.js';
@@ -38,7 +38,38 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
   if (live.length === 0) return { execution, actions: [] };
   const full = live.some(touchesEnded);
   const { exec, copied } = copyRecord(execution, full);
-  const ctx: StepContext = { flow, exec, deps, actions: [], runs: indexRuns(exec.taskRunList), index: indexFlow(flow) };
+  const result = stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
+  settleRuns(execution, exec, full ? undefined : copied);
+  return result;
+}
+
+/**
+ * `stepMany` on a record the caller hands over: one an earlier step returned, of which it keeps no other use (not
+ * written yet). It is changed in place instead of copied (the step's index of its runs goes on too). The in-process
+ * fast path steps once per task of a chain (operator/controller/inline.ts): a copy of the growing record each time
+ * would cost O(n²). Frozen runs are never changed (they may be the store's written versions): the record's runs still
+ * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for the step's own copies first, and
+ * handed back again if this step leaves them as they were; ended frozen runs change only under `touchesEnded` events,
+ * which step a copy (as does a record no step made).
+ */
+export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
+  if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
+  const shared = handedBack.get(execution);
+  if (!shared || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
+  const runs = snapshotIndex(execution);
+  const thawed = thawRuns(execution, runs, shared);
+  const result = stepOn(flow, execution, runs, events, deps);
+  const list = execution.taskRunList;
+  const again: number[] = [];
+  for (const { at, original } of thawed) {
+    if (list[at]?.id === original.id && isDeepStrictEqual(list[at], original)) { list[at] = original; again.push(at); }
+  }
+  handedBack.set(execution, again);
+  return result;
+}
+
+function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps): StepResult {
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow) };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
@@ -46,7 +77,6 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
   }
   advance(ctx);
   adoptIndex(exec, ctx.runs);
-  settleRuns(execution, exec, full ? undefined : copied);
   return { execution: exec, actions: ctx.actions };
 }
 
@@ -58,6 +88,8 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
  */
 function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined): void {
   const runs = exec.taskRunList;
+  const swapped: number[] = [];
+  handedBack.set(exec, swapped);
   if (!copied) {
     for (const run of runs) if (isTerminal(run.state.current)) freezeData(run);
     return;
@@ -65,10 +97,43 @@ function settleRuns(before: Execution, exec: Execution, copied: number[] | undef
   if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
   for (const i of copied) {
     const original = before.taskRunList[i]!;
-    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) runs[i] = original;
-    else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) {
+      runs[i] = original;
+      if (!isTerminal(original.state.current)) swapped.push(i);
+    } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
   }
   for (let i = before.taskRunList.length; i < runs.length; i++) if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+}
+
+/**
+ * Records a step made (stepMany, stepOwned), with the positions of the runs still going that it handed back frozen and
+ * unchanged (the objects of the record it started from) while its index keeps its own equal copies: `stepOwned` steps
+ * such a record in place after swapping those back (`thawRuns`). A record not in here is stepped on a copy.
+ */
+const handedBack = new WeakMap<Execution, number[]>();
+
+/**
+ * Puts changeable copies of the frozen runs at `positions` into the run list (the step's own copy its index kept, when
+ * there is one; else a new copy, put in the index too), and returns the originals to hand back if left unchanged.
+ */
+function thawRuns(exec: Execution, index: RunIndex, positions: readonly number[]): { at: number; original: TaskRun }[] {
+  const thawed: { at: number; original: TaskRun }[] = [];
+  for (const at of positions) {
+    const original = exec.taskRunList[at];
+    if (!original || !Object.isFrozen(original) || isTerminal(original.state.current)) continue;
+    const kept = index.byId.get(original.id);
+    if (kept && kept !== original && !Object.isFrozen(kept)) exec.taskRunList[at] = kept;
+    else {
+      const copy = copyData(original, true);
+      exec.taskRunList[at] = copy;
+      index.byId.set(copy.id, copy);
+      const siblings = index.children.get(copy.parentTaskRunId ?? '');
+      const i = siblings?.indexOf(kept ?? original) ?? -1;
+      if (i >= 0) siblings![i] = copy;
+    }
+    thawed.push({ at, original });
+  }
+  return thawed;
 }
 
 /** Events that may change runs that have ended (a restart, a retry), so their step copies the whole record. */

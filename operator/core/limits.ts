@@ -53,6 +53,10 @@ export const LIMIT_SETTINGS = {
     env: 'API_BULK_MAX_ITEMS', default: 1_000, min: 1,
     doc: 'executions (`/executions/.../by-ids`, `/by-query`) or KV keys (`DELETE /namespaces/{ns}/kv`) one bulk request may act on',
   },
+  statsMaxDays: {
+    env: 'STATS_MAX_DAYS', default: 366, min: 1,
+    doc: 'days one request for daily execution statistics (`POST /stats/executions/daily`) may span',
+  },
   apiMaxFileBytes: {
     env: 'API_MAX_FILE_BYTES', default: 1024 * 1024 * 1024, min: 1024,
     doc: 'largest file one multipart upload part may hold, in bytes',

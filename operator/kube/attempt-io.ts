@@ -32,8 +32,11 @@ export const attemptInputUri = (exec: ExecutionRef, taskRunId: string, attempt: 
 /** The result sits beside the input: the runner derives it from INPUT_URI, the launcher from the Job's annotation. */
 export const resultUriFor = (inputUri: string): string => inputUri.replace(/\/input\.json$/, '/result.json');
 
-export async function writeAttemptInput(storage: InternalStorage, input: AttemptInput, taskRunId: string, attempt: number): Promise<string> {
-  return storage.put(`${attemptStoragePath(input.execution, taskRunId, attempt)}/input.json`, Buffer.from(JSON.stringify(input)));
+/** Writes the input as it is now; with `after`, once that earlier write of the same file has settled (the last one wins). */
+export async function writeAttemptInput(storage: InternalStorage, input: AttemptInput, taskRunId: string, attempt: number, after?: Promise<unknown>): Promise<string> {
+  const body = Buffer.from(JSON.stringify(input));
+  if (after) await after.then(() => undefined, () => undefined);
+  return storage.put(`${attemptStoragePath(input.execution, taskRunId, attempt)}/input.json`, body);
 }
 
 export async function readAttemptInput(storage: InternalStorage, uri: string): Promise<AttemptInput> {

@@ -4,6 +4,10 @@
 // result for: a report whose write failed, a resync, a restarted operator whose Jobs finished while it was away).
 // That costs no write: per task the operator makes two (create the Job, one execution status update). A launch whose result
 // file already exists (its Job was garbage-collected meanwhile) reports that result instead of running the task again.
+// Between two tasks: the result file is read as soon as the Pod's main container ends (before the Job is marked
+// finished); the next attempt's input file is written while the step's record is written (prepare: a new attempt needs
+// no look-up for earlier work), and its Job is created once that record is written, never before (task-run ids are
+// random: a Job made for a step whose write then conflicts would run a task the record does not hold).
 // Call start() before the controller recovers, so running Jobs are adopted instead of created again.
 import {
   BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions,
@@ -18,7 +22,7 @@ import type { Launcher, Report } from '../controller/launcher.js';
 import { backoff, isTransient, sleep } from '../faults.js';
 import { leanJob, leanPod, makeLeanInformer } from './informer.js';
 import { attemptInputUri, readAttemptResult, writeAttemptInput } from './attempt-io.js';
-import { ANNOTATIONS, buildJob, type LauncherSettings } from './job-spec.js';
+import { ANNOTATIONS, buildJob, MAIN_CONTAINER, type LauncherSettings } from './job-spec.js';
 import { attemptKeyOf, jobFinish, outcomeOfJob, podStuck, type AttemptKey, type JobFinish } from './job-status.js';
 import { API_VERSION, executionName, GROUP, jobName, KINDS, LABELS, MANAGER, VERSION } from './names.js';
 import { restartOnWatchError } from './watch-restart.js';
@@ -49,11 +53,18 @@ interface Attempt extends AttemptKey {
   outcome?: TaskOutcome;
   /** Failed reads of the result file in a row (transient errors, retried). */
   settleFailures?: number;
+  /** The result file read when the Pod's main container ended, before the Job is marked finished (settle uses it). */
+  prefetched?: Promise<TaskOutcome | undefined>;
   touched: number;
 }
 
 const KILLED: TaskOutcome = { state: 'KILLED', error: 'Task killed' };
 const MAX_TRACKED = 5000;
+/** Input files of a step's new attempts written while its record is written (the rest of a fan-out: at launch). */
+const PREPARE_INPUTS = 16;
+
+/** New attempts of a step whose record is being written (prepare), by execution: the record object, their input writes. */
+interface Prepared { exec: Execution; inputs: Map<string, Promise<string> | undefined> }
 
 /** HTTP status of a Kubernetes API error (undefined for network errors). */
 export const statusOf = (err: unknown): number | undefined => {
@@ -77,6 +88,9 @@ export class KubeLauncher implements Launcher {
   private readonly custom: CustomObjectsApi;
   private readonly attempts = new Map<string, Attempt>();
   private readonly owners = new Map<string, string>();
+  private readonly prepared = new Map<string, Prepared>();
+  /** Input files being written, by attempt key: a later write of the same file waits for the earlier one. */
+  private readonly inputWrites = new Map<string, Promise<string>>();
   private jobs?: Informer<V1Job> & ObjectCache<V1Job>;
   private pods?: Informer<V1Pod> & ObjectCache<V1Pod>;
   private stopped = false;
@@ -115,6 +129,7 @@ export class KubeLauncher implements Launcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.prepared.clear();
     await Promise.all([this.jobs?.stop(), this.pods?.stop()]);
   }
 
@@ -124,6 +139,7 @@ export class KubeLauncher implements Launcher {
    * report lost on the way (a store write that failed) can only delay the execution.
    */
   launch(flow: Flow, exec: Execution, run: TaskRun, attempt: number): void {
+    const fresh = this.takePrepared(exec, `${run.id}:${attempt}`);
     const existing = this.attempts.get(`${run.id}:${attempt}`);
     if (existing) {
       existing.touched = Date.now();
@@ -136,7 +152,7 @@ export class KubeLauncher implements Launcher {
       return;
     }
     const a = this.track({ executionId: exec.id, taskRunId: run.id, attempt });
-    a.launching = this.create(a, flow, exec, run)
+    a.launching = this.create(a, flow, exec, run, fresh)
       .catch((err) => {
         if (isTransient(err)) {
           // The API or the bucket is unavailable: forget the attempt, the engine asks again (resync) and it starts then.
@@ -149,12 +165,49 @@ export class KubeLauncher implements Launcher {
       .finally(() => { a.launching = undefined; });
   }
 
+  /**
+   * New attempts of a step about to be written: their input files are written now, beside the record's write (at most
+   * PREPARE_INPUTS of them), and their launch with this record skips the look-ups for an earlier Job or result (a new
+   * attempt has none). A record not written leaves its entry unused: the next step of the execution replaces it.
+   */
+  prepare(flow: Flow, exec: Execution, attempts: { run: TaskRun; attempt: number }[]): void {
+    if (this.stopped || !(this.o.owns?.(exec.id) ?? true)) return;
+    const inputs = new Map<string, Promise<string> | undefined>();
+    attempts.forEach(({ run, attempt }, i) => {
+      const input = i < PREPARE_INPUTS ? this.writeInput(flow, exec, run.id, attempt) : undefined;
+      input?.catch(() => undefined); // a failure surfaces at launch (or never, when the record was not written)
+      inputs.set(`${run.id}:${attempt}`, input);
+    });
+    this.prepared.set(exec.id, { exec, inputs });
+  }
+
+  /** The prepared entry of this attempt when launched with the record it was prepared with (consumed). */
+  private takePrepared(exec: Execution, key: string): { input?: Promise<string> } | undefined {
+    const p = this.prepared.get(exec.id);
+    if (!p || p.exec !== exec || !p.inputs.has(key)) return undefined;
+    const input = p.inputs.get(key);
+    p.inputs.delete(key);
+    if (!p.inputs.size) this.prepared.delete(exec.id);
+    return input ? { input } : {};
+  }
+
+  /** Writes the attempt's input file (after any write of the same file still in flight: a stale prepared one). */
+  private writeInput(flow: Flow, exec: Execution, taskRunId: string, attempt: number): Promise<string> {
+    const key = `${taskRunId}:${attempt}`;
+    const p = writeAttemptInput(this.o.storage, { flow, execution: exec }, taskRunId, attempt, this.inputWrites.get(key));
+    this.inputWrites.set(key, p);
+    const done = () => { if (this.inputWrites.get(key) === p) this.inputWrites.delete(key); };
+    p.then(done, done);
+    return p;
+  }
+
   /** Outcomes stay until evicted (forgetOld), so that a repeated question is answered without a request. */
   recorded(): void {}
 
   /** The execution ended: drop its owner UID (its resource may be deleted by the archive TTL and re-created by a restart, with a new uid) and its settled attempts (those still running stay until their Job ends). */
   forgetExecution(executionId: string): void {
     this.owners.delete(executionId);
+    this.prepared.delete(executionId);
     for (const [key, a] of this.attempts) {
       if (a.executionId === executionId && a.reported && !a.settling && !a.launching) this.attempts.delete(key);
     }
@@ -196,14 +249,17 @@ export class KubeLauncher implements Launcher {
     this.o.report(a.executionId, a.taskRunId, a.attempt, outcome);
   }
 
-  private async create(a: Attempt, flow: Flow, exec: Execution, run: TaskRun): Promise<void> {
+  /** `fresh`: a new attempt (prepared), with its input file maybe being written already. */
+  private async create(a: Attempt, flow: Flow, exec: Execution, run: TaskRun, fresh?: { input?: Promise<string> }): Promise<void> {
     const cached = this.jobs?.get(a.jobName, this.o.namespace);
     if (cached) return this.adopt(a, cached);
-    // Finished earlier and its Job already garbage-collected (ttlSecondsAfterFinished): the result file remains.
-    const earlier = await readAttemptResult(this.o.storage, attemptInputUri(exec, run.id, a.attempt));
-    if (earlier) return this.deliver(a, earlier);
+    if (!fresh) {
+      // Finished earlier and its Job already garbage-collected (ttlSecondsAfterFinished): the result file remains.
+      const earlier = await readAttemptResult(this.o.storage, attemptInputUri(exec, run.id, a.attempt));
+      if (earlier) return this.deliver(a, earlier);
+    }
     const task = applyFlowDefaults(taskForRun(flow, exec, run), flow);
-    const inputUri = await writeAttemptInput(this.o.storage, { flow, execution: exec }, run.id, a.attempt);
+    const inputUri = await (fresh?.input ?? this.writeInput(flow, exec, run.id, a.attempt));
     const owner = await this.ownerOf(exec.id);
     const body = buildJob({ namespace: this.o.namespace, exec, run, attempt: a.attempt, task, inputUri, settings: this.o.settings, ...(owner ? { owner } : {}) });
     for (let i = 0; ; i++) {
@@ -321,12 +377,26 @@ export class KubeLauncher implements Launcher {
     const k = attemptKeyOf(pod);
     if (!this.mine(k) || pod.metadata?.deletionTimestamp) return;
     const stuck = podStuck(pod);
-    if (!stuck) return;
+    if (!stuck) { this.prefetch(k, pod); return; }
     const a = this.track(k);
     if (a.reported || a.killing || a.settling) return;
     this.deliver(a, { state: 'FAILED', error: stuck });
     this.batch.deleteNamespacedJob({ name: a.jobName, namespace: this.o.namespace, propagationPolicy: 'Background' })
       .catch((err) => { if (statusOf(err) !== 404) this.onError(`could not delete stuck Job ${a.jobName}`, err); });
+  }
+
+  /**
+   * The Pod's main container ended: its runner wrote its result file (if any) before exiting, so the file is read now
+   * rather than after the Job controller marks the Job finished (a real one takes up to about a second to notice).
+   */
+  private prefetch(k: AttemptKey, pod: V1Pod): void {
+    if (this.syncing || !pod.status?.containerStatuses?.some((s) => s.name === MAIN_CONTAINER && s.state?.terminated)) return;
+    const a = this.attempts.get(`${k.taskRunId}:${k.attempt}`);
+    if (!a || a.prefetched || a.outcome || a.settling) return;
+    const inputUri = this.jobs?.get(a.jobName, this.o.namespace)?.metadata?.annotations?.[ANNOTATIONS.inputUri];
+    if (!inputUri) return;
+    a.prefetched = readAttemptResult(this.o.storage, inputUri);
+    a.prefetched.catch(() => undefined); // settle reads again
   }
 
   private async settle(a: Attempt, job: V1Job, finish: NonNullable<JobFinish>): Promise<void> {
@@ -335,8 +405,10 @@ export class KubeLauncher implements Launcher {
     try {
       const inputUri = job.metadata?.annotations?.[ANNOTATIONS.inputUri];
       let result: TaskOutcome | undefined;
+      const early = a.prefetched?.catch(() => undefined);
+      a.prefetched = undefined;
       try {
-        result = inputUri ? await readAttemptResult(this.o.storage, inputUri) : undefined;
+        result = (await early) ?? (inputUri ? await readAttemptResult(this.o.storage, inputUri) : undefined);
       } catch (err) {
         if (isTransient(err)) { this.retrySettle(a, err); return; }
         this.onError(`could not read the result of Job ${a.jobName}`, err);

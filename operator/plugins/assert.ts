@@ -23,4 +23,4 @@ async function runAssert(ctx: RunContext): Promise<TaskResult> {
   return failed(`${failures} assertion${failures > 1 ? 's' : ''} failed!`);
 }
 
-export const assertPlugin = plugin('core.execution.Assert', runAssert);
+export const assertPlugin = plugin('core.execution.Assert', runAssert, { inline: true });

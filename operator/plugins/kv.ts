@@ -63,7 +63,7 @@ async function runGetKeys(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS', outputs: { keys } };
 }
 
-export const kvSetPlugin = plugin('core.kv.Set', runSet);
-export const kvGetPlugin = plugin('core.kv.Get', runGet);
-export const kvDeletePlugin = plugin('core.kv.Delete', runDelete);
-export const kvGetKeysPlugin = plugin('core.kv.GetKeys', runGetKeys);
+export const kvSetPlugin = plugin('core.kv.Set', runSet, { inline: true });
+export const kvGetPlugin = plugin('core.kv.Get', runGet, { inline: true });
+export const kvDeletePlugin = plugin('core.kv.Delete', runDelete, { inline: true });
+export const kvGetKeysPlugin = plugin('core.kv.GetKeys', runGetKeys, { inline: true });

@@ -45,4 +45,4 @@ function renderKeys(ctx: RunContext, map: Record<string, unknown>): Record<strin
   return out;
 }
 
-export const labelsPlugin = plugin('core.execution.Labels', runLabels);
+export const labelsPlugin = plugin('core.execution.Labels', runLabels, { inline: true });

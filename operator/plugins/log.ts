@@ -20,7 +20,7 @@ function logMessages(ctx: RunContext, prop: 'message' | 'format'): TaskResult {
   return { state: 'SUCCESS' };
 }
 
-export const logPlugin = plugin('core.log.Log', async (ctx) => logMessages(ctx, 'message'));
+export const logPlugin = plugin('core.log.Log', async (ctx) => logMessages(ctx, 'message'), { inline: true });
 
 export const ECHO_DEPRECATED = 'core.debug.Echo is deprecated (Kestra 0.15): use core.log.Log with `message`';
 
@@ -28,7 +28,7 @@ export const ECHO_DEPRECATED = 'core.debug.Echo is deprecated (Kestra 0.15): use
 export const echoPlugin = plugin('core.debug.Echo', async (ctx) => {
   ctx.logger.warn(ECHO_DEPRECATED);
   return logMessages(ctx, 'format');
-});
+}, { inline: true });
 
 /** Task ids of `tasksId`: a list, or an expression yielding one. */
 function taskIds(ctx: RunContext): string[] | undefined {

@@ -9,4 +9,4 @@ async function runOutputValues(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS', outputs: { values } };
 }
 
-export const outputValuesPlugin = plugin('core.output.OutputValues', runOutputValues);
+export const outputValuesPlugin = plugin('core.output.OutputValues', runOutputValues, { inline: true });

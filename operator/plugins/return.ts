@@ -7,4 +7,4 @@ async function runReturn(ctx: RunContext): Promise<TaskResult> {
   return { state: 'SUCCESS', outputs: value === undefined ? {} : { value } };
 }
 
-export const returnPlugin = plugin('core.debug.Return', runReturn);
+export const returnPlugin = plugin('core.debug.Return', runReturn, { inline: true });

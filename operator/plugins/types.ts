@@ -71,6 +71,12 @@ export interface TaskResult {
 
 export interface RunnablePlugin {
   type: string;
+  /**
+   * Pure and quick: starts no process, needs no working directory, calls no network (it renders, logs, reads or writes
+   * the stores). The embedded controller runs such an attempt within the engine batch that launched it (its outcome is
+   * recorded with the step that started it: operator/controller/inline.ts) instead of a launch and a report round trip.
+   */
+  inline?: boolean;
   /** Run one attempt. Throwing is the same as returning FAILED with the error's message. */
   run(ctx: RunContext): Promise<TaskResult>;
 }

@@ -15,10 +15,14 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
-/** Builds a plugin whose thrown errors (ExpressionError, I/O...) become FAILED results with the error's message. */
-export function plugin(type: string, run: (ctx: RunContext) => Promise<TaskResult>): RunnablePlugin {
+/**
+ * Builds a plugin whose thrown errors (ExpressionError, I/O...) become FAILED results with the error's message.
+ * `inline`: the task is pure and quick (RunnablePlugin.inline).
+ */
+export function plugin(type: string, run: (ctx: RunContext) => Promise<TaskResult>, opts: { inline?: boolean } = {}): RunnablePlugin {
   return {
     type: TYPE_PREFIX + type,
+    ...(opts.inline ? { inline: true } : {}),
     async run(ctx) {
       if (ctx.signal.aborted) return failed('Task killed');
       try {

@@ -79,6 +79,22 @@ export interface ExecutionQuery {
 
 export type WatchEvent = { type: 'ADDED' | 'MODIFIED'; execution: Execution; resourceVersion: number };
 
+/**
+ * Executions started in [startDate, endDate] (ISO; the store counts by UTC day of the start date) matching `namespace`
+ * (the namespace and its children), `flowId` and `filters` (as ExecutionQuery's).
+ */
+export interface DailyStatsQuery { namespace?: string; flowId?: string; filters?: SearchFilter[]; startDate: string; endDate: string }
+
+/** One (UTC day, state) group: how many executions, and the durations (ms) of those that have an end date. */
+export interface DailyStatsRow {
+  /** YYYY-MM-DD (UTC) of the start date. */
+  day: string;
+  state: ExecutionState;
+  count: number;
+  /** Durations of the ended ones (end date − start date), in ms; `ended` 0 leaves min and max 0. */
+  ended: number; durationMinMs: number; durationMaxMs: number; durationSumMs: number;
+}
+
 export interface ExecutionStore {
   /** Durably stores a new execution. Creating an id that exists returns the existing record (idempotent). */
   create(execution: Execution): Promise<StoredExecution>;
@@ -95,6 +111,8 @@ export interface ExecutionStore {
   listActive(): Promise<StoredExecution[]>;
   /** Counts executions of a flow in the given states. */
   count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
+  /** Counts by UTC day and state (Kestra's daily statistics), aggregated by the store: no execution record is read. */
+  dailyStats(query: DailyStatsQuery): Promise<DailyStatsRow[]>;
   /** Durable command queue (kill, resume, restart, set-labels, change-state) written by the API, consumed by the controller. */
   addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand>;
   pendingCommands(executionId?: string): Promise<PendingCommand[]>;

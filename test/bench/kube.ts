@@ -1,6 +1,7 @@
 // Cluster-mode benchmark against the Kubernetes API test server (test/kube/cluster.ts): Kubernetes API writes per
-// runnable task (the operator's, apart from those a node makes for Pods and Job status) and the latency from a Job's
-// completion to the creation of the next task's Job. Printed beside the targets of issue 12 (<= 2 writes, < 20 ms), never asserted.
+// runnable task (the operator's, apart from those a node makes for Pods and Job status; the execution's start write
+// counted apart) and the latency from a Job's completion to the creation of the next task's Job. Printed beside the
+// issue's targets (≤ 2 writes per runnable task, median < 20 ms), never asserted.
 // Also the task runner's start-up as the image runs it (compiled dist/) against compiling it at start (tsx).
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -51,10 +52,13 @@ export async function runKubeBench(): Promise<void> {
     const batch = c.kc.makeApiClient(BatchV1Api);
     const created = new Map<string, number>();
     const completed = new Map<string, number>();
+    /** Status writes before the first Job: the execution's start (RUNNING and its first task run). */
+    let startWrites: number | undefined;
     const informer = makeInformer(c.kc, `/apis/batch/v1/namespaces/${CLUSTER_NS}/jobs`, () => batch.listNamespacedJob({ namespace: CLUSTER_NS }));
     const seen = (j: V1Job) => {
       const name = j.metadata!.name!;
       if (!created.has(name)) created.set(name, performance.now());
+      startWrites ??= c.server.stats.writes['PUT executions/status'] ?? 0;
       if (!completed.has(name) && j.status?.conditions?.some((x) => x.type === 'Complete' && x.status === 'True')) completed.set(name, performance.now());
     };
     informer.on('add', seen);
@@ -73,13 +77,18 @@ export async function runKubeBench(): Promise<void> {
     }
     const wall = performance.now() - t0;
     const writes = { ...c.server.stats.writes };
+    const leaseWrites = Object.entries(writes).filter(([k]) => k.includes('leases')).reduce((n, [, v]) => n + v, 0);
     await informer.stop();
     const node = (k: string) => /\bpods\b|jobs\/status|leases/.test(k);
-    const operatorWrites = Object.entries(writes).filter(([k]) => !node(k) && k !== 'POST executions').reduce((n, [, v]) => n + v, 0);
+    // The execution's writes (the API's create apart); the rest (the Flow's status and trigger state, written by the
+    // leader after the Flow was saved, at times only once the run began) is shown apart.
+    const ofExecution = (k: string) => !node(k) && k !== 'POST executions' && /\b(executions|jobs)\b/.test(k);
+    const count = (f: (k: string) => boolean) => Object.entries(writes).filter(([k]) => f(k)).reduce((n, [, v]) => n + v, 0);
+    const operatorWrites = count(ofExecution);
+    const perTask = (operatorWrites - (startWrites ?? 0)) / TASKS;
+    const other = Object.entries(writes).filter(([k]) => !node(k) && !ofExecution(k) && k !== 'POST executions');
     // Job order = task order: the next Job's creation after the previous Job's completion.
     const runs = (final.taskRunList as any[]).map((r) => r.id as string);
-    const byRun = new Map([...created.keys()].map((name) => [name, name]));
-    void byRun;
     const jobs = await batch.listNamespacedJob({ namespace: CLUSTER_NS });
     const jobOf = new Map(jobs.items.map((j) => [j.metadata!.labels!['flowpilot.io/task-run-id']!, j.metadata!.name!]));
     const gaps: number[] = [];
@@ -90,8 +99,10 @@ export async function runKubeBench(): Promise<void> {
     }
     console.log(`\n== Cluster mode (Kubernetes API test server, simulated kubelet, ${TASKS} sequential runnable tasks) ==`);
     console.log(`execution ${final.state.current} in ${(wall / 1000).toFixed(1)} s (task Pods are local node processes: their start-up dominates)`);
-    console.log(`operator writes per runnable task: ${(operatorWrites / TASKS).toFixed(2)} (target <= 2)  [${Object.entries(writes).filter(([k]) => !node(k)).map(([k, v]) => `${k}: ${v}`).join(', ')}]`);
+    console.log(`operator writes per runnable task: ${perTask.toFixed(2)} (target <= 2), plus ${startWrites ?? 0} per execution (its start); ${(operatorWrites / TASKS).toFixed(2)} per task all included  [${Object.entries(writes).filter(([k]) => ofExecution(k) || k === 'POST executions').map(([k, v]) => `${k}: ${v}`).join(', ')}]`);
+    if (other.length) console.log(`other operator writes (the Flow's, not the execution's): ${other.map(([k, v]) => `${k}: ${v}`).join(', ')}`);
     console.log(`node writes (Pods, Job status; a real kubelet and Job controller make these): ${Object.entries(writes).filter(([k]) => node(k) && !k.includes('leases')).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+    console.log(`lease renewals (leader and partition Leases, whatever the load): ${(leaseWrites / (wall / 1000)).toFixed(1)} writes/s`);
     console.log(`Job completed -> next Job created: median ${median(gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms over ${gaps.length} hand-overs (target < 20 ms)`);
   } finally {
     await c.close();

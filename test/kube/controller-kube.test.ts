@@ -1,7 +1,9 @@
 // The embedded controller with the cluster launcher: every runnable task attempt of a flow runs as a Job on the
 // Kubernetes API test server (Pods run by the simulated kubelet), sharing the embedded SQLite stores with the
 // runners (storage, logs, KV). Outputs flow between tasks, retries create one Job per attempt, a killed execution
-// deletes its running Job.
+// deletes its running Job. The launcher's storage reads and writes and the controller's record writes are logged in
+// order (counted around the real stores): each new attempt's input is written beside the record's write, and each
+// result is read once.
 import { join, resolve } from 'node:path';
 import { BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +32,26 @@ let tmp: ReturnType<typeof tempDir>;
 let stores: EmbeddedStores;
 let launcher: KubeLauncher;
 let controller: Controller;
+/** In order: `get <uri>` / `put <path>` of the launcher's storage, `update <execution id> start|end` of the controller's record writes. */
+const ops: string[] = [];
+
+/** `target` whose methods named in `logged` log their calls to `ops` (what they do is unchanged). */
+function logging<T extends object>(target: T, logged: Record<string, (args: unknown[]) => string>, after?: Record<string, (args: unknown[]) => string>): T {
+  return new Proxy(target, {
+    get(t, p, r) {
+      const v = Reflect.get(t, p, r) as unknown;
+      if (typeof v !== 'function') return v;
+      const name = String(p);
+      if (!logged[name]) return v.bind(t);
+      return (...args: unknown[]) => {
+        ops.push(logged[name]!(args));
+        const out = v.apply(t, args) as Promise<unknown>;
+        const end = after?.[name];
+        return end ? out.then((x) => { ops.push(end(args)); return x; }) : out;
+      };
+    },
+  });
+}
 
 beforeAll(async () => {
   await initExpressions();
@@ -39,10 +61,12 @@ beforeAll(async () => {
   kc = server.kubeConfig();
   kubelet = await startSimulatedKubelet({ kc, namespace: NS, pathMap: { '/app': ROOT } });
   const db = join(tmp.dir, 'store.db');
-  controller = new Controller(stores, {
+  const executions = logging(stores.executions, { update: (a) => `update ${(a[0] as Execution).id} start` }, { update: (a) => `update ${(a[0] as Execution).id} end` });
+  const storage = logging(stores.storage, { get: (a) => `get ${String(a[0])}`, put: (a) => `put ${String(a[0])}` });
+  controller = new Controller(new Proxy(stores, { get: (t, p, r) => (p === 'executions' ? executions : Reflect.get(t, p, r)) }), {
     dataDir: tmp.dir,
     launcher: (report) => (launcher = new KubeLauncher({
-      kc, namespace: NS, storage: stores.storage, report,
+      kc, namespace: NS, storage, report,
       settings: { runnerImage: 'flowpilot-runner:test', env: { STORAGE_DIR: stores.storage.root, LOG_DB: db, KV_DB: db }, terminationGracePeriodSeconds: 5 },
     })),
   });
@@ -98,6 +122,13 @@ describe('controller + KubeLauncher', { timeout: 180_000 }, () => {
     expect((await stores.logs.forExecution(exec.id)).map((l) => l.message)).toContain('got 42');
     expect((await stores.kv.get('company.kube', 'answer'))?.value).toBe(42);
     expect((await jobsOf(exec)).map((j) => j.metadata?.labels?.[LABELS.attempt])).toEqual(['1', '1', '1']);
+    // Per attempt: one read of its result (none for an earlier result: a new attempt has none), one write of its
+    // input, issued before the record's write that starts the attempt (so both travel together), never after it.
+    const mine = ops.filter((o) => o.includes(exec.id));
+    expect(mine.filter((o) => o.startsWith('get ') && o.endsWith('/result.json'))).toHaveLength(3);
+    const inputs = mine.flatMap((o, i) => (o.startsWith('put ') && o.endsWith('/input.json') ? [i] : []));
+    expect(inputs).toHaveLength(3);
+    for (const i of inputs) expect(mine[i + 1], mine.join('\n')).toBe(`update ${exec.id} start`);
   });
 
   it('retries a failed task in a new Job per attempt', async () => {
@@ -116,6 +147,9 @@ describe('controller + KubeLauncher', { timeout: 180_000 }, () => {
     expect(done.state.current).toBe('SUCCESS');
     expect(done.taskRunList[0]?.attempts.map((a) => a.state.current)).toEqual(['FAILED', 'SUCCESS']);
     expect((await jobsOf(exec)).map((j) => j.metadata?.labels?.[LABELS.attempt]).sort()).toEqual(['1', '2']);
+    const mine = ops.filter((o) => o.includes(exec.id));
+    expect(mine.filter((o) => o.startsWith('get ') && o.endsWith('/result.json'))).toHaveLength(2);
+    expect(mine.filter((o) => o.startsWith('put ') && o.endsWith('/input.json'))).toHaveLength(2);
   });
 
   it('kills a running execution: its Job is deleted and the execution ends KILLED', async () => {

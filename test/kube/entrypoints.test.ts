@@ -3,30 +3,21 @@
 // /api/v1 are authenticated by TokenReview and authorized by SubjectAccessReview; webhooks keep their key; both
 // processes serve /healthz and /metrics. With ADMISSION_TLS_* set (a certificate made with the openssl CLI) the API
 // process also serves the Flow admission webhook over HTTPS, its ownership rule reading the process's own Flow cache.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
-import { main as apiMain } from '../../api/kube-main.js';
-import { main as operatorMain, metricsHost } from '../../operator/kube/main.js';
-import { startPostgres, startS3rver, type Service } from '../support/services.js';
-import { chartAuthorizer, COMPONENT_ROLES } from './chart-rbac.js';
-import { startSimulatedKubelet, type SimulatedKubelet } from './kubelet.js';
-import { startKubeTestServer, type KubeTestServer } from './test-server/index.js';
+import { metricsHost } from '../../operator/kube/main.js';
+import { ENTRY_NS as NS, startEntrypointCluster, type EntrypointCluster } from './entrypoint-cluster.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const NS = 'flowpilot';
-let server: KubeTestServer;
-let kubelet: SimulatedKubelet;
-let services: Service[] = [];
-let op: Awaited<ReturnType<typeof operatorMain>>;
-let api: Awaited<ReturnType<typeof apiMain>>;
-let tmp: string;
-const denied: string[] = [];
+let cluster: EntrypointCluster;
+let server: EntrypointCluster['server'];
+let op: EntrypointCluster['op'];
+let api: EntrypointCluster['api'];
+let denied: string[];
 let ca: Buffer | undefined;
 
 let openssl: string | undefined;
@@ -43,42 +34,17 @@ function webhookCertificate(dir: string): Record<string, string> {
 }
 
 beforeAll(async () => {
-  const chart = chartAuthorizer(denied);
-  const tokens = Object.fromEntries(['admin', ...Object.keys(COMPONENT_ROLES), 'alice', 'bob'].map((u) => [`${u}-token`, { username: u }]));
   // alice may use flowpilot resources; bob is authenticated but allowed nothing.
-  server = await startKubeTestServer({
-    tokens, authorizeRequests: true, ownerReferencesPermissionEnforcement: true,
-    authorize: (a) => (a.user === 'alice' ? a.group === 'flowpilot.io' : a.user === 'bob' ? false : chart(a)),
+  cluster = await startEntrypointCluster({
+    users: ['alice', 'bob'],
+    authorize: (a) => (a.user === 'alice' ? a.group === 'flowpilot.io' : a.user === 'bob' ? false : undefined),
+    apiEnv: webhookCertificate,
   });
-  const admin = server.kubeConfig('admin-token');
-  await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
-  // The bucket key pair as the chart passes it: a Secret, named in RUNNER_ENV_FROM_SECRETS (task Jobs carry references).
-  await admin.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'flowpilot-s3' }, stringData: { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } } });
-  const [pg, s3] = await Promise.all([startPostgres(), startS3rver()]);
-  services = [pg, s3];
-  tmp = mkdtempSync(join(tmpdir(), 'entry-'));
-  writeFileSync(join(tmp, 'kubeconfig'), server.kubeConfig('task-token').exportConfig());
-  kubelet = await startSimulatedKubelet({ kc: admin, namespace: NS, pathMap: { '/app': ROOT } });
-  const env = {
-    FLOWPILOT_MODE: 'cluster', WATCH_NAMESPACE: NS, POD_NAME: 'operator-0', METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', PORT: '0', HOST: '127.0.0.1',
-    LEADER_ELECTION_LEASE_NAME: 'flowpilot-operator', RUNNER_IMAGE: 'flowpilot-runner:test',
-    STORAGE_S3_ENDPOINT: s3.url, STORAGE_S3_BUCKET: 'flowpilot', STORAGE_S3_ACCESS_KEY_ID: 'S3RVER', STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
-    LOG_STORE_URL: pg.url, PATH: process.env.PATH, KUBECONFIG: join(tmp, 'kubeconfig'),
-    RUNNER_ENV_FROM_SECRETS: JSON.stringify({
-      STORAGE_S3_ACCESS_KEY_ID: { name: 'flowpilot-s3', key: 'AWS_ACCESS_KEY_ID' }, STORAGE_S3_SECRET_ACCESS_KEY: { name: 'flowpilot-s3', key: 'AWS_SECRET_ACCESS_KEY' },
-    }),
-  };
-  op = await operatorMain(env, server.kubeConfig('operator-token'));
-  api = await apiMain({ ...env, ...webhookCertificate(tmp) }, server.kubeConfig('api-token'));
+  ({ server, op, api, denied } = cluster);
 }, 120_000);
 
 afterAll(async () => {
-  await api?.close();
-  await op?.close();
-  await kubelet?.stop();
-  await server?.close();
-  for (const s of services) await s.stop();
-  rmSync(tmp, { recursive: true, force: true });
+  await cluster?.close();
 });
 
 const url = (path: string) => `http://127.0.0.1:${api.port}${path}`;

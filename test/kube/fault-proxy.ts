@@ -1,7 +1,8 @@
 // Test support: an HTTP proxy in front of the Kubernetes API test server that injects faults: chosen requests are
 // answered with an error status (a Kubernetes Status body) or have their connection reset; everything else, watch
-// streams included, is piped through unchanged. Clients use it through `kubeConfig(server)`.
-import { createServer, request, type Server } from 'node:http';
+// streams included, is piped through unchanged. Clients use it through `kubeConfig(server)`. `cutStreams` ends answers
+// still in progress (a watch, a server-sent-event stream), cleanly or by resetting the connection.
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 
@@ -20,6 +21,11 @@ export interface FaultProxy {
   kubeConfig(from: KubeConfig): KubeConfig;
   fail(rule: FaultRule): void;
   clear(): void;
+  /**
+   * Ends the answers in progress whose request path matches: `end` finishes them as a complete answer (as a proxy's
+   * timeout or an early end by the server would), `reset` destroys the client's connection. Returns how many.
+   */
+  cutStreams(path: RegExp, how: 'end' | 'reset'): number;
   /** Requests answered with a fault so far. */
   readonly injected: number;
   close(): Promise<void>;
@@ -28,6 +34,7 @@ export interface FaultProxy {
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const rules: FaultRule[] = [];
   const sockets = new Set<Socket>();
+  const open = new Set<{ path: string; cut(how: 'end' | 'reset'): void }>();
   let injected = 0;
   const up = new URL(target);
   const server: Server = createServer((req, res) => {
@@ -42,13 +49,28 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       res.end(body);
       return;
     }
+    let answered: IncomingMessage | undefined;
+    let ended = false;
     const out = request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      answered = answer;
+      answer.on('error', () => undefined); // cut by `cutStreams`: the client's side is ended or reset there
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       res.flushHeaders(); // a watch answers its headers before any event
       answer.pipe(res);
     });
-    out.on('error', () => res.destroy());
-    res.on('close', () => out.destroy());
+    const entry = {
+      path: req.url ?? '',
+      cut(how: 'end' | 'reset') {
+        if (how === 'reset') { req.socket.destroy(); return; }
+        ended = true;
+        answered?.unpipe(res);
+        res.end();
+        out.destroy();
+      },
+    };
+    open.add(entry);
+    out.on('error', () => { if (!ended) res.destroy(); });
+    res.on('close', () => { open.delete(entry); out.destroy(); });
     req.pipe(out);
   });
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -68,6 +90,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
     fail(rule) { rules.push(rule); },
     clear() { rules.length = 0; },
+    cutStreams(path, how) {
+      const cut = [...open].filter((e) => path.test(e.path));
+      for (const e of cut) { open.delete(e); e.cut(how); }
+      return cut.length;
+    },
     get injected() { return injected; },
     async close() {
       for (const s of sockets) s.destroy();

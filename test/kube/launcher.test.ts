@@ -253,9 +253,10 @@ describe('a restarted launcher', { timeout: 120_000 }, () => {
     expect(outcome).toEqual({ state: 'FAILED', infrastructure: true, error: "Task 'nostore': The runner failed: Internal storage is not configured in this runner (set STORAGE_DIR)" });
   });
 
-  it('reports from the result file when the finished Job was already garbage-collected, without a new Job', async () => {
+  /** An attempt run to SUCCESS (outputs `{ [key]: 'yes' }`) by a launcher since stopped, its Job then collected; the Job creates so far. */
+  async function finishedAndCollected(key: string): Promise<{ a: Attempt; creates: number }> {
     const first = await newLauncher();
-    const a = oneTask(`id: gc\ntype: ${SH}\ncommands:\n  - echo '::{"outputs":{"kept":"yes"}}::'`);
+    const a = oneTask(`id: ${key}\ntype: ${SH}\ncommands:\n  - echo '::{"outputs":{"${key}":"yes"}}::'`);
     first.launch(a.flow, a.exec, a.run, 1);
     expect((await outcomeOf(a)).state).toBe('SUCCESS');
     await first.stop();
@@ -263,10 +264,28 @@ describe('a restarted launcher', { timeout: 120_000 }, () => {
     await until(() => jobGone(a), 'the Job to be collected');
     const creates = server.stats.writes['POST jobs'] ?? 0;
     expect(creates).toBeGreaterThan(0);
+    return { a, creates };
+  }
+
+  it('reports from the result file when the finished Job was already garbage-collected, without a new Job', async () => {
+    const { a, creates } = await finishedAndCollected('kept');
     const second = await newLauncher();
     second.launch(a.flow, a.exec, a.run, 1);
     await until(() => reportsOf(a)[1], 'the outcome reported again');
     expect(reportsOf(a)[1]?.outcome).toMatchObject({ state: 'SUCCESS', outputs: { vars: { kept: 'yes' } } });
+    expect(server.stats.writes['POST jobs'] ?? 0).toBe(creates);
+    expect(await jobsOf(a)).toHaveLength(0);
+    await second.stop();
+  });
+
+  it('launches a prepared attempt through the checked path when given another record (its step decided again after a conflict)', async () => {
+    const { a, creates } = await finishedAndCollected('again');
+    const second = await newLauncher();
+    // Prepared with one record object, launched with another (re-read): the earlier result is looked up and answers.
+    second.prepare(a.flow, a.exec, [{ run: a.run, attempt: 1 }]);
+    second.launch(a.flow, structuredClone(a.exec), a.run, 1);
+    await until(() => reportsOf(a)[1], 'the outcome reported again');
+    expect(reportsOf(a)[1]?.outcome).toMatchObject({ state: 'SUCCESS', outputs: { vars: { again: 'yes' } } });
     expect(server.stats.writes['POST jobs'] ?? 0).toBe(creates);
     expect(await jobsOf(a)).toHaveLength(0);
     await second.stop();

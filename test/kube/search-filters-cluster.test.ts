@@ -1,6 +1,6 @@
 // Kestra's search filters and JSON shapes in cluster mode, end to end (test API server, operator, PostgreSQL logs and
 // execution history, the chart's RBAC): filters on live and archived executions, flows, logs and triggers, types as
-// written, GET /configs, /executions/flows/{ns}/{id} and /executions/{id}/flow.
+// written, GET /configs, /executions/flows/{ns}/{id} and /executions/{id}/flow; daily statistics over both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/wait.js';
 import { startCluster, type TestCluster } from './cluster.js';
@@ -72,6 +72,16 @@ triggers:
     expect(await ids(`/executions/search?filters[namespace][PREFIX]=${NS}&filters[childFilter][EQUALS]=CHILD`)).toEqual([]);
     expect(await ids(`/executions/flows/${NS}/ok`)).toEqual([done]);
     expect((await get('/executions/search?filters[nope][EQUALS]=x')).status).toBe(400);
+  });
+
+  it('counts daily statistics over live and archived executions alike, once each', async () => {
+    const res = await fetch(`${c.base}/stats/executions/daily`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ namespace: NS }) });
+    expect(res.status).toBe(200);
+    const days = await res.json() as { startDate: string; executionCounts: Record<string, number>; duration: { count: number } }[];
+    const sum = (state: string) => days.reduce((n, d) => n + d.executionCounts[state]!, 0);
+    expect([sum('SUCCESS'), sum('FAILED'), sum('RUNNING')]).toEqual([1, 1, 0]);
+    expect(days.reduce((n, d) => n + d.duration.count, 0)).toBe(2);
+    expect(days.reduce((n, d) => n + Object.values(d.executionCounts).reduce((a, b) => a + b, 0), 0)).toBe(2);
   });
 
   it('filters flows, logs and triggers', async () => {

@@ -12,13 +12,13 @@ beforeAll(async () => {
 afterAll(async () => { await h?.close(); });
 
 describe('web UI shell', () => {
-  it('redirects / to /ui, which signs in with basic auth, shows the flows, and signs out', async () => {
+  it('redirects / to /ui (the dashboard), which signs in with basic auth, shows the flows, and signs out', async () => {
     const { page } = await h.newPage();
     const prompts: string[] = [];
     page.on('dialog', (d) => { prompts.push(d.type()); void d.dismiss(); });
     await page.goto('/');
     await page.getByRole('heading', { name: 'Sign in to flowpilot' }).waitFor();
-    expect(new URL(page.url()).pathname).toBe('/ui/flows');
+    expect(new URL(page.url()).pathname).toBe('/ui/dashboard');
     await h.screenshot(page, 'sign-in');
 
     await page.getByRole('textbox', { name: 'Username' }).fill(USER);
@@ -29,6 +29,8 @@ describe('web UI shell', () => {
     await page.getByRole('textbox', { name: 'Username' }).fill(USER);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).click();
     await page.getByRole('heading', { name: 'Flows' }).waitFor();
     await page.getByRole('link', { name: 'first' }).waitFor();
     // The credential lives in this tab's sessionStorage only.

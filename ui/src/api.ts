@@ -202,6 +202,44 @@ export interface ExecutionSearch {
 }
 export interface LastExecution { id: string; namespace: string; flowId: string; startDate?: string; status: StateType }
 
+export interface NamespaceItem { id: string; description?: string }
+export type KvType = 'STRING' | 'NUMBER' | 'BOOLEAN' | 'DATETIME' | 'DATE' | 'DURATION' | 'JSON';
+export const KV_TYPES: KvType[] = ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'];
+export interface KvItem { key: string; type: KvType; expirationDate: string | null; updateDate?: string }
+export interface KvValue { type: KvType; value: unknown }
+export interface FileAttributes { fileName: string; type: 'File' | 'Directory'; size: number; lastModifiedTime?: number }
+export interface TriggerBackfill { start: string; end: string | null; currentDate?: string; paused: boolean; inputs?: Record<string, unknown> | null }
+export interface TriggerContext {
+  namespace: string; flowId: string; triggerId: string; type: string; disabled: boolean; updatedDate?: string | null;
+  executionId?: string | null; date?: string | null; nextExecutionDate?: string | null; backfill?: TriggerBackfill | null;
+}
+export interface TriggerSearchItem { abstractTrigger: FlowTrigger; triggerContext: TriggerContext }
+export interface TriggerRef { namespace: string; flowId: string; triggerId: string }
+/** A log line found by GET /logs/search: the line and the execution it belongs to. */
+export interface LogEntry extends LogLine { executionId: string; namespace: string; flowId: string }
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+export interface DailyStatistics {
+  startDate: string; executionCounts: Record<string, number>;
+  duration: { min: string; avg: string; max: string; sum: string; count: number };
+}
+/** Kestra's FlowGraph (GET /flows/{ns}/{id}/graph, POST /flows/graph, GET /executions/{id}/graph). */
+export interface GraphTaskDecl { id: string; type: string; description?: string; [k: string]: unknown }
+export interface FlowGraphNode {
+  uid: string; type: string; relationType?: string; branchType?: 'ERROR' | 'FINALLY' | 'AFTER_EXECUTION';
+  task?: GraphTaskDecl; taskRun?: TaskRun; values?: string[]; triggerDeclaration?: GraphTaskDecl;
+}
+export interface FlowGraphEdge { source: string; target: string; relation: { relationType?: string; value?: string } }
+export interface FlowGraphCluster {
+  cluster: { uid: string; type: string; relationType?: string; taskNode?: FlowGraphNode; branchType?: FlowGraphNode['branchType'] };
+  nodes: string[]; parents: string[]; start: string; end: string;
+}
+export interface FlowGraph { nodes: FlowGraphNode[]; edges: FlowGraphEdge[]; clusters: FlowGraphCluster[] }
+/** Kestra's FlowTopologyGraph (GET /flows/{ns}/{id}/dependencies, GET /namespaces/{ns}/dependencies). */
+export interface FlowTopologyGraph {
+  nodes: { uid: string; namespace: string; id: string }[];
+  edges: { source: string; target: string; relation: 'FLOW_TASK' | 'FLOW_TRIGGER' }[];
+}
+
 // ---- typed calls ----
 
 export interface FlowSearch { q?: string; namespace?: string; page: number; size: number; sort?: string }
@@ -215,8 +253,9 @@ export const api = {
   /** The newest execution of each flow that has one (Kestra's POST /executions/latest). */
   latestExecutions: (flows: { namespace: string; id: string }[], signal?: AbortSignal) =>
     flows.length === 0 ? Promise.resolve([] as LastExecution[]) : request<LastExecution[]>('/executions/latest', { method: 'POST', body: flows, signal }),
-  flowExecutions: (namespace: string, flowId: string, page: number, size: number, signal?: AbortSignal) =>
-    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size, summary: true })}`, { signal }),
+  /** One page of a flow's executions as summaries, newest first; `state` keeps those in that state only. */
+  flowExecutions: (namespace: string, flowId: string, page: number, size: number, signal?: AbortSignal, state?: StateType) =>
+    request<Page<ExecutionSummary>>(`/executions/flows/${seg(namespace)}/${seg(flowId)}${query({ page, size, state, summary: true })}`, { signal }),
   /** Validates a YAML flow without saving it (one answer per document). */
   validateFlow: (source: string, signal?: AbortSignal) =>
     request<FlowValidation[]>('/flows/validate', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' }, signal }),
@@ -290,6 +329,64 @@ export const api = {
     }
     return { bytes, truncated };
   },
+
+  // ---- namespaces, KV, namespace files, triggers, log search, statistics (namespace, trigger, log and dashboard pages) ----
+  searchNamespaces: (q: { q?: string; page: number; size: number }, signal?: AbortSignal) =>
+    request<Page<NamespaceItem>>(`/namespaces/search${query({ q: q.q, page: q.page, size: q.size })}`, { signal }),
+
+  kvList: (ns: string, signal?: AbortSignal) => request<KvItem[]>(`/namespaces/${seg(ns)}/kv`, { signal }),
+  kvGet: (ns: string, key: string, signal?: AbortSignal) => request<KvValue>(`/namespaces/${seg(ns)}/kv/${seg(key)}`, { signal }),
+  /** `value` is sent as JSON text (the server infers the type from it, as Kestra's); `ttl` an ISO 8601 duration. */
+  kvPut: (ns: string, key: string, value: unknown, ttl?: string) =>
+    request<KvValue & { key: string }>(`/namespaces/${seg(ns)}/kv/${seg(key)}`, {
+      method: 'PUT', body: JSON.stringify(value), headers: { 'Content-Type': 'application/json', ...(ttl ? { ttl } : {}) },
+    }),
+  kvDelete: (ns: string, key: string) => request<boolean>(`/namespaces/${seg(ns)}/kv/${seg(key)}`, { method: 'DELETE' }),
+
+  listFiles: (ns: string, path: string, signal?: AbortSignal) =>
+    request<FileAttributes[]>(`/namespaces/${seg(ns)}/files/directory${query({ path })}`, { signal }),
+  /** A namespace file's content as text (served as octet-stream). */
+  readFile: async (ns: string, path: string, signal?: AbortSignal) => (await requestRaw(`/namespaces/${seg(ns)}/files${query({ path })}`, { signal })).text(),
+  writeFile: (ns: string, path: string, content: string) => {
+    const form = new FormData();
+    form.append('fileContent', new Blob([content], { type: 'application/octet-stream' }), path.split('/').pop() || 'file');
+    return request<void>(`/namespaces/${seg(ns)}/files${query({ path })}`, { method: 'POST', body: form });
+  },
+  makeDirectory: (ns: string, path: string) => request<void>(`/namespaces/${seg(ns)}/files/directory${query({ path })}`, { method: 'POST' }),
+  deleteFile: (ns: string, path: string) => request<void>(`/namespaces/${seg(ns)}/files${query({ path })}`, { method: 'DELETE' }),
+
+  searchTriggers: (s: { q?: string; namespace?: string; page: number; size: number }, signal?: AbortSignal) =>
+    request<Page<TriggerSearchItem>>(`/triggers/search${query({ q: s.q, namespace: s.namespace, page: s.page, size: s.size })}`, { signal }),
+  flowTriggers: (ns: string, flowId: string, signal?: AbortSignal) =>
+    request<Page<TriggerContext>>(`/triggers/${seg(ns)}/${seg(flowId)}`, { signal }),
+  setTriggerDisabled: (t: TriggerRef, disabled: boolean) => request<TriggerContext>('/triggers', { method: 'PUT', body: { ...t, disabled } }),
+  startBackfill: (t: TriggerRef, backfill: { start: string; end?: string; inputs?: Record<string, unknown> }) =>
+    request<TriggerContext>('/triggers', { method: 'PUT', body: { ...t, backfill } }),
+  backfillAction: (t: TriggerRef, action: 'pause' | 'unpause' | 'delete') =>
+    request<TriggerContext>(`/triggers/backfill/${action}`, { method: action === 'delete' ? 'POST' : 'PUT', body: t }),
+  unlockTrigger: (t: TriggerRef) =>
+    request<TriggerContext>(`/triggers/${seg(t.namespace)}/${seg(t.flowId)}/${seg(t.triggerId)}/unlock`, { method: 'POST' }),
+
+  /** `exact`: that namespace only (else its children too). */
+  searchLogs: (s: { q?: string; namespace?: string; exact?: boolean; flowId?: string; minLevel?: string; page: number; size: number }, signal?: AbortSignal) =>
+    request<Page<LogEntry>>(`/logs/search${query({
+      q: s.q, ...(s.exact ? { 'filters[namespace][EQUALS]': s.namespace } : { namespace: s.namespace }), flowId: s.flowId, minLevel: s.minLevel,
+      page: s.page, size: s.size,
+    })}`, { signal }),
+
+  dailyStatistics: (s: { namespace?: string; flowId?: string; startDate?: string; endDate?: string }, signal?: AbortSignal) =>
+    request<DailyStatistics[]>('/stats/executions/daily', { method: 'POST', body: s, signal }),
+
+  // ---- graphs (components/graph) ----
+  flowGraph: (namespace: string, id: string, revision?: number, signal?: AbortSignal) =>
+    request<FlowGraph>(`/flows/${seg(namespace)}/${seg(id)}/graph${query({ revision })}`, { signal }),
+  /** The graph of a YAML source that need not be saved (the editor's live preview); 422 names the invalid fields. */
+  sourceGraph: (source: string, signal?: AbortSignal) =>
+    request<FlowGraph>('/flows/graph', { method: 'POST', body: source, headers: { 'Content-Type': 'application/x-yaml' }, signal }),
+  flowDependencies: (namespace: string, id: string, expandAll: boolean, signal?: AbortSignal) =>
+    request<FlowTopologyGraph>(`/flows/${seg(namespace)}/${seg(id)}/dependencies${query({ expandAll: expandAll || undefined })}`, { signal }),
+  namespaceDependencies: (namespace: string, signal?: AbortSignal) =>
+    request<FlowTopologyGraph>(`/namespaces/${seg(namespace)}/dependencies`, { signal }),
 };
 
 /** The API path of an execution's file (for `downloadFile`). */
@@ -312,9 +409,10 @@ export interface SseOptions {
   retryMs?: number;
   /**
    * The server ends the stream itself once it is over (the log follow does, when the execution has ended): a clean end
-   * of the answer stops the follow, only a failed connection is retried.
+   * of the answer stops the follow, only a failed connection is retried. A function decides at each clean end: false
+   * (e.g. the execution still runs: a proxy or the server ended the answer early) follows again like a dropped connection.
    */
-  endOnClose?: boolean;
+  endOnClose?: boolean | (() => boolean);
 }
 
 /** Parses SSE text: events are separated by a blank line; `data:` lines join with newlines; comments are skipped. */
@@ -365,7 +463,7 @@ export function followSse(path: string, opts: SseOptions): { stop(): void } {
         for (;;) {
           const { value, done } = await reader.read();
           if (done) {
-            if (opts.endOnClose) { stopped = true; return; }
+            if (opts.endOnClose === true || (typeof opts.endOnClose === 'function' && opts.endOnClose())) { stopped = true; return; }
             break;
           }
           const parsed = parseSseChunk(buffer + value);

@@ -1,6 +1,8 @@
 // React hooks over the API client (api.ts): `useApi` loads data for a page (loading, error, reload; the call is
-// aborted when its inputs change or the page leaves) and `useSse` follows a server-sent event route while mounted.
+// aborted when its inputs change or the page leaves), `useSse` follows a server-sent event route while mounted, and
+// `useUrlFilters` keeps a list page's filters in the URL.
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { followSse, type SseEvent, type SseOptions } from './api';
 
 export interface Loaded<T> { data?: T; error?: unknown; loading: boolean; reload(): void }
@@ -43,4 +45,34 @@ export function useSse(path: string | undefined, onEvent: (e: SseEvent) => void,
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [path]);
   return { error };
+}
+
+/**
+ * A list page's filters kept in the URL's query: `value(key)`, and `set(key, value)` (empty removes it) which also
+ * returns to the first page. `search` is the text of the `q` box, applied after the user pauses typing (or at once
+ * with `applySearch()`, on Enter).
+ */
+export interface UrlFilters {
+  value(key: string): string; set(key: string, value: string): void;
+  search: string; setSearch(text: string): void; applySearch(): void;
+}
+
+export function useUrlFilters(): UrlFilters {
+  const [params, setParams] = useSearchParams();
+  const q = params.get('q') ?? '';
+  const [search, setSearch] = useState(q);
+  useEffect(() => setSearch(q), [q]);
+  const set = (key: string, value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(key, value); else next.delete(key);
+    next.delete('page');
+    setParams(next);
+  };
+  useEffect(() => {
+    if (search.trim() === q) return undefined;
+    const t = setTimeout(() => set('q', search.trim()), 300);
+    return () => clearTimeout(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [search]);
+  return { value: (key) => params.get(key) ?? '', set, search, setSearch, applySearch: () => set('q', search.trim()) };
 }

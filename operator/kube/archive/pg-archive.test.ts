@@ -79,4 +79,28 @@ describe('PgExecutionArchive', () => {
     expect((await archive.get('nul'))!.outputs).toEqual({ text: 'a\0b' });
     expect((await archive.search({ labels: { 'k"\'); DROP TABLE x; --': 'v\uFFFDw' } }, [])).total).toBe(1);
   });
+
+  it('counts by UTC day and state with the durations of the ended ones, filters applied, live ids left out', async () => {
+    const at = (id: string, start: string, seconds: number | undefined, o: { ns?: string; state?: ExecutionState } = {}): Execution => {
+      const e = exec(id, o);
+      e.state = { current: o.state ?? 'SUCCESS', histories: [], startDate: start, ...(seconds === undefined ? {} : { endDate: new Date(Date.parse(start) + seconds * 1000).toISOString() }) };
+      return e;
+    };
+    let rv = 1;
+    for (const e of [
+      at('d1', '2026-02-01T01:00:00.000Z', 2), at('d2', '2026-02-01T23:00:00.000Z', 4), at('d3', '2026-02-01T05:00:00.000Z', 6, { state: 'FAILED' }),
+      at('d4', '2026-02-02T05:00:00.000Z', undefined, { state: 'RUNNING' }), at('d5', '2026-02-02T06:00:00.000Z', 1, { ns: 'other' }),
+      at('d6', '2026-01-31T23:59:59.000Z', 1),
+    ]) await archive.upsert(e, { resourceVersion: rv++ });
+    const q = { namespace: 'company.team', startDate: '2026-02-01T00:00:00Z', endDate: '2026-02-02T23:59:59Z' };
+    const zero = { durationMinMs: 0, durationMaxMs: 0, durationSumMs: 0 };
+    expect(await archive.dailyStats(q, [])).toEqual([
+      { day: '2026-02-01', state: 'FAILED', count: 1, ended: 1, durationMinMs: 6000, durationMaxMs: 6000, durationSumMs: 6000 },
+      { day: '2026-02-01', state: 'SUCCESS', count: 2, ended: 2, durationMinMs: 2000, durationMaxMs: 4000, durationSumMs: 6000 },
+      { day: '2026-02-02', state: 'RUNNING', count: 1, ended: 0, ...zero },
+    ]);
+    expect(await archive.dailyStats(q, ['d1', 'd3', 'd4'])).toEqual([
+      { day: '2026-02-01', state: 'SUCCESS', count: 1, ended: 1, durationMinMs: 4000, durationMaxMs: 4000, durationSumMs: 4000 },
+    ]);
+  });
 });

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { Pool } from 'pg';
 import type { Execution } from '../../core/types.js';
 import { type SqlTarget, filtersSql, postgresDialect } from '../../store/filters.js';
-import type { ExecutionQuery } from '../../store/types.js';
+import type { DailyStatsQuery, DailyStatsRow, ExecutionQuery } from '../../store/types.js';
 import type { ArchivedFrom, ArchivePage, ExecutionArchive } from './types.js';
 
 const gzipAsync = promisify(gzip);
@@ -100,9 +100,8 @@ export class PgExecutionArchive implements ExecutionArchive {
     return out;
   }
 
-  async search(query: ExecutionQuery, exclude: readonly string[]): Promise<ArchivePage> {
-    await this.init();
-    const { params, param } = parameters();
+  /** The WHERE clause (and the `live` CTE) of a search or an aggregate: the query's filters, `exclude` left out. */
+  private matching(query: ExecutionQuery, exclude: readonly string[], params: unknown[], param: (v: unknown) => string): { live: string; filter: string } {
     const where: string[] = [];
     if (query.namespace) {
       where.push(`(namespace = ${param(query.namespace)} OR (namespace >= ${param(`${query.namespace}.`)} AND namespace < ${param(`${query.namespace}/`)}))`);
@@ -120,7 +119,13 @@ export class PgExecutionArchive implements ExecutionArchive {
       live = `WITH live AS (SELECT unnest(${param(exclude)}::text[]) COLLATE "C" AS id) `;
       where.push('NOT EXISTS (SELECT 1 FROM live WHERE live.id = t.id)');
     }
-    const filter = `FROM ${this.table} t${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    return { live, filter: `FROM ${this.table} t${where.length ? ` WHERE ${where.join(' AND ')}` : ''}` };
+  }
+
+  async search(query: ExecutionQuery, exclude: readonly string[]): Promise<ArchivePage> {
+    await this.init();
+    const { params, param } = parameters();
+    const { live, filter } = this.matching(query, exclude, params, param);
     const countParams = [...params];
     const limit = query.limit !== undefined && query.limit >= 0 ? Math.floor(query.limit) : null;
     const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
@@ -130,6 +135,21 @@ export class PgExecutionArchive implements ExecutionArchive {
       limit === 0 ? { rows: [] } : this.pool.query<{ record_gz: Buffer }>(`${live}SELECT record_gz ${filter} ${page}`, params),
     ]);
     return { results: await Promise.all(rows.rows.map((r) => decode(r.record_gz))), total: Number(count.rows[0]!.n) };
+  }
+
+  /** GROUP BY UTC day and state on the summary columns (the _start index bounds the range); no record is decoded. */
+  async dailyStats(query: DailyStatsQuery, exclude: readonly string[]): Promise<DailyStatsRow[]> {
+    await this.init();
+    const { params, param } = parameters();
+    const { live, filter } = this.matching(query, exclude, params, param);
+    const ms = `CASE WHEN end_date IS NULL THEN NULL ELSE greatest(0, extract(epoch FROM end_date - start_date) * 1000) END`;
+    const res = await this.pool.query<{ day: string; state: string; n: string; ended: string; mn: string | null; mx: string | null; sm: string | null }>(
+      `${live}SELECT to_char(start_date AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, state, count(*) AS n, count(${ms}) AS ended,
+         min(${ms}) AS mn, max(${ms}) AS mx, sum(${ms}) AS sm ${filter} GROUP BY 1, 2 ORDER BY 1, 2`, params);
+    return res.rows.map((r) => ({
+      day: r.day, state: r.state as DailyStatsRow['state'], count: Number(r.n), ended: Number(r.ended),
+      durationMinMs: Math.round(Number(r.mn ?? 0)), durationMaxMs: Math.round(Number(r.mx ?? 0)), durationSumMs: Math.round(Number(r.sm ?? 0)),
+    }));
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 // The leader's sweeper and the store's read-through on the Kubernetes API test server with a real PostgreSQL: finished
-// executions archived, labelled out of the cache until their TTL, then deleted (found by the label scan) while live ones
+// executions archived, labelled out of the cache until their TTL (daily statistics count them once, from the archive), then deleted (found by the label scan) while live ones
 // stay; an unreachable database only delays (the resource stays, the next pass completes); create of an archived id
 // returns the archived record instead of running it again; a resource changed after it was archived is not deleted at
 // the stale version, and a command for a labelled one makes it live again (one write), as does the scan for a
@@ -77,6 +77,12 @@ describe('ExecutionSweeper', () => {
     expect(await resource('done-1')).toBe(false);
     expect(await resource('live-1')).toBe(true);
     expect((await stores.executions.get('done-1'))?.execution.state.current).toBe('SUCCESS');
+    // Daily statistics: the live resource counted from the cache, the archived one by the archive's aggregate, once.
+    const day = { day: '2026-01-01', durationMinMs: 0, durationMaxMs: 0, durationSumMs: 0 };
+    expect(await stores.executions.dailyStats({ namespace: 'company.team', startDate: '2026-01-01T00:00:00Z', endDate: '2026-01-01T23:59:59Z' })).toEqual([
+      { ...day, state: 'RUNNING', count: 1, ended: 0 },
+      { ...day, state: 'SUCCESS', count: 1, ended: 1, durationMinMs: 1000, durationMaxMs: 1000, durationSumMs: 1000 },
+    ]);
     // Creating the id again (a trigger or a parent retrying) answers the archived record: nothing runs twice.
     const again = await stores.executions.create(exec('done-1', 'CREATED'));
     expect(again.execution.state.current).toBe('SUCCESS');

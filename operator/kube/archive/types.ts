@@ -1,7 +1,7 @@
 // What the cluster execution store and the leader's sweeper need of the execution history (finished executions moved
 // off etcd): the interface only, so the store does not depend on PostgreSQL (operator/kube/archive/pg-archive.ts).
 import type { Execution } from '../../core/types.js';
-import type { ExecutionQuery } from '../../store/types.js';
+import type { DailyStatsQuery, DailyStatsRow, ExecutionQuery } from '../../store/types.js';
 
 /** The resource an archived record was read from: a later version (or a new incarnation) replaces the row. */
 export interface ArchivedFrom { uid?: string; resourceVersion: number }
@@ -24,6 +24,8 @@ export interface ExecutionArchive {
    * resources answer for); `offset`/`limit` of the query apply to the archive alone.
    */
   search(query: ExecutionQuery, exclude: readonly string[]): Promise<ArchivePage>;
+  /** Counts by UTC start day and state of the records matching `query`, leaving out `exclude` (as search). */
+  dailyStats(query: DailyStatsQuery, exclude: readonly string[]): Promise<DailyStatsRow[]>;
   /** Removes the row; false when there was none. */
   delete(id: string): Promise<boolean>;
 }

@@ -296,3 +296,28 @@ describe('KubeExecutionStore feeds', () => {
     expect(events.map((e) => e.type)).toContain('MODIFIED');
   });
 });
+
+describe('KubeExecutionStore daily statistics', () => {
+  it('counts the cached records by UTC day and state, with the durations of the ended ones and the filters', async () => {
+    const ex = h.stores.executions;
+    const at = (id: string, ns: string, state: 'SUCCESS' | 'FAILED' | 'RUNNING', start: string, seconds?: number) => {
+      const e = sampleExecution(id, { namespace: ns, state, startDate: start });
+      if (seconds !== undefined) e.state.endDate = new Date(Date.parse(start) + seconds * 1000).toISOString();
+      return e;
+    };
+    await ex.create(at('s1', 'stats.a', 'SUCCESS', '2024-03-01T01:00:00.000Z', 2));
+    await ex.create(at('s2', 'stats.a.b', 'SUCCESS', '2024-03-01T02:00:00.000Z', 4));
+    await ex.create(at('s3', 'stats.a', 'FAILED', '2024-03-02T02:00:00.000Z', 1));
+    await ex.create(at('s4', 'stats.ab', 'RUNNING', '2024-03-02T03:00:00.000Z'));
+    await ex.create(at('s5', 'stats.a', 'SUCCESS', '2024-02-01T03:00:00.000Z', 1));
+    const range = { startDate: '2024-03-01T00:00:00Z', endDate: '2024-03-02T23:59:59Z' };
+    expect(await ex.dailyStats({ ...range, namespace: 'stats.a' })).toEqual([
+      { day: '2024-03-01', state: 'SUCCESS', count: 2, ended: 2, durationMinMs: 2000, durationMaxMs: 4000, durationSumMs: 6000 },
+      { day: '2024-03-02', state: 'FAILED', count: 1, ended: 1, durationMinMs: 1000, durationMaxMs: 1000, durationSumMs: 1000 },
+    ]);
+    expect((await ex.dailyStats(range)).map((r) => [r.day, r.state, r.count])).toEqual([
+      ['2024-03-01', 'SUCCESS', 2], ['2024-03-02', 'FAILED', 1], ['2024-03-02', 'RUNNING', 1],
+    ]);
+    expect(await ex.dailyStats({ ...range, filters: [{ kind: 'q', op: 'EQUALS', value: 's3' }] })).toHaveLength(1);
+  });
+});

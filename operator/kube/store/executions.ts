@@ -9,9 +9,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Execution, type ExecutionState, isTerminal } from '../../core/types.js';
 import { Emitter } from '../../store/sqlite/emitter.js';
 import {
-  ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
-  type PendingCommand, type StoredExecution, type WatchEvent,
+  ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore,
+  type Page, type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../../store/types.js';
+import { DailyStatsAccumulator, startsWithin } from '../../store/daily-stats.js';
 import { archiveWindow, mergePage, newestFirst } from '../archive/order.js';
 import type { ExecutionArchive } from '../archive/types.js';
 import { KINDS, LABELS, executionName } from '../names.js';
@@ -300,6 +301,27 @@ export class KubeExecutionStore implements ExecutionStore {
       if (e && wanted.has(e.state.current)) n++;
     }
     return n;
+  }
+
+  /**
+   * Counted over the cached (live) records, plus the archive's own aggregate of the others when one is configured (the
+   * ids the live resources answer for left out of it, as in search): no record is copied or read from the archive.
+   */
+  async dailyStats(query: DailyStatsQuery): Promise<DailyStatsRow[]> {
+    await this.cache.ready();
+    const acc = new DailyStatsAccumulator();
+    const liveIds: string[] = [];
+    for (const obj of this.cache.list()) {
+      if (this.archive) liveIds.push(executionIdOf(obj));
+      if (query.namespace && !inNamespace(obj.spec.namespace, query.namespace)) continue;
+      if (query.flowId && obj.spec.flowId !== query.flowId) continue;
+      const e = this.record(obj);
+      if (!e || !startsWithin(e, query)) continue;
+      if (query.filters?.length && !rowMatches(query.filters, executionRow(e))) continue;
+      acc.addExecution(e);
+    }
+    if (this.archive) for (const row of await this.archive.dailyStats(query, liveIds)) acc.addRow(row);
+    return acc.rows();
   }
 
   /**

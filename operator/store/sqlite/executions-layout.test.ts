@@ -1,6 +1,6 @@
 // The execution store's layout on a real SQLite file: a body plus one row per task run, updates that write only the
 // runs that changed (bytes written per update do not grow with the record), frozen written runs, another writer's
-// versions never mistaken for ours, and migration 6 splitting bodies of the old layout (one JSON body per execution).
+// versions never mistaken for ours, and migration 7 splitting bodies of the old layout (one JSON body per execution).
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -96,12 +96,12 @@ describe('task runs in rows of their own', () => {
   });
 });
 
-describe('migration 6 (one JSON body per execution → body plus run rows)', () => {
+describe('migration 7 (one JSON body per execution → body plus run rows)', () => {
   it('splits the bodies of a store file of the old layout; a body that does not parse stays as it was', async () => {
     const file = path.join(tmp.dir, 'old.db');
     const old = new Database(file);
     old.exec('CREATE TABLE schema_version (version INTEGER NOT NULL)');
-    for (let v = 0; v < 5; v++) { old.exec(MIGRATIONS[v]!); old.prepare('INSERT INTO schema_version (version) VALUES (?)').run(v + 1); }
+    for (let v = 0; v < 6; v++) { old.exec(MIGRATIONS[v]!); old.prepare('INSERT INTO schema_version (version) VALUES (?)').run(v + 1); }
     const records: Execution[] = [
       { ...sampleExecution('with-runs', { state: 'RUNNING' }), taskRunList: [run(0), run(1, 'RUNNING')], parent: { executionId: 'p1', taskRunId: 't', namespace: 'n', flowId: 'f' } },
       { ...sampleExecution('no-runs', { state: 'SUCCESS' }), taskRunList: [] },

@@ -141,12 +141,14 @@ describe('SqliteExecutionStore feeds', () => {
 
   it('a listener that writes sees its own event after the current one reached every listener', async () => {
     const seen: string[] = [];
+    let written: Promise<unknown> | undefined;
     stores.executions.watch((e) => {
       seen.push(`A:${e.type}:${e.resourceVersion}`);
-      if (e.type === 'ADDED') void stores.executions.update(e.execution, e.resourceVersion);
+      if (e.type === 'ADDED') written = stores.executions.update(e.execution, e.resourceVersion);
     });
     stores.executions.watch((e) => { seen.push(`B:${e.type}:${e.resourceVersion}`); });
     await stores.executions.create(sampleExecution('e1'));
+    await written; // group-committed with the writes of the next turn
     expect(seen).toEqual(['A:ADDED:1', 'B:ADDED:1', 'A:MODIFIED:2', 'B:MODIFIED:2']);
   });
 });

@@ -1,17 +1,19 @@
 // Executions on SQLite with Kubernetes-style optimistic concurrency (resource_version), a labels index,
-// a durable command queue acknowledged atomically with updates, and an in-process watch feed.
+// a durable command queue acknowledged atomically with updates, and an in-process watch feed. Creates and updates are
+// group-committed (group-commit.ts): each resolves once its transaction, shared with the others of its turn, commits.
 // A record is stored as a body (everything but its task runs) plus one row per task run; an update writes the runs
 // that differ by identity from the version this store last wrote (written runs are frozen, so an unchanged object is an
 // unchanged run), so the bytes written per update follow what changed, not the size of the record.
-import { copyData, freezeData } from '../../core/keyed.js';
+import { freezeData } from '../../core/keyed.js';
 import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
-  ConflictError, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
+  ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../types.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import { type Db, StatementCache, namespaceClause, normalizeDate, pageClause } from './db.js';
 import { Emitter } from './emitter.js';
+import { GroupCommit } from './group-commit.js';
 
 interface CommandRow { seq: number; execution_id: string; json: string; created: string }
 
@@ -38,7 +40,7 @@ function columns(execution: Execution) {
   };
 }
 
-/** What this store last wrote of an execution: its version and the run objects of it, by position. */
+/** What this store last wrote of an execution (once committed): its version and the run objects of it, by position. */
 interface Written { resourceVersion: number; runs: TaskRun[] }
 
 /** Executions whose last written runs are remembered (the oldest are forgotten: their next update writes every run). */
@@ -46,6 +48,30 @@ const WRITTEN_MAX = 2_000;
 
 /** Bytes and rows written by the execution store since it was opened (tests show the cost of an update with them). */
 export interface ExecutionWriteStats { bytes: number; runRows: number; updates: number }
+
+/** The run rows one write puts (position, JSON), the run list as written, and where rows past its end start. */
+interface RunWrites { rows: [number, string][]; list: TaskRun[]; trimAt: number | undefined; bytes: number }
+
+/**
+ * The runs of `runs` that are not the very objects of `before` (the runs of the version being replaced, as this store
+ * wrote them; undefined: unknown, every run is written), serialised when the write is asked for (as its body is), and
+ * frozen: each is the stored version, which the next update recognises by identity. `list` is a frozen copy of the run
+ * list: what the store remembers and the watch feed hands out once the write commits.
+ */
+function changedRuns(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): RunWrites {
+  const rows: [number, string][] = [];
+  let bytes = 0;
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (before && before[i] === run) continue;
+    const body = JSON.stringify(run);
+    rows.push([i, body]);
+    bytes += body.length;
+    freezeData(run);
+  }
+  const trimAt = !before || before.length > runs.length ? runs.length : undefined;
+  return { rows, list: Object.freeze(runs.slice()) as TaskRun[], trimAt, bytes };
+}
 
 const lowerHas = (column: string, p: string): string => `instr(lower(${column}), lower(${p})) > 0`;
 
@@ -74,9 +100,12 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly written = new Map<string, Written>();
   /** Bytes and rows written since the store was opened. */
   readonly writeStats: ExecutionWriteStats = { bytes: 0, runRows: 0, updates: 0 };
+  /** Creates and updates asked for in one turn of the event loop share a transaction (group-commit.ts). */
+  readonly group: GroupCommit;
 
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
+    this.group = new GroupCommit(db);
     this.stmts = {
       insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, resource_version)
         VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, 1) ON CONFLICT (id) DO NOTHING RETURNING seq`),
@@ -107,17 +136,16 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   async create(execution: Execution): Promise<StoredExecution> {
     const row = columns(execution);
-    const inserted = this.db.transaction(() => {
+    const runs = changedRuns(execution.taskRunList, undefined);
+    const inserted = await this.group.submit(() => {
       const created = this.stmts.insert.get(row) as { seq: number } | undefined;
       if (!created) return false;
       this.stmts.insertBody.run(created.seq, row.body);
-      this.writeRuns(created.seq, execution.taskRunList, undefined);
+      this.writeRuns(created.seq, runs);
       this.writeLabels(created.seq, execution.labels);
       return true;
-    }).immediate();
+    }, (ok) => { if (ok) this.committed('ADDED', execution.id, row, runs, 1); });
     if (!inserted) return this.getSync(execution.id)!;
-    this.writeStats.bytes += row.body.length;
-    this.committed('ADDED', execution, 1);
     return { execution, resourceVersion: 1 };
   }
 
@@ -134,9 +162,10 @@ export class SqliteExecutionStore implements ExecutionStore {
     const row = columns(execution);
     const resourceVersion = expected + 1;
     const known = this.written.get(execution.id);
-    const before = known?.resourceVersion === expected ? known.runs : undefined;
+    // Forgotten until this write commits: a write that fails (alone or with its group) leaves nothing to compare with.
     this.written.delete(execution.id);
-    this.db.transaction(() => {
+    const runs = changedRuns(execution.taskRunList, known?.resourceVersion === expected ? known.runs : undefined);
+    await this.group.submit(() => {
       const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);
       if (current.resource_version !== expected) {
@@ -145,16 +174,13 @@ export class SqliteExecutionStore implements ExecutionStore {
       }
       this.stmts.update.run({ ...row, rv: resourceVersion, seq: current.seq });
       this.stmts.updateBody.run(row.body, current.seq);
-      this.writeRuns(current.seq, execution.taskRunList, before);
+      this.writeRuns(current.seq, runs);
       if (current.labels !== row.labels) {
         this.stmts.deleteLabels.run(current.seq);
         this.writeLabels(current.seq, execution.labels);
       }
       for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
-    }).immediate();
-    this.writeStats.bytes += row.body.length;
-    this.writeStats.updates++;
-    this.committed('MODIFIED', execution, resourceVersion);
+    }, () => this.committed('MODIFIED', execution.id, row, runs, resourceVersion));
     return { execution, resourceVersion };
   }
 
@@ -207,6 +233,25 @@ export class SqliteExecutionStore implements ExecutionStore {
     return (this.stmts.count.get(namespace, flowId, JSON.stringify(states)) as { n: number }).n;
   }
 
+  /**
+   * GROUP BY day and state over the summary columns (the executions_daily index covers start date, state and end
+   * date; a namespace or flow narrows through executions_flow): no body is read.
+   */
+  async dailyStats(query: DailyStatsQuery): Promise<DailyStatsRow[]> {
+    const params: unknown[] = [normalizeDate(query.startDate), normalizeDate(query.endDate)];
+    const where = ['start_date >= ?', 'start_date <= ?'];
+    if (query.namespace) where.push(namespaceClause('namespace', query.namespace, params));
+    if (query.flowId) { where.push('flow_id = ?'); params.push(query.flowId); }
+    if (query.filters?.length) where.push(...filtersSql(query.filters, FILTER_TARGET, sqliteDialect(params)));
+    const sql = `SELECT day, state, count(*) AS count, count(ms) AS ended, coalesce(min(ms), 0) AS durationMinMs,
+        coalesce(max(ms), 0) AS durationMaxMs, coalesce(sum(ms), 0) AS durationSumMs
+      FROM (SELECT substr(start_date, 1, 10) AS day, state,
+          CASE WHEN end_date IS NULL THEN NULL ELSE max(0, round((julianday(end_date) - julianday(start_date)) * 86400000)) END AS ms
+        FROM executions WHERE ${where.join(' AND ')})
+      GROUP BY day, state ORDER BY day, state`;
+    return this.dynamic.get(sql).all(...params) as DailyStatsRow[];
+  }
+
   async addCommand(executionId: string, command: ExecutionCommand): Promise<PendingCommand> {
     const created = new Date().toISOString();
     const { seq } = this.stmts.addCommand.get(executionId, JSON.stringify(command), created) as { seq: number };
@@ -232,39 +277,30 @@ export class SqliteExecutionStore implements ExecutionStore {
     for (const label of labels ?? []) this.stmts.insertLabel.run(seq, label.key, String(label.value));
   }
 
-  /**
-   * Writes the runs of `runs` that are not the very objects of `before` (the runs of the version being replaced, as this
-   * store wrote them; undefined: unknown, every run is written), and drops rows past the end of the list. Each run
-   * written is frozen: it is the stored version, which the next update recognises by identity.
-   */
-  private writeRuns(seq: number, runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): void {
-    for (let i = 0; i < runs.length; i++) {
-      const run = runs[i]!;
-      if (before && before[i] === run) continue;
-      const body = JSON.stringify(run);
-      this.stmts.putRun.run(seq, i, body);
-      freezeData(run);
-      this.writeStats.bytes += body.length;
-      this.writeStats.runRows++;
-    }
-    if (!before || before.length > runs.length) this.stmts.trimRuns.run(seq, runs.length);
+  /** Writes the run rows `runs` holds (changedRuns) and drops rows past the end of the list. */
+  private writeRuns(seq: number, runs: RunWrites): void {
+    for (const [i, body] of runs.rows) this.stmts.putRun.run(seq, i, body);
+    if (runs.trimAt !== undefined) this.stmts.trimRuns.run(seq, runs.trimAt);
   }
 
   /**
-   * After a commit: keeps the runs just written for the next update's comparison (none once the execution ended:
-   * nothing follows), and tells the listeners. They get a copy of the record's body and its run list (a frozen array
-   * of the frozen runs), so a caller changing its record afterwards changes nothing they saw, and no run is copied,
-   * serialised or parsed per event.
+   * After the group holding the write committed: keeps the runs just written for the next update's comparison (none
+   * once the execution ended: nothing follows), counts the bytes, and tells the listeners. They get the body as written
+   * and the run list (a frozen array of the frozen runs), so a caller changing its record afterwards changes nothing
+   * they saw, and no run is copied, serialised or parsed per event.
    */
-  private committed(type: WatchEvent['type'], execution: Execution, resourceVersion: number): void {
-    const runs = Object.freeze(execution.taskRunList.slice()) as TaskRun[];
-    if (!isTerminal(execution.state.current)) {
-      this.written.set(execution.id, { resourceVersion, runs });
+  private committed(type: WatchEvent['type'], id: string, row: ReturnType<typeof columns>, runs: RunWrites, resourceVersion: number): void {
+    if (!isTerminal(row.state as ExecutionState)) {
+      this.written.set(id, { resourceVersion, runs: runs.list });
       if (this.written.size > WRITTEN_MAX) this.written.delete(this.written.keys().next().value!);
     }
+    this.writeStats.bytes += row.body.length + runs.bytes;
+    this.writeStats.runRows += runs.rows.length;
+    if (type === 'MODIFIED') this.writeStats.updates++;
     if (this.changes.size === 0) return;
-    const { taskRunList: _runs, ...header } = execution;
-    this.changes.emit({ type, execution: { ...copyData(header), taskRunList: runs }, resourceVersion });
+    const execution = JSON.parse(row.body) as Execution;
+    execution.taskRunList = runs.list;
+    this.changes.emit({ type, execution, resourceVersion });
   }
 
   /** A stored record from its body and its task-run rows. */

@@ -141,7 +141,12 @@ export const MIGRATIONS: readonly string[] = [
     version INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
-  // 6: task runs of an execution in rows of their own (one per run, by position in the run list), so that an update
+  // 6: daily execution statistics (POST /stats/executions/daily) group by start day and state, with durations, from
+  // this index alone.
+  `
+  CREATE INDEX executions_daily ON executions (start_date, state, end_date);
+  `,
+  // 7: task runs of an execution in rows of their own (one per run, by position in the run list), so that an update
   // writes only the runs that changed: a loop of n iterations writes O(n) bytes in all, not O(n^2). The body keeps the
   // rest of the record. Existing bodies are split; one that does not parse is left as it was (listActive leaves it out).
   `

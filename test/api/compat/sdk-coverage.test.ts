@@ -154,7 +154,7 @@ const ROUTES_TEXT = `
   GET /metrics/tasks/{namespace}/{flowId} | not-offered | metrics live in each execution record; queries across executions are not indexed
   GET /metrics/aggregates/{namespace}/{flowId}/{metric} | not-offered | metrics live in each execution record; queries across executions are not indexed
   GET /metrics/aggregates/{namespace}/{flowId}/{taskId}/{metric} | not-offered | metrics live in each execution record; queries across executions are not indexed
-  POST /stats/executions/daily | not-offered | execution statistics are not implemented
+  POST /stats/executions/daily | served
   POST /stats/taskruns/daily | not-offered | execution statistics are not implemented
   POST /stats/executions/daily/group-by-flow | not-offered | execution statistics are not implemented
   POST /stats/executions/latest/group-by-flow | not-offered | use POST /executions/latest

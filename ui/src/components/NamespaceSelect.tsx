@@ -1,10 +1,15 @@
-// The "Namespace" filter of list pages: a labelled select of the given namespaces, with "All namespaces" as the empty value.
-export function NamespaceSelect({ value, namespaces, onChange }: { value: string; namespaces: string[] | undefined; onChange(ns: string): void }) {
+// The "Namespace" filter of list pages: a labelled select with "All namespaces" (the empty value) and the namespaces
+// that hold flows (loaded once per mount).
+import { api } from '../api';
+import { useApi } from '../hooks';
+
+export function NamespaceSelect({ value, onChange }: { value: string; onChange(namespace: string): void }) {
+  const namespaces = useApi((signal) => api.flowNamespaces(signal), []);
   return (
     <label className="field-inline">Namespace
       <select value={value} onChange={(e) => onChange(e.target.value)}>
         <option value="">All namespaces</option>
-        {(namespaces ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
+        {(namespaces.data ?? []).map((ns) => <option key={ns} value={ns}>{ns}</option>)}
       </select>
     </label>
   );

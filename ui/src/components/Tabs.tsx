@@ -1,7 +1,10 @@
 // A tab bar whose current tab is part of the URL (deep links, back button): each tab is a link built by `to(tab)`.
+import type { ComponentType } from 'react';
 import { Link } from 'react-router';
 
 export interface TabDef { id: string; label: string }
+/** One entry of a page's tab registry (a page's tabs.ts): its URL id, label and the component given the page's props. */
+export interface PageTab<P> extends TabDef { component: ComponentType<P> }
 
 export function Tabs({ tabs, current, to, label }: { tabs: TabDef[]; current: string; to: (id: string) => string; label: string }) {
   return (

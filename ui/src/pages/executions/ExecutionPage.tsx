@@ -10,13 +10,14 @@ import { DateTime, formatDuration } from '../../components/DateTime';
 import { ConfirmDialog, Dialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { ExecutionLink } from '../../components/ExecutionLink';
 import { InputsForm } from '../../components/InputsForm';
 import { StateBadge } from '../../components/StateBadge';
 import { Tabs } from '../../components/Tabs';
-import { flowPath } from '../flows/tabs';
 import { ganttModel } from './gantt-model';
-import { DEFAULT_EXECUTION_TAB, EXECUTION_TABS, executionPath } from './tabs';
+import { EXECUTION_TABS } from './tabs';
 import { isTerminalState, RESTARTABLE, runLabel } from './states';
+import { DEFAULT_EXECUTION_TAB, executionPath, flowPath } from '../../paths';
 
 export function ExecutionPage() {
   const { id = '' } = useParams();
@@ -154,7 +155,7 @@ function ExecutionView() {
           </dd>
         </div>
         {execution.parent && (
-          <div><dt>Parent</dt><dd><Link to={executionPath(execution.parent.namespace, execution.parent.flowId, execution.parent.executionId)}><code>{execution.parent.executionId}</code></Link></dd></div>
+          <div><dt>Parent</dt><dd><ExecutionLink namespace={execution.parent.namespace} flowId={execution.parent.flowId} id={execution.parent.executionId} /></dd></div>
         )}
         {execution.originalId && execution.originalId !== execution.id && (
           <div><dt>Replay of</dt><dd><code>{execution.originalId}</code></dd></div>

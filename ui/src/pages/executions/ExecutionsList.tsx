@@ -3,19 +3,17 @@
 // restarted or deleted together through the by-ids routes, after a confirmation. The page reads itself again every
 // few seconds while one of its rows has not ended.
 import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { useSearchParams } from 'react-router';
 import { api, type ExecutionSummary } from '../../api';
-import { DateTime, formatDuration } from '../../components/DateTime';
 import { ConfirmDialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorBanner } from '../../components/ErrorBanner';
+import { StateSelect } from '../../components/Filters';
+import { executionColumns } from '../../components/execution-columns';
 import { NamespaceSelect } from '../../components/NamespaceSelect';
-import { StateBadge } from '../../components/StateBadge';
 import { Table, usePaging, type Column } from '../../components/Table';
-import { useApi } from '../../hooks';
-import { flowPath } from '../flows/tabs';
-import { EXECUTION_STATES, isTerminalState } from './states';
-import { executionPath } from './tabs';
+import { useApi, useUrlFilters } from '../../hooks';
+import { isTerminalState } from './states';
 
 const REFRESH_MS = 3000;
 
@@ -50,15 +48,8 @@ export function ExecutionsList() {
   const [bulkError, setBulkError] = useState<unknown>();
   const [done, setDone] = useState<string>();
 
-  const setFilter = (key: string, value: string | string[]) => {
-    const next = new URLSearchParams(params);
-    next.delete(key);
-    for (const v of Array.isArray(value) ? value : [value]) if (v) next.append(key, v);
-    next.delete('page');
-    setParams(next);
-  };
+  const filters = useUrlFilters();
 
-  const namespaces = useApi((signal) => api.flowNamespaces(signal), []);
   const executions = useApi((signal) => api.searchExecutions({
     namespace: namespace || undefined, flowId: flowId || undefined, state: state ? [state] : undefined,
     labels: labels.length ? labels : undefined, startDate: isoOf(from), endDate: isoOf(to), page, size,
@@ -106,17 +97,7 @@ export function ExecutionsList() {
         <input type="checkbox" aria-label={`Select ${e.id}`} checked={selected.has(e.id)} onChange={(ev) => toggle(e.id, ev.target.checked)} />
       ),
     },
-    { key: 'id', header: 'Id', render: (e) => <Link to={executionPath(e.namespace, e.flowId, e.id)}><code>{e.id}</code></Link> },
-    {
-      key: 'flow', header: 'Flow', render: (e) => (
-        <span><span className="muted">{e.namespace}.</span><Link to={flowPath(e.namespace, e.flowId, 'overview')}>{e.flowId}</Link></span>
-      ),
-    },
-    { key: 'state', header: 'State', render: (e) => <StateBadge state={e.state.current} /> },
-    { key: 'start', header: 'Start date', render: (e) => <DateTime value={e.state.startDate} /> },
-    { key: 'end', header: 'End date', render: (e) => <DateTime value={e.state.endDate} /> },
-    { key: 'duration', header: 'Duration', render: (e) => formatDuration(e.state.duration) },
-    { key: 'labels', header: 'Labels', render: (e) => (e.labels ?? []).map((l) => <span key={l.key} className="chip">{l.key}:{l.value}</span>) },
+    ...executionColumns('id', 'flow', 'state', 'start', 'end', 'duration', 'labels'),
   ];
 
   const filtered = Boolean(namespace || flowId || state || labels.length || from || to);
@@ -133,24 +114,19 @@ export function ExecutionsList() {
         for (const l of labelText.split(',').map((x) => x.trim()).filter(Boolean)) next.append('labels', l);
         setParams(next);
       }}>
-        <NamespaceSelect value={namespace} namespaces={namespaces.data} onChange={(ns) => setFilter('namespace', ns)} />
+        <NamespaceSelect value={namespace} onChange={(ns) => filters.set('namespace', ns)} />
         <label className="field-inline">Flow
           <input type="search" value={flowText} placeholder="flow id" onChange={(e) => setFlowText(e.target.value)} />
         </label>
-        <label className="field-inline">State
-          <select value={state} onChange={(e) => setFilter('state', e.target.value)}>
-            <option value="">All states</option>
-            {EXECUTION_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
-          </select>
-        </label>
+        <StateSelect filters={filters} />
         <label className="field-inline">Labels
           <input type="search" value={labelText} placeholder="key:value, key:value" onChange={(e) => setLabelText(e.target.value)} />
         </label>
         <label className="field-inline">Started after
-          <input type="datetime-local" step={1} value={from} onChange={(e) => setFilter('from', e.target.value)} />
+          <input type="datetime-local" step={1} value={from} onChange={(e) => filters.set('from', e.target.value)} />
         </label>
         <label className="field-inline">Started before
-          <input type="datetime-local" step={1} value={to} onChange={(e) => setFilter('to', e.target.value)} />
+          <input type="datetime-local" step={1} value={to} onChange={(e) => filters.set('to', e.target.value)} />
         </label>
         <button type="submit">Apply filters</button>
         <button type="button" onClick={() => executions.reload()}>Refresh</button>
@@ -168,7 +144,7 @@ export function ExecutionsList() {
         {done && <span role="status" className="ok-text">{done}</span>}
       </div>
 
-      <ErrorBanner error={executions.error ?? namespaces.error} onRetry={executions.reload} />
+      <ErrorBanner error={executions.error} onRetry={executions.reload} />
       {executions.data && (
         <Table label="Executions" columns={columns} rows={rows} rowKey={(e) => e.id}
           paging={{ page, size, total: executions.data.total, onChange: setPaging }}

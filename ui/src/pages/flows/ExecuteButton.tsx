@@ -6,7 +6,8 @@ import { useNavigate } from 'react-router';
 import { api, type Flow } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { InputsForm } from '../../components/InputsForm';
-import { executionPath } from '../executions/tabs';
+import { executionPath } from '../../paths';
+
 
 export function ExecuteButton({ flow }: { flow: Flow }) {
   const [open, setOpen] = useState(false);

@@ -4,7 +4,8 @@ import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api } from '../../api';
 import { FlowSourceEditor } from './FlowSourceEditor';
-import { flowPath } from './tabs';
+import { flowPath } from '../../paths';
+
 
 /** The source a new flow starts from. */
 export function starterFlow(namespace = 'company.team'): string {

@@ -6,7 +6,8 @@ import { ErrorBanner } from '../../components/ErrorBanner';
 import { Tabs } from '../../components/Tabs';
 import { useApi } from '../../hooks';
 import { ExecuteButton } from './ExecuteButton';
-import { DEFAULT_FLOW_TAB, FLOW_TABS, flowPath } from './tabs';
+import { FLOW_TABS } from './tabs';
+import { DEFAULT_FLOW_TAB, flowPath } from '../../paths';
 
 export function FlowPage() {
   const { namespace = '', id = '', tab = DEFAULT_FLOW_TAB } = useParams();

@@ -1,6 +1,7 @@
 // Panels shown beside the flow editor (Edit tab and /ui/flows/new), given the text being edited: another page adds one
-// by appending `{ id, label, component }` here (a live graph preview, for instance). Empty until one is registered.
+// by appending `{ id, label, component }` here. The live graph of the unsaved text (components/graph/SourceGraphPreview) is one.
 import type { ComponentType } from 'react';
+import { SourceGraphPreview } from '../../components/graph/SourceGraphPreview';
 
 export interface EditorPanelProps {
   /** The YAML being edited (unsaved, possibly invalid). */
@@ -10,4 +11,6 @@ export interface EditorPanelProps {
 }
 export interface EditorPanel { id: string; label: string; component: ComponentType<EditorPanelProps> }
 
-export const EDITOR_PANELS: EditorPanel[] = [];
+export const EDITOR_PANELS: EditorPanel[] = [
+  { id: 'graph', label: 'Graph preview', component: SourceGraphPreview },
+];

@@ -11,7 +11,8 @@ import { EmptyState } from '../../../components/EmptyState';
 import { StateBadge } from '../../../components/StateBadge';
 import { ganttModel, ticks, type GanttRow } from '../gantt-model';
 import { isTerminalState, runLabel } from '../states';
-import { executionPath, type ExecutionTabProps } from '../tabs';
+import { type ExecutionTabProps } from '../tabs';
+import { executionPath } from '../../../paths';
 
 const ROW_HEIGHT = 26;
 const VIEW_HEIGHT = 520;

@@ -1,55 +1,53 @@
 // The execution's `logs` tab: its log lines filtered by minimum level and task (both in the URL), followed live
 // through GET /logs/{id}/follow while the execution runs (stored lines first, then new ones; the newest
 // FOLLOW_MAX_LINES kept), else read one page at a time from the server; and a download of the matching lines as text.
-import { useMemo, useState } from 'react';
-import { useSearchParams } from 'react-router';
-import { api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
+// Its level and message columns are also those of the log search (pages/logs/LogsSearch.tsx, the flow's Logs tab).
+import { useMemo, useRef, useState } from 'react';
+import { LOG_LEVELS, api, downloadFile, executionLogsDownloadPath, query, seg, type LogLine } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
 import { Table, usePaging, type Column } from '../../../components/Table';
-import { useApi, useSse } from '../../../hooks';
+import { useApi, useSse, useUrlFilters } from '../../../hooks';
 import { isTerminalState } from '../states';
 import type { ExecutionTabProps } from '../tabs';
 
-const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 /** Lines kept in the page while following (the oldest are dropped beyond it; the download has them all). */
 const FOLLOW_MAX_LINES = 5000;
 
 /** A line and its position in the stream (the rows' key). */
 type Numbered = LogLine & { seq: number };
 
+/** A log line's level, coloured (styles.css `.level-{LEVEL}`). */
+export const logLevelColumn: Column<LogLine> = { key: 'level', header: 'Level', render: (l) => <span className={`level level-${l.level}`}>{l.level}</span> };
+/** The task that logged the line (`flow` for the flow's own lines). */
+export const logTaskColumn: Column<LogLine> = { key: 'task', header: 'Task', render: (l) => (l.taskId ? <code>{l.taskId}</code> : <span className="muted">flow</span>) };
+/** The message, as written (pre-wrapped, monospace). */
+export const logMessageColumn: Column<LogLine> = { key: 'message', header: 'Message', className: 'log-message', render: (l) => l.message };
+
 const columns: Column<Numbered>[] = [
   { key: 'time', header: 'Time', className: 'nowrap', render: (l) => <time dateTime={l.timestamp} title={l.timestamp}>{new Date(l.timestamp).toLocaleTimeString()}</time> },
-  { key: 'level', header: 'Level', render: (l) => <span className={`level level-${l.level}`}>{l.level}</span> },
-  { key: 'task', header: 'Task', render: (l) => (l.taskId ? <code>{l.taskId}</code> : <span className="muted">flow</span>) },
-  { key: 'message', header: 'Message', className: 'log-message', render: (l) => l.message },
+  logLevelColumn, logTaskColumn, logMessageColumn,
 ];
 
 export function ExecutionLogs({ execution }: ExecutionTabProps) {
-  const [params, setParams] = useSearchParams();
-  const minLevel = params.get('level') ?? '';
-  const taskId = params.get('taskId') ?? '';
+  const filters = useUrlFilters();
+  const minLevel = filters.value('level');
+  const taskId = filters.value('taskId');
   const [live, setLive] = useState(!isTerminalState(execution.state.current));
   const [downloadError, setDownloadError] = useState<unknown>();
   const taskIds = useMemo(() => [...new Set(execution.taskRunList.map((r) => r.taskId))], [execution.taskRunList]);
-  const setFilter = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value); else next.delete(key);
-    next.delete('page');
-    setParams(next);
-  };
 
   return (
     <div className="stack">
       <div className="filters" role="search">
         <label className="field-inline">Minimum level
-          <select value={minLevel} onChange={(e) => setFilter('level', e.target.value)}>
+          <select value={minLevel} onChange={(e) => filters.set('level', e.target.value)}>
             <option value="">All levels</option>
-            {LEVELS.map((l) => <option key={l} value={l}>{l}</option>)}
+            {LOG_LEVELS.map((l) => <option key={l} value={l}>{l}</option>)}
           </select>
         </label>
         <label className="field-inline">Task
-          <select value={taskId} onChange={(e) => setFilter('taskId', e.target.value)}>
+          <select value={taskId} onChange={(e) => filters.set('taskId', e.target.value)}>
             <option value="">All tasks</option>
             {taskIds.map((t) => <option key={t} value={t}>{t}</option>)}
           </select>
@@ -66,13 +64,17 @@ export function ExecutionLogs({ execution }: ExecutionTabProps) {
       </div>
       <ErrorBanner error={downloadError} />
       {live
-        ? <FollowedLogs executionId={execution.id} minLevel={minLevel} taskId={taskId} />
+        ? <FollowedLogs executionId={execution.id} ended={isTerminalState(execution.state.current)} minLevel={minLevel} taskId={taskId} />
         : <PagedLogs executionId={execution.id} minLevel={minLevel} taskId={taskId} />}
     </div>
   );
 }
 
-function FollowedLogs({ executionId, minLevel, taskId }: { executionId: string; minLevel: string; taskId: string }) {
+function FollowedLogs({ executionId, ended, minLevel, taskId }: { executionId: string; ended: boolean; minLevel: string; taskId: string }) {
+  // The server closes the follow once the execution has ended; a close before that (a proxy's timeout, a server
+  // ending the answer early) is followed again, the lines starting over from the `start` event.
+  const endedRef = useRef(ended);
+  endedRef.current = ended;
   const [lines, setLines] = useState<{ list: Numbered[]; dropped: number; started: boolean }>({ list: [], dropped: 0, started: false });
   const path = `/logs/${seg(executionId)}/follow${query({ minLevel: minLevel || undefined })}`;
   const [shownPath, setShownPath] = useState(path);
@@ -87,7 +89,7 @@ function FollowedLogs({ executionId, minLevel, taskId }: { executionId: string; 
       const over = list.length - FOLLOW_MAX_LINES;
       return over > 0 ? { list: list.slice(over), dropped: s.dropped + over, started: true } : { ...s, list };
     });
-  }, { endOnClose: true });
+  }, { endOnClose: () => endedRef.current });
   const shown = taskId ? lines.list.filter((l) => l.taskId === taskId) : lines.list;
   return (
     <>

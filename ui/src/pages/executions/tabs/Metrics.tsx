@@ -1,12 +1,11 @@
 // The execution's `metrics` tab: its metrics (GET /metrics/{id}: counters and timers of every task run attempt) as a
 // table paged and sorted by the server.
-import { useSearchParams } from 'react-router';
 import { api, type MetricEntry } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
 import { Table, usePaging, type Column } from '../../../components/Table';
 import { formatDuration } from '../../../components/DateTime';
-import { useApi } from '../../../hooks';
+import { useApi, useUrlFilters } from '../../../hooks';
 import type { ExecutionTabProps } from '../tabs';
 
 const SORTS: { value: string; label: string }[] = [
@@ -27,8 +26,8 @@ const columns: Column<MetricEntry>[] = [
 ];
 
 export function ExecutionMetrics({ execution }: ExecutionTabProps) {
-  const [params, setParams] = useSearchParams();
-  const sort = params.get('sort') ?? '';
+  const filters = useUrlFilters();
+  const sort = filters.value('sort');
   const { page, size, setPaging } = usePaging();
   const ended = execution.state.endDate ?? '';
   // Read again when the execution ends (its last attempts' metrics are recorded by then).
@@ -37,7 +36,7 @@ export function ExecutionMetrics({ execution }: ExecutionTabProps) {
     <div className="stack">
       <div className="filters">
         <label className="field-inline">Sort by
-          <select value={sort} onChange={(e) => { const n = new URLSearchParams(params); if (e.target.value) n.set('sort', e.target.value); else n.delete('sort'); n.delete('page'); setParams(n); }}>
+          <select value={sort} onChange={(e) => filters.set('sort', e.target.value)}>
             {SORTS.map((s) => <option key={s.value} value={s.value}>{s.label}</option>)}
           </select>
         </label>

@@ -1,11 +1,9 @@
 // The flow's Overview tab: its Markdown description (rendered safely), inputs, triggers and recent executions.
-import { Link } from 'react-router';
-import { api, type ExecutionSummary, type FlowInput, type FlowTrigger } from '../../../api';
-import { DateTime, formatDuration } from '../../../components/DateTime';
+import { api, type FlowInput, type FlowTrigger } from '../../../api';
 import { EmptyState } from '../../../components/EmptyState';
 import { ErrorBanner } from '../../../components/ErrorBanner';
+import { executionColumns } from '../../../components/execution-columns';
 import { Markdown } from '../../../components/Markdown';
-import { StateBadge } from '../../../components/StateBadge';
 import { Table, type Column } from '../../../components/Table';
 import { useApi } from '../../../hooks';
 import type { FlowTabProps } from '../tabs';
@@ -33,16 +31,7 @@ const triggerColumns: Column<FlowTrigger>[] = [
   { key: 'disabled', header: 'Enabled', render: (t) => (t.disabled ? 'no' : 'yes') },
 ];
 
-const executionColumns: Column<ExecutionSummary>[] = [
-  {
-    key: 'id', header: 'Id',
-    render: (e) => <Link to={`/executions/${encodeURIComponent(e.namespace)}/${encodeURIComponent(e.flowId)}/${encodeURIComponent(e.id)}`}><code>{e.id}</code></Link>,
-  },
-  { key: 'state', header: 'State', render: (e) => <StateBadge state={e.state.current} /> },
-  { key: 'start', header: 'Start date', render: (e) => <DateTime value={e.state.startDate} /> },
-  { key: 'duration', header: 'Duration', render: (e) => formatDuration(e.state.duration) },
-  { key: 'revision', header: 'Revision', className: 'num', render: (e) => e.flowRevision ?? '' },
-];
+const recentColumns = executionColumns('id', 'state', 'start', 'duration', 'revision');
 
 export function FlowOverview({ flow }: FlowTabProps) {
   const recent = useApi((signal) => api.flowExecutions(flow.namespace, flow.id, 1, RECENT, signal), [flow.namespace, flow.id]);
@@ -64,7 +53,7 @@ export function FlowOverview({ flow }: FlowTabProps) {
         <h2 id="recent-h">Recent executions</h2>
         <ErrorBanner error={recent.error} onRetry={recent.reload} />
         {recent.data && (
-          <Table label="Recent executions" columns={executionColumns} rows={recent.data.results} rowKey={(e) => e.id}
+          <Table label="Recent executions" columns={recentColumns} rows={recent.data.results} rowKey={(e) => e.id}
             empty={<EmptyState title="This flow has not run yet" />} />
         )}
       </section>
