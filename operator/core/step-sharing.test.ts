@@ -2,6 +2,8 @@
 // the step left as it was comes back as the very object given, so a sequential loop's step costs O(changed), and the
 // store (which compares runs by identity) writes only what changed. Mutating an ended run is refused (frozen).
 import { describe, expect, it } from 'vitest';
+import { stepMany, stepOwned } from './engine.js';
+import type { EngineEvent } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
 import type { Execution, TaskRun } from './types.js';
@@ -47,5 +49,45 @@ describe('engine steps share what did not change', () => {
     expect(h.exec.state.current).toBe('RUNNING');
     expect(failed.state.current).toBe('FAILED');
     expect(h.exec.taskRunList.find((r) => r.id === failed.id)!.state.current).toBe('RUNNING');
+  });
+
+  it('steps in place (stepOwned) over a record with written runs: no written run changes, the same record as on copies', () => {
+    // A batch of the fast path: its first round steps the stored record (runs frozen as written) on a copy, which hands
+    // the loop's own run back as the written object; the later rounds step that result in place, and the last one ends
+    // the loop's run. The written runs must stay as written, and the record end as with a copy per round.
+    const h = new EngineHarness(loop(6));
+    h.send({ type: 'start', runningCount: 0 });
+    const result = (exec: Execution): EngineEvent[] => exec.taskRunList
+      .filter((r) => r.taskId === 'r' && r.state.current === 'RUNNING')
+      .map((r) => ({ type: 'task-result', taskRunId: r.id, attempt: 1, outcome: { state: 'SUCCESS', outputs: { value: r.value } } }));
+    for (let i = 0; i < 2; i++) h.send(result(h.exec)[0]!);
+    const stored = written(h.exec);
+    const asWritten = JSON.stringify(stored);
+    const batch = (later: typeof stepMany) => {
+      let ids = 0;
+      const deps = { ...h.deps, newId: () => `batch${++ids}` }; // the same ids in both batches
+      let { execution } = stepMany(h.flow, stored, result(stored), deps);
+      const loopRun = execution.taskRunList.find((r) => r.taskId === 'loop')!;
+      expect(loopRun).toBe(stored.taskRunList.find((r) => r.taskId === 'loop')); // handed back: the written object
+      for (let events = result(execution); events.length; events = result(execution)) execution = later(h.flow, execution, events, deps).execution;
+      return execution;
+    };
+    const copied = batch(stepMany);
+    const owned = batch(stepOwned);
+    expect(owned.state.current).toBe('SUCCESS');
+    expect(owned.taskRunList.find((r) => r.taskId === 'loop')!.state.current).toBe('SUCCESS');
+    expect(owned).toEqual(copied);
+    expect(JSON.stringify(stored)).toBe(asWritten);
+  });
+
+  it('stepOwned steps a record no step made (e.g. as read from the store) on a copy', () => {
+    const h = new EngineHarness(loop(2));
+    h.send({ type: 'start', runningCount: 0 });
+    const stored = written(JSON.parse(JSON.stringify(h.exec)) as Execution);
+    const running = stored.taskRunList.find((r) => r.taskId === 'r')!;
+    const r = stepOwned(h.flow, stored, [{ type: 'task-result', taskRunId: running.id, attempt: 1, outcome: { state: 'SUCCESS' } }], h.deps);
+    expect(r.execution).not.toBe(stored);
+    expect(running.state.current).toBe('RUNNING');
+    expect(r.execution.taskRunList.find((x) => x.id === running.id)!.state.current).toBe('SUCCESS');
   });
 });
