@@ -96,6 +96,44 @@ describe('task runs in rows of their own', () => {
   });
 });
 
+describe('task-run rows under group commit', () => {
+  // The runs an update is compared with are those of the last COMMITTED write: a write that failed (its savepoint rolled
+  // back alone, or its whole group) must not be remembered, or an object of it met again would be taken as stored.
+  for (const failure of ['stale', 'locked'] as const) {
+    it(`after a write that failed (${failure === 'stale' ? 'a stale version, rolled back alone' : 'a locked database, the whole group'}), the next update writes every run`, async () => {
+      await stores.close();
+      stores = openEmbeddedStores(tmp.dir, { busyTimeoutMs: 10 });
+      const other = openEmbeddedStores(tmp.dir);
+      try {
+        const created = await stores.executions.create({ ...sampleExecution('e1', { state: 'RUNNING' }), taskRunList: [run(0, 'RUNNING'), run(1, 'RUNNING')] });
+        await stores.executions.create(sampleExecution('e2', { state: 'RUNNING' }));
+        const theirs = async () => {
+          const s = (await other.executions.get('e1'))!;
+          await other.executions.update({ ...s.execution, taskRunList: [s.execution.taskRunList[0]!, { ...run(1), outputs: { value: 'theirs' } }] }, s.resourceVersion);
+        };
+        const ours: TaskRun = { ...run(1), outputs: { value: 'ours' } };
+        const e2 = (await stores.executions.get('e2'))!;
+        let lock: ReturnType<typeof openDatabase> | undefined;
+        if (failure === 'stale') await theirs(); // e1 is at version 2 now: ours from version 1 fails
+        else { lock = openDatabase(path.join(tmp.dir, 'store.db')); lock.exec('BEGIN IMMEDIATE'); }
+        const group = await Promise.allSettled([
+          stores.executions.update({ ...created.execution, taskRunList: [created.execution.taskRunList[0]!, ours] }, 1),
+          stores.executions.update({ ...e2.execution, labels: [{ key: 'k', value: 'v' }] }, e2.resourceVersion),
+        ]);
+        expect(group.map((r) => r.status)).toEqual(failure === 'stale' ? ['rejected', 'fulfilled'] : ['rejected', 'rejected']);
+        if (lock) { lock.exec('ROLLBACK'); lock.close(); await theirs(); }
+        // The caller meets its object again with the version another writer made: it must be written, not skipped.
+        const fresh = (await stores.executions.get('e1'))!;
+        expect(fresh).toMatchObject({ resourceVersion: 2, execution: { taskRunList: [{}, { outputs: { value: 'theirs' } }] } });
+        await stores.executions.update({ ...fresh.execution, taskRunList: [fresh.execution.taskRunList[0]!, ours] }, 2);
+        expect((await other.executions.get('e1'))!.execution.taskRunList[1]!.outputs).toEqual({ value: 'ours' });
+      } finally {
+        await other.close();
+      }
+    });
+  }
+});
+
 describe('migration 7 (one JSON body per execution → body plus run rows)', () => {
   it('splits the bodies of a store file of the old layout; a body that does not parse stays as it was', async () => {
     const file = path.join(tmp.dir, 'old.db');
