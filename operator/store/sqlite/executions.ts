@@ -73,6 +73,9 @@ function changedRuns(runs: readonly TaskRun[], before: readonly TaskRun[] | unde
   return { rows, list: Object.freeze(runs.slice()) as TaskRun[], trimAt, bytes };
 }
 
+/** Rows per statement of the task-run writes, largest first (one statement per size; 1 takes what is left). */
+const PUT_RUN_ROWS = [64, 8, 1] as const;
+
 const lowerHas = (column: string, p: string): string => `instr(lower(${column}), lower(${p})) > 0`;
 
 /** Search filters on the summary columns (dates: Kestra compares the start date), labels on execution_labels. */
@@ -113,7 +116,8 @@ export class SqliteExecutionStore implements ExecutionStore {
       get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
       runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
-      putRun: db.prepare('INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES (?, ?, ?)'),
+      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES
+        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`)),
       trimRuns: db.prepare('DELETE FROM execution_task_runs WHERE seq = ? AND idx >= ?'),
       current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
@@ -279,7 +283,17 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   /** Writes the run rows `runs` holds (changedRuns) and drops rows past the end of the list. */
   private writeRuns(seq: number, runs: RunWrites): void {
-    for (const [i, body] of runs.rows) this.stmts.putRun.run(seq, i, body);
+    // Many rows per statement (a statement per row costs more than the row): the largest that fits, then smaller ones.
+    const { rows } = runs;
+    let at = 0;
+    PUT_RUN_ROWS.forEach((n, k) => {
+      const stmt = this.stmts.putRuns[k]!;
+      for (; rows.length - at >= n; at += n) {
+        const params: unknown[] = [];
+        for (let j = at; j < at + n; j++) params.push(seq, rows[j]![0], rows[j]![1]);
+        stmt.run(...params);
+      }
+    });
     if (runs.trimAt !== undefined) this.stmts.trimRuns.run(seq, runs.trimAt);
   }
 
