@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, stepMany, stepOwned, type StepResult } from '../core/engine.js';
+import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -363,7 +363,9 @@ export class Controller {
     // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
     const inPlace = !mayReadInStep(flow);
     try {
-      return await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+      const last = await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+      handBackUnchanged(last.execution); // runs the in-place rounds left as written are not written again
+      return last;
     } catch (err) {
       if (!(err instanceof StepReadsMissed)) throw err;
       // It did fetch (a name built at run time): the batch again from its stored record, on copies (rare; its inline

@@ -48,24 +48,37 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
  * written yet). It is changed in place instead of copied (the step's index of its runs goes on too). The in-process
  * fast path steps once per task of a chain (operator/controller/inline.ts): a copy of the growing record each time
  * would cost O(n²). Frozen runs are never changed (they may be the store's written versions): the record's runs still
- * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for the step's own copies first, and
- * handed back again if this step leaves them as they were; ended frozen runs change only under `touchesEnded` events,
- * which step a copy (as does a record no step made).
+ * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for the step's own copies first
+ * (once: later rounds find them changeable); `handBackUnchanged` hands back those left unchanged once the rounds are
+ * over. Ended frozen runs change only under `touchesEnded` events, which step a copy (as does a record no step made).
  */
 export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
   const shared = handedBack.get(execution);
   if (!shared || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
   const runs = snapshotIndex(execution);
-  const thawed = thawRuns(execution, runs, shared);
-  const result = stepOn(flow, execution, runs, events, deps);
-  const list = execution.taskRunList;
-  const again: number[] = [];
-  for (const { at, original } of thawed) {
-    if (list[at]?.id === original.id && isDeepStrictEqual(list[at], original)) { list[at] = original; again.push(at); }
+  if (shared.length) {
+    thawed.set(execution, [...(thawed.get(execution) ?? []), ...thawRuns(execution, runs, shared)]);
+    handedBack.set(execution, []);
   }
-  handedBack.set(execution, again);
-  return result;
+  return stepOn(flow, execution, runs, events, deps);
+}
+
+/**
+ * After the in-place rounds of a batch (stepOwned), before the record is written: the runs they thawed and left as they
+ * were are replaced by the original (written) objects again, so that the store does not write them. One comparison per
+ * thawed run per batch, not per round (a fan-out of 10,000 running children would pay 10,000 per round).
+ */
+export function handBackUnchanged(exec: Execution): void {
+  const list = thawed.get(exec);
+  if (!list) return;
+  thawed.delete(exec);
+  const runs = exec.taskRunList;
+  const again = handedBack.get(exec) ?? [];
+  for (const { at, original } of list) {
+    if (runs[at]?.id === original.id && isDeepStrictEqual(runs[at], original)) { runs[at] = original; again.push(at); }
+  }
+  handedBack.set(exec, again);
 }
 
 function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps): StepResult {
@@ -111,6 +124,8 @@ function settleRuns(before: Execution, exec: Execution, copied: number[] | undef
  * such a record in place after swapping those back (`thawRuns`). A record not in here is stepped on a copy.
  */
 const handedBack = new WeakMap<Execution, number[]>();
+/** Runs `stepOwned` thawed in a record (their positions and written originals), for `handBackUnchanged`. */
+const thawed = new WeakMap<Execution, { at: number; original: TaskRun }[]>();
 
 /**
  * Puts changeable copies of the frozen runs at `positions` into the run list (the step's own copy its index kept, when
