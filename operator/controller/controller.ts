@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, stepMany, stepOwned, type StepResult } from '../core/engine.js';
+import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -363,7 +363,9 @@ export class Controller {
     // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
     const inPlace = !mayReadInStep(flow);
     try {
-      return await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+      const last = await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+      handBackUnchanged(last.execution); // runs the in-place rounds left as written are not written again
+      return last;
     } catch (err) {
       if (!(err instanceof StepReadsMissed)) throw err;
       // It did fetch (a name built at run time): the batch again from its stored record, on copies (rare; its inline
@@ -386,11 +388,9 @@ export class Controller {
 
   /** Attempts whose outcome the record now holds (or no longer waits for): the launcher may forget them. */
   private settled(exec: Execution, events: EngineEvent[]): void {
-    let runs: Map<string, TaskRun> | undefined;
     for (const e of events) {
       if (e.type !== 'task-result') continue;
-      runs ??= new Map(exec.taskRunList.map((r) => [r.id, r]));
-      const att = runs.get(e.taskRunId)?.attempts[e.attempt - 1];
+      const att = runById(exec, e.taskRunId)?.attempts[e.attempt - 1];
       if (!att || isTerminal(att.state.current) || isTerminal(exec.state.current)) this.launcher.recorded(e.taskRunId, e.attempt);
     }
   }

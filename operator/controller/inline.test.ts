@@ -12,7 +12,7 @@ import { parseFlow } from '../model/index.js';
 import { openEmbeddedStores, type EmbeddedStores } from '../store/sqlite/index.js';
 import { tempDir } from '../store/sqlite/test-fixtures.js';
 import { Controller } from './controller.js';
-import { mayReadInStep, stepInline } from './inline.js';
+import { INLINE_MAX_ATTEMPTS, mayReadInStep, stepInline } from './inline.js';
 import { EngineReads, StepReadsMissed } from './step-reads.js';
 import { LocalLauncher, type Launcher } from './launcher.js';
 import { createSecretRenderer } from './secrets.js';
@@ -88,11 +88,11 @@ function controller(inline: boolean): Controller {
 }
 
 /** Runs FLOW to its end with or without the fast path; returns the record, the writes after create, and its log lines. */
-async function run(inline: boolean): Promise<{ exec: Execution; writes: number; logs: string[] }> {
+async function run(inline: boolean, yaml = FLOW): Promise<{ exec: Execution; writes: number; logs: string[] }> {
   await initExpressions();
   tmp = tempDir();
   stores = openEmbeddedStores(tmp.dir);
-  const { record } = await stores.flows.save(parseFlow(FLOW), FLOW);
+  const { record } = await stores.flows.save(parseFlow(yaml), yaml);
   const c = controller(inline);
   await c.start();
   let writes = 0;
@@ -141,6 +141,22 @@ describe('inline fast path', { timeout: 60_000 }, () => {
     // but the retry, whose timer's batch runs the second attempt and ends the execution.
     expect(launched.writes).toBeGreaterThanOrEqual(9);
     expect(inline.writes).toBeLessThanOrEqual(3);
+  });
+
+  it('a sequential loop longer than a batch: later batches step in place over written (frozen) runs, the loop ends whole', async () => {
+    // More iterations than INLINE_MAX_ATTEMPTS: each batch after the first starts from the record the store wrote (its
+    // runs frozen), steps it once on a copy (the loop's own run handed back as the written object), then in place.
+    const n = INLINE_MAX_ATTEMPTS * 2 + 50;
+    const yaml = `id: long\nnamespace: fast\ntasks:\n  - id: loop\n    type: ${P}core.flow.ForEach\n    values: ${JSON.stringify(Array.from({ length: n }, (_, i) => `v${i}`))}\n`
+      + `    tasks:\n      - id: r\n        type: ${P}core.debug.Return\n        format: "{{ taskrun.value }}"\n`;
+    const { exec, writes } = await run(true, yaml);
+    expect(exec.state.current).toBe('SUCCESS');
+    expect(exec.taskRunList.find((r) => r.taskId === 'loop')!.state.current).toBe('SUCCESS');
+    const children = exec.taskRunList.filter((r) => r.taskId === 'r');
+    expect(children.map((r) => `${r.state.current}:${String(r.outputs?.value)}`)).toEqual(Array.from({ length: n }, (_, i) => `SUCCESS:v${i}`));
+    expect(children.every((r) => r.attempts.length === 1)).toBe(true);
+    expect(writes).toBeGreaterThanOrEqual(3); // at least three batches, each after the first over written runs
+    expect(writes).toBeLessThan(n);
   });
 
   it('runs at most the bound of attempts in one batch: the rest stay launched, in order', async () => {

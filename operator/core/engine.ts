@@ -1,5 +1,6 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
+import { isDeepStrictEqual } from 'node:util';
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
@@ -9,7 +10,7 @@ import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
-import { copyData } from './keyed.js';
+import { copyData, freezeData } from './keyed.js';
 import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
@@ -33,19 +34,51 @@ export function step(flow: Flow, execution: Execution, event: EngineEvent, deps:
 export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || e.type === 'set-labels' || e.type === 'change-state';
 
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
-  if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
-  const exec = copyData(execution);
-  return stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
+  const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
+  if (live.length === 0) return { execution, actions: [] };
+  const full = live.some(touchesEnded);
+  const { exec, copied } = copyRecord(execution, full);
+  const result = stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
+  settleRuns(execution, exec, full ? undefined : copied);
+  return result;
 }
 
 /**
- * `stepMany` on a record the caller hands over: one an earlier step returned, of which it keeps no other use. It is
- * changed in place instead of copied (the step's index of its runs goes on too). The in-process fast path steps once
- * per task of a chain (operator/controller/inline.ts): a copy of the growing record each time would cost O(n²).
+ * `stepMany` on a record the caller hands over: one an earlier step returned, of which it keeps no other use (not
+ * written yet). It is changed in place instead of copied (the step's index of its runs goes on too). The in-process
+ * fast path steps once per task of a chain (operator/controller/inline.ts): a copy of the growing record each time
+ * would cost O(n²). Frozen runs are never changed (they may be the store's written versions): the record's runs still
+ * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for the step's own copies first
+ * (once: later rounds find them changeable); `handBackUnchanged` hands back those left unchanged once the rounds are
+ * over. Ended frozen runs change only under `touchesEnded` events, which step a copy (as does a record no step made).
  */
 export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
-  return stepOn(flow, execution, snapshotIndex(execution), events, deps);
+  const shared = handedBack.get(execution);
+  if (!shared || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
+  const runs = snapshotIndex(execution);
+  if (shared.length) {
+    thawed.set(execution, [...(thawed.get(execution) ?? []), ...thawRuns(execution, runs, shared)]);
+    handedBack.set(execution, []);
+  }
+  return stepOn(flow, execution, runs, events, deps);
+}
+
+/**
+ * After the in-place rounds of a batch (stepOwned), before the record is written: the runs they thawed and left as they
+ * were are replaced by the original (written) objects again, so that the store does not write them. One comparison per
+ * thawed run per batch, not per round (a fan-out of 10,000 running children would pay 10,000 per round).
+ */
+export function handBackUnchanged(exec: Execution): void {
+  const list = thawed.get(exec);
+  if (!list) return;
+  thawed.delete(exec);
+  const runs = exec.taskRunList;
+  const again = handedBack.get(exec) ?? [];
+  for (const { at, original } of list) {
+    if (runs[at]?.id === original.id && isDeepStrictEqual(runs[at], original)) { runs[at] = original; again.push(at); }
+  }
+  handedBack.set(exec, again);
 }
 
 function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps): StepResult {
@@ -58,6 +91,87 @@ function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent
   advance(ctx);
   adoptIndex(exec, ctx.runs);
   return { execution: exec, actions: ctx.actions };
+}
+
+/**
+ * After a step: a copied run the step left as it was is replaced by the original (so the store sees an unchanged run
+ * by identity and does not write it again; the step's index may keep the equal copy), and ended runs are frozen (nothing
+ * changes them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at,
+ * unless the whole record was copied (`copied` undefined).
+ */
+function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined): void {
+  const runs = exec.taskRunList;
+  const swapped: number[] = [];
+  handedBack.set(exec, swapped);
+  if (!copied) {
+    for (const run of runs) if (isTerminal(run.state.current)) freezeData(run);
+    return;
+  }
+  if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
+  for (const i of copied) {
+    const original = before.taskRunList[i]!;
+    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) {
+      runs[i] = original;
+      if (!isTerminal(original.state.current)) swapped.push(i);
+    } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+  }
+  for (let i = before.taskRunList.length; i < runs.length; i++) if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+}
+
+/**
+ * Records a step made (stepMany, stepOwned), with the positions of the runs still going that it handed back frozen and
+ * unchanged (the objects of the record it started from) while its index keeps its own equal copies: `stepOwned` steps
+ * such a record in place after swapping those back (`thawRuns`). A record not in here is stepped on a copy.
+ */
+const handedBack = new WeakMap<Execution, number[]>();
+/** Runs `stepOwned` thawed in a record (their positions and written originals), for `handBackUnchanged`. */
+const thawed = new WeakMap<Execution, { at: number; original: TaskRun }[]>();
+
+/**
+ * Puts changeable copies of the frozen runs at `positions` into the run list (the step's own copy its index kept, when
+ * there is one; else a new copy, put in the index too), and returns the originals to hand back if left unchanged.
+ */
+function thawRuns(exec: Execution, index: RunIndex, positions: readonly number[]): { at: number; original: TaskRun }[] {
+  const thawed: { at: number; original: TaskRun }[] = [];
+  for (const at of positions) {
+    const original = exec.taskRunList[at];
+    if (!original || !Object.isFrozen(original) || isTerminal(original.state.current)) continue;
+    const kept = index.byId.get(original.id);
+    if (kept && kept !== original && !Object.isFrozen(kept)) exec.taskRunList[at] = kept;
+    else {
+      const copy = copyData(original, true);
+      exec.taskRunList[at] = copy;
+      index.byId.set(copy.id, copy);
+      const siblings = index.children.get(copy.parentTaskRunId ?? '');
+      const i = siblings?.indexOf(kept ?? original) ?? -1;
+      if (i >= 0) siblings![i] = copy;
+    }
+    thawed.push({ at, original });
+  }
+  return thawed;
+}
+
+/** Events that may change runs that have ended (a restart, a retry), so their step copies the whole record. */
+const touchesEnded = (e: EngineEvent): boolean =>
+  e.type === 'restart' || (e.type === 'timer' && (e.kind === 'flow-retry' || e.kind === 'retry'));
+
+/**
+ * The step's own copy of the record: ended runs that are frozen (written, or ended by an earlier step) are shared with
+ * the record given, since nothing changes them; the rest is copied. So a step costs the runs still going, not the whole
+ * record (a sequential loop of n iterations: linear, not quadratic), and the store writes only the runs that differ by
+ * identity. `full`: everything is copied.
+ */
+function copyRecord(execution: Execution, full: boolean): { exec: Execution; copied: number[] } {
+  if (full) return { exec: copyData(execution), copied: [] };
+  const { taskRunList, ...header } = execution;
+  const runs = new Array<TaskRun>(taskRunList.length);
+  const copied: number[] = [];
+  for (let i = 0; i < taskRunList.length; i++) {
+    const run = taskRunList[i]!;
+    if (Object.isFrozen(run) && isTerminal(run.state.current)) runs[i] = run;
+    else { runs[i] = copyData(run, true); copied.push(i); }
+  }
+  return { exec: { ...copyData(header), taskRunList: runs }, copied };
 }
 
 const ACTIVE = new Set(['RUNNING', 'PAUSED', 'KILLING']);

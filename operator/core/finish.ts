@@ -8,6 +8,7 @@ import { enabled } from './flow-index.js';
 import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
+import { ownRun } from './run-index.js';
 import { matchingListeners } from './listeners.js';
 import { childrenOf, createRun, log, retryPolicyOf, variablesFor } from './runs.js';
 import { transition } from './state.js';
@@ -166,7 +167,7 @@ function scheduleFlowRetry(ctx: StepContext, policy: RetryPolicy): boolean {
       ...(delay > 0 ? { scheduleDate: at } : {}),
     });
     log(ctx, 'WARN', `Execution failed; retrying as new execution ${next.id} (attempt ${attempt + 1})`);
-    for (const run of exec.taskRunList) if (run.state.current === 'FAILED') transition(run.state, 'RETRIED', deps.now);
+    for (const run of exec.taskRunList) if (run.state.current === 'FAILED') transition(ownRun(exec, ctx.runs, run).state, 'RETRIED', deps.now);
     transition(exec.state, 'RETRIED', deps.now);
     ctx.actions.push({ type: 'create-execution', execution: next }, { type: 'ended', state: 'RETRIED' });
     return true;

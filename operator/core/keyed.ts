@@ -52,21 +52,35 @@ function isPlainData(value: object): boolean {
  * A deep copy of JSON-like data that keeps each object's kind (plain or prototype-free) and copies an own `__proto__`
  * key as a key. Several times faster than structuredClone on records of many small objects (an engine step copies its
  * execution record: 100,000 task runs). Values that are not plain data (a Date...) go through structuredClone.
+ * `shareFrozen`: a frozen list of plain values (a loop's values) is shared, not copied: nothing can change it.
  */
-export function copyData<T>(value: T): T {
+export function copyData<T>(value: T, shareFrozen = false): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
+    if (shareFrozen && Object.isFrozen(value) && value.every((v) => v === null || typeof v !== 'object')) return value;
     const out = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = copyData(value[i]);
+    for (let i = 0; i < value.length; i++) out[i] = copyData(value[i], shareFrozen);
     return out as T;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = proto === null ? dict() : {};
   for (const k of Object.keys(value)) {
-    const v = copyData((value as Record<string, unknown>)[k]);
+    const v = copyData((value as Record<string, unknown>)[k], shareFrozen);
     if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
   }
   return out as T;
+}
+
+/**
+ * Freezes JSON-like data in depth (objects already frozen are taken as frozen all the way down). A record written to
+ * the store is frozen so that its parts can be shared with the next version instead of copied (see `copyRecord`).
+ */
+export function freezeData<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) for (const v of value) freezeData(v);
+  else for (const k of Object.keys(value)) freezeData((value as Record<string, unknown>)[k]);
+  return value;
 }

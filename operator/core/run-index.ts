@@ -1,5 +1,6 @@
 // Indexes over the task runs of one execution (by id, children by parent in creation order), so that no lookup walks
 // the whole run list: built once per record snapshot (memoized by the record object) or maintained run by run in a step.
+import { copyData } from './keyed.js';
 import type { Execution, TaskRun } from './types.js';
 
 export interface RunIndex {
@@ -52,3 +53,20 @@ export function adoptIndex(exec: Execution, index: RunIndex): void {
 
 /** A run of a record by id, without walking the list. */
 export const runById = (exec: Execution, id: string): TaskRun | undefined => snapshotIndex(exec).byId.get(id);
+
+/**
+ * A changeable copy of an ended run shared with the record the step started from (frozen, see engine.ts copyRecord),
+ * put in its place in the run list and the index; the run itself when it is not frozen. For the rare changes of an
+ * ended run (it becomes RETRIED). Walks the list: not for hot paths.
+ */
+export function ownRun(exec: Execution, index: RunIndex, run: TaskRun): TaskRun {
+  if (!Object.isFrozen(run)) return run;
+  const copy = copyData(run);
+  const at = exec.taskRunList.indexOf(run);
+  if (at >= 0) exec.taskRunList[at] = copy;
+  index.byId.set(run.id, copy);
+  const siblings = index.children.get(run.parentTaskRunId ?? '');
+  const i = siblings?.indexOf(run) ?? -1;
+  if (i >= 0) siblings![i] = copy;
+  return copy;
+}

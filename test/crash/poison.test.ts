@@ -47,12 +47,12 @@ it('a restarted server listens and fails only the poisoned executions, with the 
 
   // Tamper with the store while the server is down.
   const db = openDatabase(join(dataDir, 'store.db'));
-  const row = db.prepare('SELECT b.seq, b.body FROM executions e JOIN execution_bodies b ON b.seq = e.seq WHERE e.id = ?').get(ghost) as { seq: number; body: string };
-  const record = JSON.parse(row.body);
+  // A record's task runs are rows of execution_task_runs (operator/store/sqlite/schema.ts): one more at the end.
+  const row = db.prepare('SELECT e.seq, count(r.idx) AS runs FROM executions e JOIN execution_task_runs r ON r.seq = e.seq WHERE e.id = ?').get(ghost) as { seq: number; runs: number };
   const now = new Date().toISOString();
   const running = { current: 'RUNNING', histories: [{ state: 'RUNNING', date: now }], startDate: now };
-  record.taskRunList.push({ id: 'ghost-run', executionId: ghost, namespace: 'poison', flowId: 'slow', taskId: 'ghost', state: running, attempts: [{ state: running }] });
-  db.prepare('UPDATE execution_bodies SET body = ? WHERE seq = ?').run(JSON.stringify(record), row.seq);
+  const ghostRun = { id: 'ghost-run', executionId: ghost, namespace: 'poison', flowId: 'slow', taskId: 'ghost', state: running, attempts: [{ state: running }] };
+  db.prepare('INSERT INTO execution_task_runs (seq, idx, body) VALUES (?, ?, ?)').run(row.seq, row.runs, JSON.stringify(ghostRun));
   db.prepare("DELETE FROM flows WHERE namespace = 'poison' AND id = 'orphan'").run();
   db.close();
 

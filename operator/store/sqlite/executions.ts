@@ -1,7 +1,11 @@
 // Executions on SQLite with Kubernetes-style optimistic concurrency (resource_version), a labels index,
 // a durable command queue acknowledged atomically with updates, and an in-process watch feed. Creates and updates are
 // group-committed (group-commit.ts): each resolves once its transaction, shared with the others of its turn, commits.
-import { type Execution, type ExecutionState, ExecutionStates, type Label, isTerminal } from '../../core/types.js';
+// A record is stored as a body (everything but its task runs) plus one row per task run; an update writes the runs
+// that differ by identity from the version this store last wrote (written runs are frozen, so an unchanged object is an
+// unchanged run), so the bytes written per update follow what changed, not the size of the record.
+import { freezeData } from '../../core/keyed.js';
+import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
   ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
@@ -19,7 +23,10 @@ function toCommand(row: CommandRow): PendingCommand {
   return { seq: row.seq, executionId: row.execution_id, command: JSON.parse(row.json) as ExecutionCommand, created: row.created };
 }
 
-/** Summary columns derived from an execution; the whole record is kept as JSON in `body` (execution_bodies). */
+/**
+ * Summary columns derived from an execution, and its `body` (execution_bodies): the record as JSON without its task runs
+ * (execution_task_runs).
+ */
 function columns(execution: Execution) {
   return {
     id: execution.id,
@@ -29,9 +36,45 @@ function columns(execution: Execution) {
     start_date: normalizeDate(execution.state.startDate),
     end_date: execution.state.endDate ? normalizeDate(execution.state.endDate) : null,
     labels: JSON.stringify(execution.labels ?? []),
-    body: JSON.stringify(execution),
+    body: JSON.stringify({ ...execution, taskRunList: undefined }),
   };
 }
+
+/** What this store last wrote of an execution (once committed): its version and the run objects of it, by position. */
+interface Written { resourceVersion: number; runs: TaskRun[] }
+
+/** Executions whose last written runs are remembered (the oldest are forgotten: their next update writes every run). */
+const WRITTEN_MAX = 2_000;
+
+/** Bytes and rows written by the execution store since it was opened (tests show the cost of an update with them). */
+export interface ExecutionWriteStats { bytes: number; runRows: number; updates: number }
+
+/** The run rows one write puts (position, JSON), the run list as written, and where rows past its end start. */
+interface RunWrites { rows: [number, string][]; list: TaskRun[]; trimAt: number | undefined; bytes: number }
+
+/**
+ * The runs of `runs` that are not the very objects of `before` (the runs of the version being replaced, as this store
+ * wrote them; undefined: unknown, every run is written), serialised when the write is asked for (as its body is), and
+ * frozen: each is the stored version, which the next update recognises by identity. `list` is a frozen copy of the run
+ * list: what the store remembers and the watch feed hands out once the write commits.
+ */
+function changedRuns(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): RunWrites {
+  const rows: [number, string][] = [];
+  let bytes = 0;
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (before && before[i] === run) continue;
+    const body = JSON.stringify(run);
+    rows.push([i, body]);
+    bytes += body.length;
+    freezeData(run);
+  }
+  const trimAt = !before || before.length > runs.length ? runs.length : undefined;
+  return { rows, list: Object.freeze(runs.slice()) as TaskRun[], trimAt, bytes };
+}
+
+/** Rows per statement of the task-run writes, largest first (one statement per size; 1 takes what is left). */
+const PUT_RUN_ROWS = [64, 8, 1] as const;
 
 const lowerHas = (column: string, p: string): string => `instr(lower(${column}), lower(${p})) > 0`;
 
@@ -57,6 +100,9 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly changes = new Emitter<WatchEvent>('execution watch');
   private readonly commands = new Emitter<PendingCommand>('execution command');
   private readonly stmts;
+  private readonly written = new Map<string, Written>();
+  /** Bytes and rows written since the store was opened. */
+  readonly writeStats: ExecutionWriteStats = { bytes: 0, runRows: 0, updates: 0 };
   /** Creates and updates asked for in one turn of the event loop share a transaction (group-commit.ts). */
   readonly group: GroupCommit;
 
@@ -67,8 +113,12 @@ export class SqliteExecutionStore implements ExecutionStore {
       insert: db.prepare(`INSERT INTO executions (id, namespace, flow_id, state, start_date, end_date, labels, resource_version)
         VALUES (@id, @namespace, @flow_id, @state, @start_date, @end_date, @labels, 1) ON CONFLICT (id) DO NOTHING RETURNING seq`),
       insertBody: db.prepare('INSERT INTO execution_bodies (seq, body) VALUES (?, ?)'),
-      get: db.prepare(`SELECT b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+      get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
+      runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
+      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES
+        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`)),
+      trimRuns: db.prepare('DELETE FROM execution_task_runs WHERE seq = ? AND idx >= ?'),
       current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
         start_date = @start_date, end_date = @end_date, labels = @labels, resource_version = @rv WHERE seq = @seq`),
@@ -76,7 +126,7 @@ export class SqliteExecutionStore implements ExecutionStore {
       deleteLabels: db.prepare('DELETE FROM execution_labels WHERE seq = ?'),
       insertLabel: db.prepare('INSERT OR IGNORE INTO execution_labels (seq, key, value) VALUES (?, ?, ?)'),
       ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
-      active: db.prepare(`SELECT e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+      active: db.prepare(`SELECT e.seq, e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
       count: db.prepare(`SELECT count(*) AS n FROM executions
         WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
@@ -90,13 +140,15 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   async create(execution: Execution): Promise<StoredExecution> {
     const row = columns(execution);
+    const runs = changedRuns(execution.taskRunList, undefined);
     const inserted = await this.group.submit(() => {
       const created = this.stmts.insert.get(row) as { seq: number } | undefined;
       if (!created) return false;
       this.stmts.insertBody.run(created.seq, row.body);
+      this.writeRuns(created.seq, runs);
       this.writeLabels(created.seq, execution.labels);
       return true;
-    }, (ok) => { if (ok) this.emitChange('ADDED', row.body, 1); });
+    }, (ok) => { if (ok) this.committed('ADDED', execution.id, row, runs, 1); });
     if (!inserted) return this.getSync(execution.id)!;
     return { execution, resourceVersion: 1 };
   }
@@ -106,13 +158,17 @@ export class SqliteExecutionStore implements ExecutionStore {
   }
 
   getSync(id: string): StoredExecution | undefined {
-    const row = this.stmts.get.get(id) as { body: string; resource_version: number } | undefined;
-    return row && { execution: JSON.parse(row.body) as Execution, resourceVersion: row.resource_version };
+    const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
+    return row && { execution: this.assemble(row.seq, row.body), resourceVersion: row.resource_version };
   }
 
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
     const row = columns(execution);
     const resourceVersion = expected + 1;
+    const known = this.written.get(execution.id);
+    // Forgotten until this write commits: a write that fails (alone or with its group) leaves nothing to compare with.
+    this.written.delete(execution.id);
+    const runs = changedRuns(execution.taskRunList, known?.resourceVersion === expected ? known.runs : undefined);
     await this.group.submit(() => {
       const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);
@@ -122,17 +178,19 @@ export class SqliteExecutionStore implements ExecutionStore {
       }
       this.stmts.update.run({ ...row, rv: resourceVersion, seq: current.seq });
       this.stmts.updateBody.run(row.body, current.seq);
+      this.writeRuns(current.seq, runs);
       if (current.labels !== row.labels) {
         this.stmts.deleteLabels.run(current.seq);
         this.writeLabels(current.seq, execution.labels);
       }
       for (const seq of ackCommands) this.stmts.ackCommand.run(seq, execution.id);
-    }, () => this.emitChange('MODIFIED', row.body, resourceVersion));
+    }, () => this.committed('MODIFIED', execution.id, row, runs, resourceVersion));
     return { execution, resourceVersion };
   }
 
   /** Removes an execution (its body and labels cascade) and its pending commands. */
   async delete(id: string): Promise<boolean> {
+    this.written.delete(id);
     return this.db.transaction(() => {
       this.stmts.deleteCommands.run(id);
       return this.stmts.delete.run(id).changes > 0;
@@ -156,18 +214,18 @@ export class SqliteExecutionStore implements ExecutionStore {
     const filter = `FROM executions${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
     const total = (this.dynamic.get(`SELECT count(*) AS n ${filter}`).get(...params) as { n: number }).n;
     const pageParams = [...params];
-    const sql = `SELECT b.body FROM (SELECT seq, start_date ${filter} ORDER BY start_date DESC, seq DESC
+    const sql = `SELECT b.seq, b.body FROM (SELECT seq, start_date ${filter} ORDER BY start_date DESC, seq DESC
       ${pageClause(query, pageParams)}) p JOIN execution_bodies b ON b.seq = p.seq ORDER BY p.start_date DESC, p.seq DESC`;
-    const rows = this.dynamic.get(sql).all(...pageParams) as { body: string }[];
-    return { results: rows.map((r) => JSON.parse(r.body) as Execution), total };
+    const rows = this.dynamic.get(sql).all(...pageParams) as { seq: number; body: string }[];
+    return { results: rows.map((r) => this.assemble(r.seq, r.body)), total };
   }
 
   /** A record whose body no longer parses is left out (and reported): one bad row must not stop recovery of the others. */
   async listActive(): Promise<StoredExecution[]> {
-    const rows = this.stmts.active.all(ACTIVE_STATES) as { id: string; body: string; resource_version: number }[];
+    const rows = this.stmts.active.all(ACTIVE_STATES) as { seq: number; id: string; body: string; resource_version: number }[];
     return rows.flatMap((r) => {
       try {
-        return [{ execution: JSON.parse(r.body) as Execution, resourceVersion: r.resource_version }];
+        return [{ execution: this.assemble(r.seq, r.body), resourceVersion: r.resource_version }];
       } catch (err) {
         console.error(`[store] execution ${r.id}: its stored record is not valid JSON, left out of recovery: ${(err as Error).message}`);
         return [];
@@ -223,9 +281,47 @@ export class SqliteExecutionStore implements ExecutionStore {
     for (const label of labels ?? []) this.stmts.insertLabel.run(seq, label.key, String(label.value));
   }
 
-  /** Listeners get their own copy of the committed record, parsed once, only when someone listens. */
-  private emitChange(type: WatchEvent['type'], body: string, resourceVersion: number): void {
-    if (this.changes.size === 0) return;
-    this.changes.emit({ type, execution: JSON.parse(body) as Execution, resourceVersion });
+  /** Writes the run rows `runs` holds (changedRuns) and drops rows past the end of the list. */
+  private writeRuns(seq: number, runs: RunWrites): void {
+    // Many rows per statement (a statement per row costs more than the row): the largest that fits, then smaller ones.
+    const { rows } = runs;
+    let at = 0;
+    PUT_RUN_ROWS.forEach((n, k) => {
+      const stmt = this.stmts.putRuns[k]!;
+      for (; rows.length - at >= n; at += n) {
+        const params: unknown[] = [];
+        for (let j = at; j < at + n; j++) params.push(seq, rows[j]![0], rows[j]![1]);
+        stmt.run(...params);
+      }
+    });
+    if (runs.trimAt !== undefined) this.stmts.trimRuns.run(seq, runs.trimAt);
   }
+
+  /**
+   * After the group holding the write committed: keeps the runs just written for the next update's comparison (none
+   * once the execution ended: nothing follows), counts the bytes, and tells the listeners. They get the body as written
+   * and the run list (a frozen array of the frozen runs), so a caller changing its record afterwards changes nothing
+   * they saw, and no run is copied, serialised or parsed per event.
+   */
+  private committed(type: WatchEvent['type'], id: string, row: ReturnType<typeof columns>, runs: RunWrites, resourceVersion: number): void {
+    if (!isTerminal(row.state as ExecutionState)) {
+      this.written.set(id, { resourceVersion, runs: runs.list });
+      if (this.written.size > WRITTEN_MAX) this.written.delete(this.written.keys().next().value!);
+    }
+    this.writeStats.bytes += row.body.length + runs.bytes;
+    this.writeStats.runRows += runs.rows.length;
+    if (type === 'MODIFIED') this.writeStats.updates++;
+    if (this.changes.size === 0) return;
+    const execution = JSON.parse(row.body) as Execution;
+    execution.taskRunList = runs.list;
+    this.changes.emit({ type, execution, resourceVersion });
+  }
+
+  /** A stored record from its body and its task-run rows. */
+  private assemble(seq: number, body: string): Execution {
+    const execution = JSON.parse(body) as Execution;
+    execution.taskRunList = (this.stmts.runsOf.all(seq) as string[]).map((r) => JSON.parse(r) as TaskRun);
+    return execution;
+  }
+
 }

@@ -146,4 +146,19 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX executions_daily ON executions (start_date, state, end_date);
   `,
+  // 7: task runs of an execution in rows of their own (one per run, by position in the run list), so that an update
+  // writes only the runs that changed: a loop of n iterations writes O(n) bytes in all, not O(n^2). The body keeps the
+  // rest of the record. Existing bodies are split; one that does not parse is left as it was (listActive leaves it out).
+  `
+  CREATE TABLE execution_task_runs (
+    seq  INTEGER NOT NULL REFERENCES executions (seq) ON DELETE CASCADE,
+    idx  INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (seq, idx)
+  ) WITHOUT ROWID;
+  INSERT INTO execution_task_runs (seq, idx, body)
+    SELECT b.seq, r.key, r.value FROM execution_bodies b, json_each(CASE WHEN json_valid(b.body) THEN b.body ELSE '{}' END, '$.taskRunList') r
+    WHERE r.type = 'object';
+  UPDATE execution_bodies SET body = CASE WHEN json_valid(body) THEN json_remove(body, '$.taskRunList') ELSE body END;
+  `,
 ];
