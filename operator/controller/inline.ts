@@ -14,14 +14,15 @@ import type { Action, EngineEvent, TaskOutcome } from '../core/engine-types.js';
 import { copyData } from '../core/keyed.js';
 import { runById } from '../core/run-index.js';
 import type { Execution, Flow, TaskRun } from '../core/types.js';
+import { STEP_READ_FUNCTIONS } from './step-reads.js';
 
 /** Attempts run inline in one batch at most (the rest are launched). */
 export const INLINE_MAX_ATTEMPTS = 200;
 /** Time of inline work in one batch after which the rest are launched (ms). */
 export const INLINE_BUDGET_MS = 10;
 
-/** Template functions whose values a step fetches before running again (step-reads.ts), and render(), which may call them. */
-const STEP_READS = /\b(?:kv|read|fileSize|fileExists|isFileEmpty|render|renderOnce)\s*\(/;
+/** A call of a template function whose values a step fetches before running again (step-reads.ts). */
+const STEP_READS = new RegExp(`\\b(?:${STEP_READ_FUNCTIONS.join('|')})\\s*\\(`);
 const readsOf = new WeakMap<Flow, boolean>();
 
 /** Whether a step of this flow may ask for values to fetch (then it may run twice: on a copy of its record). */

@@ -7,6 +7,12 @@ import { isTransient, PermanentError, reasonOf } from '../faults.js';
 import type { InternalStorage, KVEntry, KVStore, Stores } from '../store/types.js';
 import { createSecretRenderer } from './secrets.js';
 
+/**
+ * Template functions whose values a step fetches from the stores before running again (the kinds of `Miss`): kv, read
+ * and stat (fileSize, fileExists, isFileEmpty); and render()/renderOnce(), whose rendered text may call them.
+ */
+export const STEP_READ_FUNCTIONS = ['kv', 'read', 'fileSize', 'fileExists', 'isFileEmpty', 'render', 'renderOnce'] as const;
+
 type Kept<T> = { value: T } | { error: unknown };
 type Miss = { kind: 'kv'; namespace: string; key: string } | { kind: 'read'; uri: string } | { kind: 'stat'; uri: string };
 
