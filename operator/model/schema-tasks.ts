@@ -7,6 +7,7 @@ import {
 import { tag, templatedEnum } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
 import { inferenceTaskSchemas } from './schema-inference.js';
+import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
 
 /** errors/finally lists accepted by every flowable task that has children. */
 const HANDLERS = { errors: TASKS, finally: TASKS };
@@ -214,7 +215,10 @@ const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
 
 /** Schema per canonical task type. */
 export const TASK_TYPE_SCHEMAS: Record<string, Schema> = Object.fromEntries(
-  Object.entries({ ...prefixed(FLOWABLE), ...prefixed(RUNNABLE), ...inferenceTaskSchemas })
+  Object.entries({
+    ...prefixed(FLOWABLE), ...prefixed(RUNNABLE), ...inferenceTaskSchemas,
+    ...Object.fromEntries(BUILTIN_DEFINITIONS.map((d) => [d.type, d.schema])),
+  })
     .map(([t, schema]) => [t, tag(schema, { kind: 'task-schema', type: shortType(t) })]),
 );
 

@@ -1,7 +1,10 @@
 // Canonical plugin type names (prefix `ai.service.plugin.`) and the aliases accepted for them:
 // `io.kestra.plugin.*`, the older `io.kestra.core.tasks.*` / `io.kestra.core.models.*` names, and case variants (Dag).
+// Task types declared with definePlugin come from the plugin catalog (operator/plugins/catalog.ts).
+import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
+import { PLUGIN_PREFIX } from '../plugins/define.js';
 
-export const PREFIX = 'ai.service.plugin.';
+export const PREFIX = PLUGIN_PREFIX;
 
 const FLOWABLE = [
   'core.flow.Sequential', 'core.flow.Parallel', 'core.flow.Switch', 'core.flow.If',
@@ -59,10 +62,11 @@ export type TaskKind = 'flowable' | 'runnable';
 const KINDS = new Map<string, TaskKind>([
   ...FLOWABLE.map((t) => [PREFIX + t, 'flowable'] as const),
   ...RUNNABLE.map((t) => [PREFIX + t, 'runnable'] as const),
+  ...BUILTIN_DEFINITIONS.map((d) => [d.type, 'runnable'] as const),
 ]);
 
 export const FLOWABLE_TYPES: readonly string[] = FLOWABLE.map((t) => PREFIX + t);
-export const RUNNABLE_TYPES: readonly string[] = RUNNABLE.map((t) => PREFIX + t);
+export const RUNNABLE_TYPES: readonly string[] = [...RUNNABLE.map((t) => PREFIX + t), ...BUILTIN_DEFINITIONS.map((d) => d.type)];
 export const TASK_TYPES: readonly string[] = [...FLOWABLE_TYPES, ...RUNNABLE_TYPES];
 
 /** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
@@ -102,6 +106,9 @@ const PACKAGE_ALIASES: [string, string][] = [
   ['plugin.', ''],
 ];
 
+/** Full-name aliases a definition declares (older class names), by lower-case name. */
+const DEFINED_ALIASES = new Map(BUILTIN_DEFINITIONS.flatMap((d) => d.aliases.map((a) => [a.toLowerCase(), d.type] as const)));
+
 function fromKestra(rest: string): string {
   const exact = Object.hasOwn(EXACT_ALIASES, rest) ? EXACT_ALIASES[rest] : undefined;
   if (exact) return PREFIX + exact;
@@ -118,6 +125,8 @@ function fromKestra(rest: string): string {
 export function normalizeType(type: string): string {
   if (typeof type !== 'string') return type;
   let t = type.trim();
+  const defined = DEFINED_ALIASES.get(t.toLowerCase());
+  if (defined) return defined;
   if (t.startsWith('io.kestra.')) t = fromKestra(t.slice('io.kestra.'.length));
   const known = BY_LOWER.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
   if (known) return known;

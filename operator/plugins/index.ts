@@ -18,6 +18,7 @@ import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
 import { storageConcatPlugin, storageDeletePlugin, storagePurgePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 import { inferencePlugins } from './inference/index.js';
+import { BUILTIN_DEFINITIONS } from './catalog.js';
 
 const registry = new Map<string, RunnablePlugin>();
 
@@ -36,6 +37,8 @@ function register(p: RunnablePlugin): void {
   echoPlugin, localFilesPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
+  // Declared with definePlugin (operator/plugins/catalog.ts).
+  ...BUILTIN_DEFINITIONS.map((d) => d.runnable),
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
 
