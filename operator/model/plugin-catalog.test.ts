@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { isDuration } from './duration.js';
 import { flowJsonSchema } from './schema-flow.js';
 import { editorSchema, kestraAlias, pluginDocumentation, pluginList } from './plugin-catalog.js';
-import { TASK_TYPE_SCHEMAS } from './schema-tasks.js';
+import { taskTypeSchemas } from './schema-tasks.js';
 import { CONDITION_TYPES, TASK_RUNNER_TYPES, TRIGGER_TYPES } from './task-types.js';
 
 function compile(schema: object) {
@@ -24,7 +24,7 @@ describe('plugin list', () => {
   const all = (k: 'tasks' | 'triggers' | 'conditions' | 'taskRunners') => plugins.flatMap((p) => p[k].map((e) => e.cls));
 
   it('lists every task, trigger, condition and task runner type the validator accepts', () => {
-    expect(all('tasks').sort()).toEqual(Object.keys(TASK_TYPE_SCHEMAS).sort());
+    expect(all('tasks').sort()).toEqual(Object.keys(taskTypeSchemas()).sort());
     expect(all('conditions').sort()).toEqual([...CONDITION_TYPES].sort());
     expect(all('taskRunners').sort()).toEqual([...TASK_RUNNER_TYPES].sort());
     for (const t of Object.values(TRIGGER_TYPES)) expect(all('triggers')).toContain(t);
@@ -58,7 +58,7 @@ describe('editor flow schema', () => {
   it('is the validator\'s schema: Kestra shape with a $ref to the main definition', () => {
     const s = editorSchema('flow') as { $ref: string; definitions: Record<string, { properties?: object }> };
     expect(s.$ref).toBe('#/definitions/flow');
-    expect(Object.keys(s.definitions.flow.properties!)).toEqual(Object.keys(flowJsonSchema.properties as object));
+    expect(Object.keys(s.definitions.flow.properties!)).toEqual(Object.keys(flowJsonSchema().properties as object));
   });
 
   it('accepts Kestra\'s type names and refuses unknown properties', () => {

@@ -6,7 +6,8 @@ import {
   STRING, TASKS, TASKS_REQUIRED, flowRetrySchema, labelSchema, ref, taskRetrySchema, type Schema,
 } from './schema-common.js';
 import { requiredInCrd, tag } from './schema-roles.js';
-import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
+import { memoByCatalog } from '../plugins/catalog.js';
+import { taskTypeSchemas, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
 import { conditionDispatch } from './schema-conditions.js';
 import { PLUGIN_TRIGGER_SCHEMAS } from './schema-triggers.js';
 import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
@@ -139,8 +140,8 @@ const concurrencySchema: Schema = {
   additionalProperties: false,
 };
 
-/** The whole JSON Schema of a flow document. */
-export const flowJsonSchema: Schema = {
+/** The whole JSON Schema of a flow document (rebuilt when packages register task types: PLUGINS setting). */
+export const flowJsonSchema: () => Schema = memoByCatalog(() => ({
   $schema: 'http://json-schema.org/draft-07/schema#',
   $id: 'https://ai.service/schemas/flow.json',
   title: 'Flow',
@@ -181,6 +182,6 @@ export const flowJsonSchema: Schema = {
     listener: listenerSchema,
     pluginDefault: pluginDefaultSchema,
     concurrency: concurrencySchema,
-    ...TASK_TYPE_SCHEMAS,
+    ...taskTypeSchemas(),
   },
-};
+}));

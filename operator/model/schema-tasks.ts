@@ -7,7 +7,7 @@ import {
 import { tag, templatedEnum } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
 import { inferenceTaskSchemas } from './schema-inference.js';
-import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 
 /** errors/finally lists accepted by every flowable task that has children. */
 const HANDLERS = { errors: TASKS, finally: TASKS };
@@ -213,14 +213,14 @@ const RUNNABLE: Record<string, Schema> = {
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
   Object.fromEntries(Object.entries(table).map(([k, v]) => [PREFIX + k, v]));
 
-/** Schema per canonical task type. */
-export const TASK_TYPE_SCHEMAS: Record<string, Schema> = Object.fromEntries(
+/** Schema per canonical task type (rebuilt when packages register definitions). */
+export const taskTypeSchemas: () => Record<string, Schema> = memoByCatalog(() => Object.fromEntries(
   Object.entries({
     ...prefixed(FLOWABLE), ...prefixed(RUNNABLE), ...inferenceTaskSchemas,
-    ...Object.fromEntries(BUILTIN_DEFINITIONS.map((d) => [d.type, d.schema])),
+    ...Object.fromEntries(pluginDefinitions().map((d) => [d.type, d.schema])),
   })
     .map(([t, schema]) => [t, tag(schema, { kind: 'task-schema', type: shortType(t) })]),
-);
+));
 
 const [PROCESS, DOCKER] = TASK_RUNNER_TYPES;
 
@@ -261,11 +261,12 @@ export const taskRunnerSchema: Schema = {
 
 /** `{ if type is X then <schema of X> }` for every known task type, plus the base task shape. */
 export function taskDispatchSchema(): Schema {
+  const schemas = taskTypeSchemas();
   return {
     type: 'object',
     required: ['id', 'type'],
-    properties: { type: tag({ type: 'string', enum: Object.keys(TASK_TYPE_SCHEMAS) }, { kind: 'task-type' }) },
-    allOf: Object.keys(TASK_TYPE_SCHEMAS).map((t) => ({
+    properties: { type: tag({ type: 'string', enum: Object.keys(schemas) }, { kind: 'task-type' }) },
+    allOf: Object.keys(schemas).map((t) => ({
       if: { properties: { type: { const: t } }, required: ['type'] },
       then: ref(t),
     })),

@@ -1,7 +1,8 @@
 // Canonical plugin type names (prefix `ai.service.plugin.`) and the aliases accepted for them:
 // `io.kestra.plugin.*`, the older `io.kestra.core.tasks.*` / `io.kestra.core.models.*` names, and case variants (Dag).
-// Task types declared with definePlugin come from the plugin catalog (operator/plugins/catalog.ts).
-import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
+// Task types declared with definePlugin come from the plugin catalog (operator/plugins/catalog.ts); what derives from
+// it is rebuilt when a package registers more (PLUGINS setting).
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 import { PLUGIN_PREFIX } from '../plugins/define.js';
 
 export const PREFIX = PLUGIN_PREFIX;
@@ -59,19 +60,31 @@ export function isInternalType(type: string): boolean {
 
 export type TaskKind = 'flowable' | 'runnable';
 
-const KINDS = new Map<string, TaskKind>([
-  ...FLOWABLE.map((t) => [PREFIX + t, 'flowable'] as const),
-  ...RUNNABLE.map((t) => [PREFIX + t, 'runnable'] as const),
-  ...BUILTIN_DEFINITIONS.map((d) => [d.type, 'runnable'] as const),
-]);
-
 export const FLOWABLE_TYPES: readonly string[] = FLOWABLE.map((t) => PREFIX + t);
-export const RUNNABLE_TYPES: readonly string[] = [...RUNNABLE.map((t) => PREFIX + t), ...BUILTIN_DEFINITIONS.map((d) => d.type)];
-export const TASK_TYPES: readonly string[] = [...FLOWABLE_TYPES, ...RUNNABLE_TYPES];
 
-/** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
-const KNOWN: readonly string[] = [...TASK_TYPES, ...TASK_RUNNER_TYPES, ...Object.values(TRIGGER_TYPES), ...CONDITION_TYPES];
-const BY_LOWER = new Map(KNOWN.map((t) => [t.toLowerCase(), t]));
+const derived = memoByCatalog(() => {
+  const runnable = [...RUNNABLE.map((t) => PREFIX + t), ...pluginDefinitions().map((d) => d.type)];
+  const kinds = new Map<string, TaskKind>([
+    ...FLOWABLE_TYPES.map((t) => [t, 'flowable'] as const),
+    ...runnable.map((t) => [t, 'runnable'] as const),
+  ]);
+  const tasks = [...FLOWABLE_TYPES, ...runnable];
+  /** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
+  const known = [...tasks, ...TASK_RUNNER_TYPES, ...Object.values(TRIGGER_TYPES), ...CONDITION_TYPES];
+  /** Full-name aliases a definition declares (older class names), by lower-case name. */
+  const definedAliases = new Map(pluginDefinitions().flatMap((d) => d.aliases.map((a) => [a.toLowerCase(), d.type] as const)));
+  return { runnable, kinds, tasks, byLower: new Map(known.map((t) => [t.toLowerCase(), t])), definedAliases };
+});
+
+/** Canonical names of the runnable task types (built in and registered by packages). */
+export function runnableTaskTypes(): readonly string[] {
+  return derived().runnable;
+}
+
+/** Canonical names of every task type (flowable and runnable). */
+export function taskTypes(): readonly string[] {
+  return derived().tasks;
+}
 
 /** Whole-name aliases of old Kestra class names (after the `io.kestra.` part). */
 const EXACT_ALIASES: Record<string, string> = {
@@ -106,9 +119,6 @@ const PACKAGE_ALIASES: [string, string][] = [
   ['plugin.', ''],
 ];
 
-/** Full-name aliases a definition declares (older class names), by lower-case name. */
-const DEFINED_ALIASES = new Map(BUILTIN_DEFINITIONS.flatMap((d) => d.aliases.map((a) => [a.toLowerCase(), d.type] as const)));
-
 function fromKestra(rest: string): string {
   const exact = Object.hasOwn(EXACT_ALIASES, rest) ? EXACT_ALIASES[rest] : undefined;
   if (exact) return PREFIX + exact;
@@ -125,20 +135,21 @@ function fromKestra(rest: string): string {
 export function normalizeType(type: string): string {
   if (typeof type !== 'string') return type;
   let t = type.trim();
-  const defined = DEFINED_ALIASES.get(t.toLowerCase());
+  const { definedAliases, byLower } = derived();
+  const defined = definedAliases.get(t.toLowerCase());
   if (defined) return defined;
   if (t.startsWith('io.kestra.')) t = fromKestra(t.slice('io.kestra.'.length));
-  const known = BY_LOWER.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
+  const known = byLower.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
   if (known) return known;
   // Condition names without the `Condition` suffix (newer Kestra spelling).
-  if (t.startsWith(`${PREFIX}core.condition.`)) return BY_LOWER.get(`${t}Condition`.toLowerCase()) ?? t;
+  if (t.startsWith(`${PREFIX}core.condition.`)) return byLower.get(`${t}Condition`.toLowerCase()) ?? t;
   return t;
 }
 
 /** Canonical name and kind of a task type, or undefined when the type is not a task we know. */
 export function taskTypeInfo(type: string): { type: string; kind: TaskKind } | undefined {
   const canonical = normalizeType(type);
-  const kind = KINDS.get(canonical);
+  const kind = derived().kinds.get(canonical);
   return kind ? { type: canonical, kind } : undefined;
 }
 

@@ -1,7 +1,64 @@
-// The built-in task types declared with definePlugin (operator/plugins/define.ts). The model derives the type lists
-// and schemas from this list, the registry the runnables: add a definition here and nothing else. Modules listed
-// here may import define.ts, node built-ins and npm packages at top level, but no model or registry module (load
-// heavy libraries with `await import()` inside `run`), so the model can import this list without an import cycle.
+// The task types declared with definePlugin (operator/plugins/define.ts): the built-in list, plus the definitions third-party
+// packages add at startup (PLUGINS setting, operator/plugins/load.ts). The model derives the type lists and schemas
+// from `pluginDefinitions()`, the registry the runnables: add a built-in definition to BUILTIN_DEFINITIONS and nothing
+// else. Modules listed here may import define.ts, node built-ins and npm packages at top level, but no model or
+// registry module (load heavy libraries and project helpers with `await import()` inside `run`), so the model can
+// import this list without an import cycle. What derives from the list is rebuilt when it changes (`memoByCatalog`).
 import type { PluginDefinition } from './define.js';
 
 export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [];
+
+/** Definitions registered after startup began (third-party packages), in registration order. */
+const added: PluginDefinition[] = [];
+let version = 0;
+
+/** Every declared task type: the built-in ones, then the registered ones. */
+export function pluginDefinitions(): readonly PluginDefinition[] {
+  return added.length === 0 ? BUILTIN_DEFINITIONS : [...BUILTIN_DEFINITIONS, ...added];
+}
+
+/** Changes each time definitions are registered (what derives from the catalog compares it). */
+export function catalogVersion(): number {
+  return version;
+}
+
+/** A value built from the catalog, rebuilt on first use after the catalog changed. */
+export function memoByCatalog<T>(build: () => T): () => T {
+  let builtAt = -1;
+  let value: T;
+  return () => {
+    if (builtAt !== version) {
+      value = build();
+      builtAt = version;
+    }
+    return value;
+  };
+}
+
+/** The lower-case names (canonical and aliases) a definition answers to. */
+function namesOf(d: PluginDefinition): string[] {
+  return [d.type, d.kestraType, ...d.aliases].map((n) => n.toLowerCase());
+}
+
+/**
+ * Adds definitions to the catalog (all or none). `isTaken(name)` says whether a name already means another type (the
+ * model's types that are not definitions); `source` names where they come from, for the error.
+ */
+export function registerDefinitions(defs: readonly PluginDefinition[], source: string, isTaken: (name: string) => boolean = () => false): void {
+  const taken = new Set(pluginDefinitions().flatMap(namesOf));
+  for (const d of defs) {
+    for (const name of [d.type, d.kestraType, ...d.aliases]) {
+      if (taken.has(name.toLowerCase()) || isTaken(name)) throw new Error(`${source} declares task type '${name}', which already exists`);
+    }
+    namesOf(d).forEach((n) => taken.add(n));
+  }
+  added.push(...defs);
+  version++;
+}
+
+/** Forgets the registered definitions (tests that register packages clean up with it). */
+export function resetRegisteredDefinitions(): void {
+  if (added.length === 0) return;
+  added.length = 0;
+  version++;
+}

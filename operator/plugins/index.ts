@@ -18,7 +18,7 @@ import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
 import { storageConcatPlugin, storageDeletePlugin, storagePurgePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 import { inferencePlugins } from './inference/index.js';
-import { BUILTIN_DEFINITIONS } from './catalog.js';
+import { memoByCatalog, pluginDefinitions } from './catalog.js';
 
 const registry = new Map<string, RunnablePlugin>();
 
@@ -37,10 +37,11 @@ function register(p: RunnablePlugin): void {
   echoPlugin, localFilesPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
-  // Declared with definePlugin (operator/plugins/catalog.ts).
-  ...BUILTIN_DEFINITIONS.map((d) => d.runnable),
 ].forEach(register);
 register(makeTemplatedPlugin((type) => getRunnable(type)));
+
+/** The runnables declared with definePlugin (operator/plugins/catalog.ts, built in or registered by a package). */
+const defined = memoByCatalog(() => new Map(pluginDefinitions().map((d) => [d.type, d.runnable])));
 
 /** Canonical type name: Kestra names (`io.kestra.plugin.*`, older `io.kestra.core.tasks.*`) map to `ai.service.plugin.*`. */
 export function canonicalType(type: string): string {
@@ -48,7 +49,11 @@ export function canonicalType(type: string): string {
 }
 
 export function getRunnable(type: string): RunnablePlugin | undefined {
-  return registry.get(canonicalType(type));
+  const canonical = canonicalType(type);
+  return registry.get(canonical) ?? defined().get(canonical);
 }
 
-export const runnableTypes: string[] = [...registry.keys()];
+/** Canonical names of every runnable the registry holds. */
+export function runnableTypes(): string[] {
+  return [...registry.keys(), ...defined().keys()];
+}
