@@ -75,6 +75,22 @@ describe('definePlugin', () => {
     expect(await run({ url: 'u', auth: { port: 1 } })).toEqual({ state: 'FAILED', error: "Missing required property 'auth.user'" });
   });
 
+  it('reads text (scalars written in a string\'s place) and durations kept as text', async () => {
+    const d = definePlugin({
+      type: 'test.Text', title: 'T', description: 'd',
+      properties: { format: p.text(), ttl: p.durationText() },
+      async run(_ctx, props) { seen.push(props); return { state: 'SUCCESS' }; },
+    });
+    const props = d.schema.properties as Record<string, Record<string, unknown>>;
+    expect(props.format).toEqual({ type: ['string', 'number', 'boolean'] });
+    expect(props.ttl).toEqual({ type: 'string', format: 'iso-duration' });
+    expect(d.properties.ttl!.label).toBe('duration (ISO 8601)');
+    seen.length = 0;
+    t = makeTestContext({ task: { id: 's', type: d.type, format: 42, ttl: 'PT{{ inputs.n }}S' }, variables: { inputs: { n: 4 } } });
+    expect(await d.runnable.run(t.ctx)).toEqual({ state: 'SUCCESS' });
+    expect(seen[0]).toEqual({ format: '42', ttl: 'PT4S' });
+  });
+
   it('registers a secret property value so the execution masks it', async () => {
     const r = await run({ url: 'u', password: 'hunter2-{{ inputs.n }}' }, { inputs: { n: 7 } });
     expect(r.state).toBe('SUCCESS');

@@ -111,6 +111,12 @@ export const p = {
   /** A string, rendered (`{{ }}` expressions allowed). Maps/lists written in its place are rendered as JSON text. */
   string: (): Prop<string | undefined> =>
     prop({ type: 'string' }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw)), { label: 'string' }),
+  /** Text: a string, or a number or boolean written in its place, rendered (`{{ }}` allowed) to a string. */
+  text: (): Prop<string | undefined> =>
+    prop({ type: ['string', 'number', 'boolean'] }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw)), { label: 'string' }),
+  /** An ISO 8601 duration (`PT30S`) kept as its rendered text (for a store or a service that reads durations itself). */
+  durationText: (): Prop<string | undefined> =>
+    prop({ type: 'string', format: 'iso-duration' }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw))),
   /** A boolean, or an expression rendering to `true`/`false`. */
   boolean: (): Prop<boolean | undefined> =>
     prop({ type: ['boolean', 'string'], format: 'template' }, (ctx, raw, name) => {
