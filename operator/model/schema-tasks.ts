@@ -1,7 +1,7 @@
 // JSON Schemas of every known task type (keyed by canonical type) and of script task runners.
 // Required properties are enforced; properties not listed here are rejected as unknown.
 import {
-  ANY, BOOL, DURATION, LABELS, LOG_LEVEL, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
+  ANY, BOOL, DURATION, FILES_MAP_OR_STRING, LABELS, NAMESPACE_FILES, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
   TASKS, TASKS_REQUIRED, TPL_BOOL, TPL_NUMBER, ref, taskSchema, tplInt, type Schema,
 } from './schema-common.js';
 import { tag, templatedEnum } from './schema-roles.js';
@@ -11,8 +11,6 @@ import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 
 /** errors/finally lists accepted by every flowable task that has children. */
 const HANDLERS = { errors: TASKS, finally: TASKS };
-const HTTP_METHOD: Schema = { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] };
-const FILES_MAP_OR_STRING: Schema = { type: ['object', 'string'], additionalProperties: STRING };
 
 const subflowCall: Record<string, Schema> = {
   namespace: STRING,
@@ -24,21 +22,6 @@ const subflowCall: Record<string, Schema> = {
   wait: BOOL,
   transmitFailed: BOOL,
   scheduleDate: STRING,
-};
-
-/** Kestra's NamespaceFiles: which namespace files a script or a WorkingDirectory gets in its working
- * directory (plugins/scripts/namespace-files.ts, controller/working-directory.ts). */
-const NAMESPACE_FILES: Schema = {
-  type: 'object',
-  properties: {
-    enabled: TPL_BOOL,
-    include: STRING_LIST_OR_EXPR,
-    exclude: STRING_LIST_OR_EXPR,
-    namespaces: STRING_LIST_OR_EXPR,
-    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
-    folderPerNamespace: TPL_BOOL,
-  },
-  additionalProperties: false,
 };
 
 const FLOWABLE: Record<string, Schema> = {
@@ -146,68 +129,12 @@ function scriptFamily(family: string, extra: Record<string, Schema> = {}): Recor
   };
 }
 
-const httpCommon: Record<string, Schema> = {
-  uri: STRING,
-  method: HTTP_METHOD,
-  headers: SCALAR_MAP,
-  contentType: STRING,
-  body: ANY,
-  options: OBJECT,
-};
-
-/** The Labels task's labels: as flow labels, and a value may also be a map (stored as its JSON text, as Kestra does). */
-const LABEL_VALUE: Schema = { type: ['string', 'number', 'boolean', 'object'] };
-const TASK_LABELS: Schema = {
-  type: ['object', 'array'],
-  additionalProperties: LABEL_VALUE,
-  items: { type: 'object', required: ['key', 'value'], properties: { key: STRING, value: LABEL_VALUE }, additionalProperties: false },
-};
-
 const RUNNABLE: Record<string, Schema> = {
-  'core.http.Request': taskSchema({ ...httpCommon, formData: OBJECT, allowFailed: TPL_BOOL }, ['uri']),
-  'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
-  'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
-  'core.debug.Return': taskSchema({ format: SCALAR }),
-  'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
-  // A string: JSON text of a map or a list of {key, value}, or an expression rendering to one (Kestra accepts both).
-  // A value may be a map (Kestra renders it and stores it as JSON text); flow-level labels stay scalars.
-  'core.execution.Labels': taskSchema({
-    labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }, { type: 'string', pattern: '^\\s*[[{]' }] },
-  }, ['labels']),
-  'core.kv.Set': taskSchema({
-    key: STRING,
-    value: ANY,
-    namespace: STRING,
-    overwrite: TPL_BOOL,
-    ttl: DURATION,
-    kvType: { type: 'string', enum: ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'] },
-  }, ['key', 'value']),
-  'core.kv.Get': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
-  'core.kv.Delete': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
   'core.templating.TemplatedTask': taskSchema({ spec: STRING }, ['spec']),
   ...scriptFamily('shell'),
   ...scriptFamily('python', { dependencies: STRING_LIST_OR_EXPR, pythonVersion: STRING }),
   ...['node', 'ruby', 'r', 'julia', 'powershell'].reduce((acc, f) => ({ ...acc, ...scriptFamily(f) }), {}),
   // Beyond the contract's list (implemented in operator/plugins).
-  'core.execution.Assert': taskSchema({ conditions: STRING_LIST_OR_EXPR, errorMessage: STRING }, ['conditions']),
-  'core.output.OutputValues': taskSchema({ values: OBJECT }, ['values']),
-  'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
-  'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
-  'core.storage.LocalFiles': taskSchema({ inputs: FILES_MAP_OR_STRING, outputs: STRING_LIST_OR_EXPR }),
-  'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
-  'core.log.Fetch': taskSchema({ namespace: STRING, flowId: STRING, executionId: STRING, tasksId: STRING_LIST_OR_EXPR, level: STRING }),
-  'core.storage.Concat': taskSchema({ files: STRING_LIST_OR_EXPR, separator: STRING, extension: STRING }, ['files']),
-  'core.storage.Split': taskSchema({ from: STRING, bytes: { type: ['string', 'integer'] }, rows: tplInt(1), partitions: tplInt(1), separator: STRING, regexPattern: STRING }, ['from']),
-  'core.storage.Size': taskSchema({ uri: STRING }, ['uri']),
-  'core.storage.Delete': taskSchema({ uri: STRING, errorOnMissing: TPL_BOOL }, ['uri']),
-  'core.storage.FilterItems': taskSchema({
-    from: STRING,
-    filterCondition: STRING,
-    filterType: { type: 'string', enum: ['INCLUDE', 'EXCLUDE'] },
-    errorOrNullBehavior: { type: 'string', enum: ['FAIL', 'INCLUDE', 'EXCLUDE'] },
-  }, ['from', 'filterCondition']),
-  'core.storage.DeduplicateItems': taskSchema({ from: STRING, expr: STRING }, ['from', 'expr']),
-  'core.storage.PurgeCurrentExecutionFiles': taskSchema({}),
 };
 
 const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>

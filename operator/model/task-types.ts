@@ -16,15 +16,9 @@ const FLOWABLE = [
 ] as const;
 
 const RUNNABLE = [
-  'core.http.Request', 'core.http.Download', 'core.log.Log', 'core.debug.Return', 'core.execution.Labels',
-  'core.kv.Set', 'core.kv.Get', 'core.kv.Delete', 'core.templating.TemplatedTask',
+  'core.templating.TemplatedTask',
   'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
   // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
-  'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
-  'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
-  'core.storage.FilterItems', 'core.storage.DeduplicateItems', 'core.storage.PurgeCurrentExecutionFiles',
-  // Kestra's deprecated core tasks (flagged in deprecationPaths by model/warnings.ts).
-  'core.debug.Echo', 'core.storage.LocalFiles',
   'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
   'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
   'scripts.powershell.Script', 'scripts.powershell.Commands',
@@ -92,8 +86,6 @@ const EXACT_ALIASES: Record<string, string> = {
   'core.tasks.flows.Worker': 'core.flow.WorkingDirectory',
   'core.tasks.flows.Dag': 'core.flow.DAG',
   'core.tasks.log.Log': 'core.log.Log',
-  'plugin.fs.http.Request': 'core.http.Request',
-  'plugin.fs.http.Download': 'core.http.Download',
   'core.models.tasks.runners.types.ProcessTaskRunner': 'core.runner.Process',
   'plugin.scripts.runner.docker.DockerTaskRunner': 'scripts.runner.docker.Docker',
   'core.models.triggers.types.Schedule': 'core.trigger.Schedule',

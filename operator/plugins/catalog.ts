@@ -5,8 +5,31 @@
 // registry module (load heavy libraries and project helpers with `await import()` inside `run`), so the model can
 // import this list without an import cycle. What derives from the list is rebuilt when it changes (`memoByCatalog`).
 import type { PluginDefinition } from './define.js';
+import { assertDefinition } from './assert.js';
+import { kvDeleteDefinition, kvGetDefinition, kvGetKeysDefinition, kvSetDefinition } from './kv.js';
+import { labelsDefinition } from './labels.js';
+import { echoDefinition, logDefinition, logFetchDefinition } from './log.js';
+import { outputValuesDefinition } from './output.js';
+import { returnDefinition } from './return.js';
+import { sleepDefinition } from './sleep.js';
+import { httpDownloadDefinition, httpRequestDefinition } from './http.js';
+import { localFilesDefinition } from './local-files.js';
+import { deduplicateItemsDefinition, filterItemsDefinition } from './storage-items.js';
+import {
+  storageConcatDefinition, storageDeleteDefinition, storagePurgeDefinition, storageSizeDefinition, storageSplitDefinition,
+  storageWriteDefinition,
+} from './storage.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
+  // Core: log, debug, execution, output, KV.
+  logDefinition, echoDefinition, logFetchDefinition, returnDefinition, outputValuesDefinition, sleepDefinition,
+  assertDefinition, labelsDefinition, kvSetDefinition, kvGetDefinition, kvDeleteDefinition, kvGetKeysDefinition,
+  // Core: internal storage.
+  storageWriteDefinition, storageConcatDefinition, storageSplitDefinition, storageSizeDefinition, storageDeleteDefinition,
+  storagePurgeDefinition, filterItemsDefinition, deduplicateItemsDefinition, localFilesDefinition,
+  // Core: HTTP.
+  httpRequestDefinition, httpDownloadDefinition,
+];
 
 /** Definitions registered after startup began (third-party packages), in registration order. */
 const added: PluginDefinition[] = [];

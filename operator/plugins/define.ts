@@ -63,9 +63,12 @@ const TEMPLATE: Schema = { type: 'string', format: 'template' };
 function labelOf(schema: Schema): string {
   const t = schema.type;
   if (schema.format === 'iso-duration') return 'duration (ISO 8601)';
-  const types = (Array.isArray(t) ? t : t === undefined ? [] : [t]).filter((x) => x !== 'string' || t === 'string');
-  if (types.length === 0) return 'any';
-  return types.join(' or ');
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`;
+  // A templated number or boolean is written natively or as an expression: its type is the native one.
+  const types = (Array.isArray(t) ? t : t === undefined ? [] : [t]).filter((x) => x !== 'string' || schema.format !== 'template' || t === 'string');
+  if (types.length === 0) return Array.isArray(schema.anyOf) ? 'see the schema' : 'any';
+  const words: Record<string, string> = { array: 'list', object: 'map' };
+  return types.map((x) => words[String(x)] ?? String(x)).join(' or ');
 }
 
 function renderText(ctx: RunContext, raw: unknown): string {
@@ -111,9 +114,12 @@ export const p = {
   /** A string, rendered (`{{ }}` expressions allowed). Maps/lists written in its place are rendered as JSON text. */
   string: (): Prop<string | undefined> =>
     prop({ type: 'string' }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw)), { label: 'string' }),
-  /** Text: a string, or a number or boolean written in its place, rendered (`{{ }}` allowed) to a string. */
-  text: (): Prop<string | undefined> =>
-    prop({ type: ['string', 'number', 'boolean'] }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw)), { label: 'string' }),
+  /**
+   * Text: a string, or a number or boolean written in its place, rendered (`{{ }}` allowed) to a string. `schema`
+   * widens what a flow may write (e.g. `{}`: any value, maps and lists rendered as JSON text).
+   */
+  text: (schema: Schema = { type: ['string', 'number', 'boolean'] }): Prop<string | undefined> =>
+    prop(schema, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw)), { label: 'string' }),
   /** An ISO 8601 duration (`PT30S`) kept as its rendered text (for a store or a service that reads durations itself). */
   durationText: (): Prop<string | undefined> =>
     prop({ type: 'string', format: 'iso-duration' }, (ctx, raw) => (raw === undefined ? undefined : renderText(ctx, raw))),

@@ -2,20 +2,9 @@
 // accepted through the model's normalizeType (TemplatedTask specs are not normalized by the flow parser).
 import { normalizeType } from '../model/task-types.js';
 import type { RunnablePlugin } from './types.js';
-import { httpDownloadPlugin, httpRequestPlugin } from './http.js';
-import { assertPlugin } from './assert.js';
-import { kvDeletePlugin, kvGetKeysPlugin, kvGetPlugin, kvSetPlugin } from './kv.js';
-import { labelsPlugin } from './labels.js';
-import { echoPlugin, logFetchPlugin, logPlugin } from './log.js';
-import { localFilesPlugin } from './local-files.js';
-import { outputValuesPlugin } from './output.js';
-import { returnPlugin } from './return.js';
 import { languagePlugins } from './scripts/languages.js';
 import { pythonCommandsPlugin, pythonScriptPlugin } from './scripts/python.js';
 import { shellCommandsPlugin, shellScriptPlugin } from './scripts/shell.js';
-import { sleepPlugin } from './sleep.js';
-import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
-import { storageConcatPlugin, storageDeletePlugin, storagePurgePlugin, storageSizePlugin, storageSplitPlugin, storageWritePlugin } from './storage.js';
 import { makeTemplatedPlugin } from './templated.js';
 import { inferencePlugins } from './inference/index.js';
 import { memoByCatalog, pluginDefinitions } from './catalog.js';
@@ -27,14 +16,8 @@ function register(p: RunnablePlugin): void {
 }
 
 [
-  logPlugin, returnPlugin, labelsPlugin, kvSetPlugin, kvGetPlugin, kvDeletePlugin, httpRequestPlugin,
-  httpDownloadPlugin, shellScriptPlugin, shellCommandsPlugin, pythonScriptPlugin, pythonCommandsPlugin,
+  shellScriptPlugin, shellCommandsPlugin, pythonScriptPlugin, pythonCommandsPlugin,
   ...languagePlugins,
-  // Common Kestra core runnables beyond the contract's list.
-  outputValuesPlugin, sleepPlugin, storageWritePlugin, kvGetKeysPlugin, assertPlugin, logFetchPlugin,
-  storageConcatPlugin, storageSplitPlugin, storageSizePlugin, storageDeletePlugin, storagePurgePlugin, filterItemsPlugin, deduplicateItemsPlugin,
-  // Kestra's deprecated core tasks still found in its flows.
-  echoPlugin, localFilesPlugin,
   // S3 tasks and the batch inference task.
   ...inferencePlugins,
 ].forEach(register);

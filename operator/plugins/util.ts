@@ -1,7 +1,8 @@
 // Small helpers shared by the runnable plugins: typed property reads, ISO durations,
 // FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
 import { dict, parseJsonSafe } from '../core/keyed.js';
-import { parseDuration, PREFIX } from '../model/index.js';
+import { parseDuration } from '../model/duration.js';
+import { PLUGIN_PREFIX as PREFIX } from './define.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 
 export const TYPE_PREFIX = PREFIX;
