@@ -4,27 +4,9 @@
 // it is rebuilt when a package registers more (PLUGINS setting).
 import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 import { PLUGIN_PREFIX } from '../plugins/define.js';
+import { FLOWABLES } from './flowable-types.js';
 
 export const PREFIX = PLUGIN_PREFIX;
-
-const FLOWABLE = [
-  'core.flow.Sequential', 'core.flow.Parallel', 'core.flow.Switch', 'core.flow.If',
-  'core.flow.EachSequential', 'core.flow.EachParallel', 'core.flow.ForEachItem', 'core.flow.Subflow',
-  'core.flow.AllowFailure', 'core.execution.Fail', 'core.flow.WorkingDirectory', 'core.flow.Pause', 'core.flow.DAG',
-  // Beyond the contract's list: Kestra's loop and control flowables (operator/core/loops.ts).
-  'core.flow.ForEach', 'core.flow.LoopUntil', 'core.execution.Exit',
-] as const;
-
-const RUNNABLE = [
-  'core.templating.TemplatedTask',
-  'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
-  // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
-  'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
-  'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
-  'scripts.powershell.Script', 'scripts.powershell.Commands',
-  // Batch inference and S3 (operator/plugins/aws, operator/plugins/inference).
-  'aws.s3.Upload', 'aws.s3.Download', 'aws.s3.List', 'aws.s3.Delete', 'inference.BatchCompletion',
-] as const;
 
 export const TASK_RUNNER_TYPES = [`${PREFIX}core.runner.Process`, `${PREFIX}scripts.runner.docker.Docker`] as const;
 
@@ -54,10 +36,11 @@ export function isInternalType(type: string): boolean {
 
 export type TaskKind = 'flowable' | 'runnable';
 
-export const FLOWABLE_TYPES: readonly string[] = FLOWABLE.map((t) => PREFIX + t);
+/** The flowable task types (declared in flowable-types.ts). */
+export const FLOWABLE_TYPES: readonly string[] = Object.values(FLOWABLES).map((f) => PREFIX + f.type);
 
 const derived = memoByCatalog(() => {
-  const runnable = [...RUNNABLE.map((t) => PREFIX + t), ...pluginDefinitions().map((d) => d.type)];
+  const runnable = pluginDefinitions().map((d) => d.type);
   const kinds = new Map<string, TaskKind>([
     ...FLOWABLE_TYPES.map((t) => [t, 'flowable'] as const),
     ...runnable.map((t) => [t, 'runnable'] as const),

@@ -13,6 +13,11 @@ import { outputValuesDefinition } from './output.js';
 import { returnDefinition } from './return.js';
 import { sleepDefinition } from './sleep.js';
 import { httpDownloadDefinition, httpRequestDefinition } from './http.js';
+import { inferenceDefinitions } from './inference/index.js';
+import { templatedDefinition } from './templated.js';
+import { languageDefinitions } from './scripts/languages.js';
+import { pythonCommandsDefinition, pythonScriptDefinition } from './scripts/python.js';
+import { shellCommandsDefinition, shellScriptDefinition } from './scripts/shell.js';
 import { localFilesDefinition } from './local-files.js';
 import { deduplicateItemsDefinition, filterItemsDefinition } from './storage-items.js';
 import {
@@ -28,7 +33,11 @@ export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
   storageWriteDefinition, storageConcatDefinition, storageSplitDefinition, storageSizeDefinition, storageDeleteDefinition,
   storagePurgeDefinition, filterItemsDefinition, deduplicateItemsDefinition, localFilesDefinition,
   // Core: HTTP.
-  httpRequestDefinition, httpDownloadDefinition,
+  httpRequestDefinition, httpDownloadDefinition, templatedDefinition,
+  // Scripts: shell, Python, and the contract's other languages.
+  shellScriptDefinition, shellCommandsDefinition, pythonScriptDefinition, pythonCommandsDefinition, ...languageDefinitions,
+  // S3 and batch inference.
+  ...inferenceDefinitions,
 ];
 
 /** Definitions registered after startup began (third-party packages), in registration order. */

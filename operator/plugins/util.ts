@@ -3,6 +3,7 @@
 import { dict, parseJsonSafe } from '../core/keyed.js';
 import { parseDuration } from '../model/duration.js';
 import { PLUGIN_PREFIX as PREFIX } from './define.js';
+import type { Task } from '../core/types.js';
 import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
 
 export const TYPE_PREFIX = PREFIX;
@@ -120,4 +121,28 @@ export function toLogLevel(value: unknown): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' 
   if (s === 'WARNING') return 'WARN';
   if (s === 'TRACE' || s === 'DEBUG' || s === 'INFO' || s === 'WARN' || s === 'ERROR') return s;
   throw new Error(`Invalid log level '${String(value)}'`);
+}
+
+/** The same context with another task definition (methods bound to the original, whatever its class). */
+export function withTask(ctx: RunContext, task: Task): RunContext {
+  return {
+    flow: ctx.flow,
+    execution: ctx.execution,
+    taskRun: ctx.taskRun,
+    task,
+    attempt: ctx.attempt,
+    render: (template, extra) => ctx.render(template, extra),
+    renderValue: (value, extra) => ctx.renderValue(value, extra),
+    renderTyped: (value, extra) => ctx.renderTyped(value, extra),
+    variables: ctx.variables,
+    logger: ctx.logger,
+    storage: ctx.storage,
+    kv: ctx.kv,
+    namespaceFiles: ctx.namespaceFiles,
+    logs: ctx.logs,
+    storagePrefix: ctx.storagePrefix,
+    get workingDir() { return ctx.workingDir; },
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  };
 }
