@@ -70,7 +70,8 @@ const listenerSchema: Schema = {
   additionalProperties: false,
 };
 
-const TRIGGER_COMMON: Record<string, Schema> = {
+/** Properties every trigger accepts. */
+export const TRIGGER_COMMON: Record<string, Schema> = {
   id: tag({ type: 'string', pattern: FLOW_ID_PATTERN }, { kind: 'id', dots: true }),
   type: STRING,
   description: STRING,
@@ -106,7 +107,7 @@ const KNOWN_TRIGGERS: Record<string, Schema> = {
   [TRIGGER_TYPES.webhook]: triggerType({ key: { type: 'string', minLength: 1 }, inputs: OBJECT }),
   // Polling and realtime triggers of plugins (operator/triggers/sources).
   ...Object.fromEntries(Object.entries(PLUGIN_TRIGGER_SCHEMAS).map(([t, s]) =>
-    [t, { ...triggerType(s.properties), required: s.required, ...(s.allOf ? { allOf: s.allOf } : {}) }])),
+    [t, { ...triggerType(s.properties as Record<string, Schema>), required: s.required, ...(s.allOf ? { allOf: s.allOf } : {}) }])),
 };
 
 const triggerSchema: Schema = {

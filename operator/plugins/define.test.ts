@@ -1,7 +1,7 @@
 // Tests of definePlugin: the schema derived from declared properties, and run() receiving rendered, typed values
 // (real expression renderer and secret layer through the plugin test context).
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, p } from './define.js';
+import { definePlugin, defineTrigger, p } from './define.js';
 import { makeTestContext, type TestContext } from './testing.js';
 
 let t: TestContext | undefined;
@@ -96,5 +96,19 @@ describe('definePlugin', () => {
     expect(r.state).toBe('SUCCESS');
     t!.ctx.logger.info('the password is hunter2-7');
     expect(t!.messages().join('\n')).not.toContain('hunter2-7');
+  });
+});
+
+describe('defineTrigger', () => {
+  it('gives the canonical name, Kestra\'s name, aliases and the schema of its own properties', () => {
+    const d = defineTrigger({
+      type: 'queue.RealtimeTrigger', aliases: ['queue.core.RealtimeTrigger'], title: 'Queue', description: 'One execution per message.',
+      kind: 'realtime', properties: { url: { type: 'string' } }, required: ['url'], allOf: [{ required: ['url'] }],
+    });
+    expect(d).toMatchObject({
+      type: 'ai.service.plugin.queue.RealtimeTrigger', kestraType: 'io.kestra.plugin.queue.RealtimeTrigger',
+      aliases: ['ai.service.plugin.queue.core.RealtimeTrigger'], kind: 'realtime', outputs: {},
+      schema: { type: 'object', required: ['url'], properties: { url: { type: 'string' } }, allOf: [{ required: ['url'] }] },
+    });
   });
 });

@@ -280,3 +280,51 @@ export function definePlugin<S extends Props>(spec: PluginSpec<S>): PluginDefini
     runnable,
   };
 }
+
+/** A trigger type's own properties (JSON schema of each), those a flow must set, and extra rules (`allOf`). */
+export interface TriggerSpec {
+  /** Kestra's name after `io.kestra.plugin.` (e.g. `redis.list.RealtimeTrigger`). */
+  type: string;
+  /** Other names accepted for it, after `io.kestra.plugin.` (Kestra moved some plugins between packages). */
+  aliases?: string[];
+  title: string;
+  description: string;
+  /** Polling (checks every `interval`) or realtime (one execution per message). */
+  kind: 'polling' | 'realtime';
+  properties: Record<string, Schema>;
+  required?: string[];
+  allOf?: Schema[];
+  /** What `{{ trigger.<name> }}` holds in the executions it starts. */
+  outputs?: Record<string, OutputDoc>;
+}
+
+/**
+ * A declared trigger type: one `defineTrigger` call gives the name, aliases, docs and the schema of its own properties
+ * (the flow schema adds those every trigger shares); its source (operator/triggers/sources) runs it by the same type.
+ * Trigger properties are rendered by the source when it starts (some per message), so they are declared as schemas.
+ */
+export interface TriggerDefinition {
+  type: string;
+  kestraType: string;
+  /** Canonical names of its aliases. */
+  aliases: string[];
+  title: string;
+  description: string;
+  kind: 'polling' | 'realtime';
+  /** `{ type: object, required, properties, allOf? }` of its own properties. */
+  schema: Schema;
+  outputs: Record<string, OutputDoc>;
+}
+
+export function defineTrigger(spec: TriggerSpec): TriggerDefinition {
+  return {
+    type: PLUGIN_PREFIX + spec.type,
+    kestraType: `io.kestra.plugin.${spec.type}`,
+    aliases: (spec.aliases ?? []).map((a) => PLUGIN_PREFIX + a),
+    title: spec.title,
+    description: spec.description,
+    kind: spec.kind,
+    schema: { type: 'object', required: spec.required ?? [], properties: spec.properties, ...(spec.allOf ? { allOf: spec.allOf } : {}) },
+    outputs: spec.outputs ?? {},
+  };
+}

@@ -5,11 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_DEFINITIONS } from './catalog.js';
 import { definePlugin, p } from './define.js';
 import { BEGIN_MARK, END_MARK, pluginReference, withReference } from './docs.js';
+import { TRIGGER_DEFINITIONS } from '../model/schema-triggers.js';
 
 describe('plugin reference (docs/plugins.md)', () => {
   it('is current: run `npm run docs:plugins` after changing a definition', () => {
     const text = readFileSync(new URL('../../docs/plugins.md', import.meta.url), 'utf8');
-    expect(withReference(text, pluginReference(BUILTIN_DEFINITIONS))).toBe(text);
+    expect(withReference(text, pluginReference(BUILTIN_DEFINITIONS, TRIGGER_DEFINITIONS))).toBe(text);
+    // Every built-in task type and trigger type is documented.
+    for (const d of [...BUILTIN_DEFINITIONS, ...TRIGGER_DEFINITIONS]) expect(text).toContain(`Type \`${d.type}\``);
   });
 
   it('documents a definition: properties with type, required, default and description; outputs; example', () => {

@@ -5,7 +5,9 @@
 import { shortType } from '../model/task-types.js';
 import { taskTypeSchemas } from '../model/schema-tasks.js';
 import { TASK_COMMON } from '../model/schema-common.js';
-import type { PluginDefinition, Prop } from './define.js';
+import { TRIGGER_COMMON } from '../model/schema-flow.js';
+import type { PluginDefinition, Prop, TriggerDefinition } from './define.js';
+import type { Schema } from '../model/schema-common.js';
 
 const COMMON_TASK_PROPERTIES = Object.keys(TASK_COMMON);
 
@@ -36,8 +38,27 @@ function definitionSection(d: PluginDefinition): string[] {
   return out;
 }
 
-/** The generated reference (between the marks of docs/plugins.md). */
-export function pluginReference(defs: readonly PluginDefinition[]): string {
+/** A schema in words, for the trigger tables (triggers declare their properties as schemas). */
+function schemaLabel(s: Schema): string {
+  if (Array.isArray(s.enum)) return `one of ${s.enum.join(', ')}`;
+  if (s.format === 'iso-duration') return 'duration (ISO 8601)';
+  const t = s.type;
+  return (Array.isArray(t) ? t : t === undefined ? ['any'] : [t]).map((x) => ({ array: 'list', object: 'map' } as Record<string, string>)[String(x)] ?? String(x)).join(' or ');
+}
+
+function triggerSection(d: TriggerDefinition): string[] {
+  const aliases = d.aliases.length ? `; also ${d.aliases.map((a) => `\`${a}\``).join(', ')}` : '';
+  const required = new Set((d.schema.required as string[] | undefined) ?? []);
+  const props = Object.entries((d.schema.properties ?? {}) as Record<string, Schema>);
+  return [
+    `### ${d.title} (\`${shortType(d.type)}\`, ${d.kind})`, '', `Type \`${d.type}\` (Kestra: \`${d.kestraType}\`${aliases}).`, '', d.description.trim(), '',
+    '| Property | Type | Required |', '| --- | --- | --- |',
+    ...props.map(([n, s]) => `| \`${n}\` | ${cell(schemaLabel(s))} | ${required.has(n) ? 'yes' : ''} |`), '',
+  ];
+}
+
+/** The generated reference (between the marks of docs/plugins.md): task types, then trigger types. */
+export function pluginReference(defs: readonly PluginDefinition[], triggers: readonly TriggerDefinition[] = []): string {
   const sorted = [...defs].sort((a, b) => a.type.localeCompare(b.type));
   const declared = new Set(sorted.map((d) => d.type));
   const families = new Map<string, PluginDefinition[]>();
@@ -57,6 +78,11 @@ export function pluginReference(defs: readonly PluginDefinition[]): string {
       out.push(`| \`${shortType(type)}\` | ${names.map((n) => (required.has(n) ? `**\`${n}\`**` : `\`${n}\``)).join(', ')} |`);
     }
     out.push('');
+  }
+  if (triggers.length) {
+    const common = Object.keys(TRIGGER_COMMON).map((n) => `\`${n}\``).join(', ');
+    out.push('## Triggers', '', `Plugin trigger types (declared with \`defineTrigger\`); every trigger also accepts ${common}.`, '');
+    for (const t of [...triggers].sort((a, b) => a.type.localeCompare(b.type))) out.push(...triggerSection(t));
   }
   out.push(END_MARK);
   return out.join('\n');
