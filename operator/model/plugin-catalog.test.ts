@@ -50,6 +50,14 @@ describe('plugin documentation', () => {
     expect(pluginDocumentation('ai.service.plugin.core.condition.ExecutionFlowCondition')!.schema.properties.properties).toHaveProperty('flowId');
     expect(pluginDocumentation('no.such.Type')).toBeUndefined();
   });
+
+  it('gives a declared task type\'s description, outputs and examples', () => {
+    const doc = pluginDocumentation('io.kestra.plugin.core.http.Request')!;
+    expect(doc.markdown).toContain('# HTTP request');
+    expect(doc.markdown).toContain('- `code` (integer): The response status.');
+    expect(doc.markdown).toContain('```yaml\nid: post\n');
+    expect(doc.schema.outputs).toMatchObject({ type: 'object', properties: { code: { type: 'integer' }, body: { type: 'string' } } });
+  });
 });
 
 describe('editor flow schema', () => {

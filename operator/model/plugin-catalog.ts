@@ -1,7 +1,7 @@
 // The plugin catalog the API shows (Kestra's /plugins routes): the task, trigger, condition and task runner types a
 // flow may use, each one's property schema, and the flow JSON schema for editors. All derived from the schema the
 // validator checks flows with (schema-flow.ts), never written twice; editors also get Kestra's `io.kestra.` names.
-import { memoByCatalog } from '../plugins/catalog.js';
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 import { roleOf } from './schema-roles.js';
 import { flowJsonSchema } from './schema-flow.js';
 import type { Schema } from './schema-common.js';
@@ -99,19 +99,33 @@ function referenced(defs: Record<string, Schema>, schema: unknown, out = new Set
   return out;
 }
 
-/** Kestra's DocumentationWithSchema of one type (canonical or Kestra name): its properties and the definitions they use. */
-export function pluginDocumentation(cls: string): { markdown: string; schema: { properties: Schema; definitions: Record<string, Schema> } } | undefined {
+/** The task types declared with definePlugin, by canonical type (their title, description, outputs and examples). */
+const declared = memoByCatalog(() => new Map(pluginDefinitions().map((d) => [d.type, d])));
+
+/**
+ * Kestra's DocumentationWithSchema of one type (canonical or Kestra name): its properties and the definitions they use;
+ * for a task type declared with definePlugin, also its description, outputs (`schema.outputs`) and examples.
+ */
+export function pluginDocumentation(cls: string): { markdown: string; schema: { properties: Schema; outputs?: Schema; definitions: Record<string, Schema> } } | undefined {
   const type = normalizeType(cls);
   const { defs, byType } = catalog();
   const found = byType.get(type);
   if (!found) return undefined;
   const definitions = Object.fromEntries([...referenced(defs, found.schema)].map((n) => [n, defs[n]]));
   const required = Array.isArray(found.schema.required) ? (found.schema.required as string[]) : [];
+  const def = declared().get(type);
+  const outputs = def ? Object.entries(def.outputs) : [];
   const markdown = [
-    `# ${simpleName(type)}`, '', `\`${type}\`${kestraAlias(type) ? ` (Kestra: \`${kestraAlias(type)}\`)` : ''}`, '',
+    `# ${def?.title ?? simpleName(type)}`, '', `\`${type}\`${kestraAlias(type) ? ` (Kestra: \`${kestraAlias(type)}\`)` : ''}`, '',
+    ...(def ? [def.description, ''] : []),
     '## Properties', '', ...Object.keys(found.schema.properties as Obj).map((p) => `- \`${p}\`${required.includes(p) ? ' (required)' : ''}`),
+    ...(outputs.length ? ['', '## Outputs', '', ...outputs.map(([n, o]) => `- \`${n}\` (${o.type}): ${o.description}`)] : []),
+    ...(def?.examples.length ? ['', '## Examples', '', ...def.examples.flatMap((e) => [e.title, '', '```yaml', e.code.trimEnd(), '```', ''])] : []),
   ].join('\n');
-  return { markdown, schema: { properties: { title: simpleName(type), ...found.schema }, definitions } };
+  const outputSchema = outputs.length
+    ? { outputs: { type: 'object', properties: Object.fromEntries(outputs.map(([n, o]) => [n, { type: o.type === 'uri' ? 'string' : o.type, description: o.description }])) } }
+    : {};
+  return { markdown, schema: { properties: { title: def?.title ?? simpleName(type), ...found.schema }, ...outputSchema, definitions } };
 }
 
 /**
