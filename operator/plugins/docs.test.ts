@@ -36,8 +36,8 @@ describe('plugin reference (docs/plugins.md)', () => {
     expect(md).toContain('| `token` | string (secret) |');
     expect(md).toContain('| `code` | integer | The status. |');
     expect(md).toContain('```yaml\nid: s\ntype: doc.Sample\nurl: x\n```');
-    // Types not declared yet are still listed, with the properties their schema accepts.
-    expect(md).toMatch(/\| `core\.flow\.Sequential` \| \*\*`tasks`\*\*/);
+    // The flowables are listed with what they do and the properties their schema accepts.
+    expect(md).toMatch(/\| `core\.flow\.Sequential` \| Runs its tasks one after the other\. \| \*\*`tasks`\*\*/);
   });
 
   it('refuses a file without the generated region', () => {

@@ -1,8 +1,9 @@
 // The plugin reference of docs/plugins.md, generated from the task type definitions (operator/plugins/catalog.ts):
 // title, description, properties (type, required, default, description), outputs and examples of every declared type,
-// then the task types not yet declared with definePlugin, with the properties their schema accepts.
+// then the flowables (model/flowable-types.ts) and the trigger types (defineTrigger).
 // `npm run docs:plugins` writes it (scripts/gen-plugin-docs.ts); docs.test.ts fails when the committed file is stale.
-import { shortType } from '../model/task-types.js';
+import { FLOWABLES } from '../model/flowable-types.js';
+import { PREFIX, shortType } from '../model/task-types.js';
 import { taskTypeSchemas } from '../model/schema-tasks.js';
 import { TASK_COMMON } from '../model/schema-common.js';
 import { TRIGGER_COMMON } from '../model/schema-flow.js';
@@ -68,14 +69,15 @@ export function pluginReference(defs: readonly PluginDefinition[], triggers: rea
   }
   const out = [BEGIN_MARK, '', `Every task also accepts the properties all tasks share: ${COMMON_TASK_PROPERTIES.map((n) => `\`${n}\``).join(', ')}.`, ''];
   for (const [family, list] of families) out.push(`## ${family}`, '', ...list.flatMap(definitionSection));
+  const flowables = new Map(Object.values(FLOWABLES).map((f) => [PREFIX + f.type, f.description]));
   const rest = Object.entries(taskTypeSchemas()).filter(([t]) => !declared.has(t)).sort(([a], [b]) => a.localeCompare(b));
   if (rest.length) {
-    out.push('## Other task types', '', 'Flowables and task types not declared with `definePlugin` yet: the properties their schema accepts (required ones in bold).', '',
-      '| Type | Properties |', '| --- | --- |');
+    out.push('## Flowables', '', 'Task types the engine evaluates itself (declared in `operator/model/flowable-types.ts`), with the properties their schema accepts (required ones in bold).', '',
+      '| Type | What it does | Properties |', '| --- | --- | --- |');
     for (const [type, schema] of rest) {
       const required = new Set((schema.required as string[] | undefined) ?? []);
       const names = Object.keys((schema.properties ?? {}) as object).filter((n) => !COMMON_TASK_PROPERTIES.includes(n));
-      out.push(`| \`${shortType(type)}\` | ${names.map((n) => (required.has(n) ? `**\`${n}\`**` : `\`${n}\``)).join(', ')} |`);
+      out.push(`| \`${shortType(type)}\` | ${cell(flowables.get(type) ?? '')} | ${names.map((n) => (required.has(n) ? `**\`${n}\`**` : `\`${n}\``)).join(', ')} |`);
     }
     out.push('');
   }
