@@ -2,6 +2,7 @@
 // and schemas from this list, the registry the runnables: add a definition here and nothing else. Modules listed
 // here may import define.ts, node built-ins and npm packages at top level, but no model or registry module (load
 // heavy libraries with `await import()` inside `run`), so the model can import this list without an import cycle.
+import { compressDefinitions } from './compress/archive.js';
 import type { PluginDefinition } from './define.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions];
