@@ -4,6 +4,7 @@
 // heavy libraries with `await import()` inside `run`), so the model can import this list without an import cycle.
 import { compressDefinitions } from './compress/archive.js';
 import type { PluginDefinition } from './define.js';
+import { sftpDefinitions } from './fs/sftp.js';
 import { gitClone } from './git/clone.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions, gitClone];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions, gitClone, ...sftpDefinitions];

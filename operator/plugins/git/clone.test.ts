@@ -1,14 +1,15 @@
 // git.Clone against real git servers on loopback (`git daemon`, git's smart HTTP backend with basic auth) and the
 // file protocol: the clone in a WorkingDirectory seen by the next task, credentials kept out of .git/config and logs,
 // transports that run commands (`ext::`) or read the server's disk (local paths) refused.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeBareRepo, startGitDaemon, startGitHttp } from '../../../test/support/git-servers.js';
 import { startEmbedded, type Embedded } from '../../../test/support/embedded.js';
 import type { Service } from '../../../test/support/services.js';
+import { startSshd, type Sshd } from '../../../test/support/sshd.js';
 import { getRunnable } from '../index.js';
 import { makeTestContext, type TestContext } from '../testing.js';
 import { gitProtocol, withoutPassword } from './clone.js';
@@ -146,6 +147,34 @@ describe('git.Clone', () => {
     const r = await clone({ url: `${daemon.url}/repo.git`, directory: '../elsewhere' });
     expect(r.state).toBe('FAILED');
     expect(r.error).toMatch(/Property 'directory' must be a path inside the working directory/);
+  });
+});
+
+describe('git.Clone over SSH (Debian OpenSSH server)', () => {
+  let sshd: Sshd;
+  beforeAll(async () => { sshd = await startSshd(); });
+  afterAll(async () => { await sshd?.stop(); });
+
+  it.each([['a plain key', false], ['a passphrase-protected key', true]])('clones with %s, the key masked and not left on disk', async (_what, withPassphrase) => {
+    const homes = (): string[] => readdirSync(tmpdir()).filter((n) => n.startsWith('git-clone-'));
+    const before = new Set(homes());
+    const r = await clone({
+      url: `ssh://${sshd.user}@127.0.0.1:${sshd.port}${bare}`, directory: 'ssh',
+      privateKey: withPassphrase ? sshd.protectedKey : sshd.key, ...(withPassphrase ? { passphrase: sshd.passphrase } : {}),
+    });
+    expect(r.error).toBeUndefined();
+    expect(readFileSync(join(r.outputs!.directory as string, 'hello.txt'), 'utf8')).toBe('hello main\n');
+    const keyLine = (withPassphrase ? sshd.protectedKey : sshd.key).split('\n')[3]!; // a line of the private part
+    expect(keyLine.length).toBeGreaterThan(40);
+    expect(JSON.stringify(t!.logs)).not.toContain(keyLine);
+    expect(spawnSync('grep', ['-rlF', '--', keyLine, t!.ctx.workingDir], { encoding: 'utf8' }).status).toBe(1); // no match
+    expect(homes().filter((n) => !before.has(n))).toEqual([]); // the key file's folder is gone
+  });
+
+  it('fails without a key (no prompt)', async () => {
+    const r = await clone({ url: `ssh://${sshd.user}@127.0.0.1:${sshd.port}${bare}` });
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toMatch(/Permission denied/);
   });
 });
 

@@ -111,7 +111,7 @@ async function git(ctx: RunContext, args: string[], cwd: string, env: Record<str
   });
   if (outcome.killed || ctx.signal.aborted) throw new Error('Task killed');
   if (outcome.exitCode !== 0) {
-    throw new Error(`git ${args[0]} failed with exit code ${outcome.exitCode}: ${stderr.slice(-3).join(' / ') || 'no message'}`);
+    throw new Error(`git ${args[0]} failed with exit code ${outcome.exitCode}: ${stderr.slice(-6).join(' / ') || 'no message'}`);
   }
 }
 
