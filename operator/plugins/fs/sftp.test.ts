@@ -83,6 +83,13 @@ describe('fs.sftp in a flow', () => {
     const base = join(sshd.dir, 'flow');
     await e.createFlow(`id: sftp
 namespace: gitfs.test
+pluginDefaults:
+  - type: io.kestra.plugin.fs.sftp
+    values:
+      host: 127.0.0.1
+      port: ${sshd.port}
+      username: ${sshd.user}
+      keyfile: "{{ secret('SFTP_KEY') }}"
 tasks:
   - id: write
     type: io.kestra.plugin.core.storage.Write
@@ -90,34 +97,18 @@ tasks:
     extension: .csv
   - id: upload
     type: io.kestra.plugin.fs.sftp.Upload
-    host: 127.0.0.1
-    port: ${sshd.port}
-    username: ${sshd.user}
-    keyfile: "{{ secret('SFTP_KEY') }}"
     from: "{{ outputs.write.uri }}"
     to: ${base}/in/sub/data.csv
   - id: list
     type: io.kestra.plugin.fs.sftp.List
-    host: 127.0.0.1
-    port: ${sshd.port}
-    username: ${sshd.user}
-    keyfile: "{{ secret('SFTP_KEY') }}"
     from: ${base}
     recursive: true
     regExp: ".*\\\\.csv"
   - id: download
     type: io.kestra.plugin.fs.sftp.Download
-    host: 127.0.0.1
-    port: ${sshd.port}
-    username: ${sshd.user}
-    keyfile: "{{ secret('SFTP_KEY') }}"
     from: "{{ outputs.list.files[0].path }}"
   - id: delete
     type: io.kestra.plugin.fs.sftp.Delete
-    host: 127.0.0.1
-    port: ${sshd.port}
-    username: ${sshd.user}
-    keyfile: "{{ secret('SFTP_KEY') }}"
     uri: "{{ outputs.list.files[0].path }}"
   - id: check
     type: io.kestra.plugin.core.debug.Return
