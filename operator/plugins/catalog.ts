@@ -6,5 +6,6 @@ import { compressDefinitions } from './compress/archive.js';
 import type { PluginDefinition } from './define.js';
 import { sftpDefinitions } from './fs/sftp.js';
 import { gitClone } from './git/clone.js';
+import { gitPush } from './git/push.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions, gitClone, ...sftpDefinitions];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions, gitClone, gitPush, ...sftpDefinitions];

@@ -34,11 +34,11 @@ export function makeBareRepo(root: string, name: string, files: Record<string, s
   }
 }
 
-/** `git daemon` serving every repository under `root` at git://127.0.0.1:<port>/<name>.git. */
+/** `git daemon` serving every repository under `root` at git://127.0.0.1:<port>/<name>.git, anonymous pushes allowed. */
 export async function startGitDaemon(root: string): Promise<Service> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'gitd-'));
-  const svc = await run('git daemon', 'git', ['daemon', '--reuseaddr', '--export-all', `--base-path=${root}`, '--listen=127.0.0.1', `--port=${port}`, root],
+  const svc = await run('git daemon', 'git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${root}`, '--listen=127.0.0.1', `--port=${port}`, root],
     port, dir, { env: GIT_ENV });
   return { ...svc, url: `git://127.0.0.1:${port}` };
 }

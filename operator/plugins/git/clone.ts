@@ -47,7 +47,7 @@ export function withoutPassword(url: string): { url: string; password?: string }
 }
 
 /** `directory` inside the working directory (refused when it would leave it). */
-function targetDir(workingDir: string, directory: string | undefined): string {
+export function targetDir(workingDir: string, directory: string | undefined): string {
   if (directory === undefined || directory === '' || directory === '.') return workingDir;
   const full = resolve(workingDir, directory);
   const rel = relative(resolve(workingDir), full);
@@ -65,7 +65,7 @@ case "$1" in
 esac
 `;
 
-interface Auth { username?: string; password?: string; privateKey?: string; passphrase?: string }
+export interface Auth { username?: string; password?: string; privateKey?: string; passphrase?: string }
 
 /** The environment git runs in: isolated from the server's git and ssh configuration, credentials through askpass. */
 async function gitEnv(home: string, auth: Auth, protocols: string[]): Promise<Record<string, string>> {
@@ -101,17 +101,73 @@ async function gitEnv(home: string, auth: Auth, protocols: string[]): Promise<Re
   return env;
 }
 
-async function git(ctx: RunContext, args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+/**
+ * Runs git (hooks off, symbolic links as files); stdout lines are returned (and logged unless `quiet`), stderr logged.
+ * A non-zero exit fails with git's last messages, unless `okCodes` lists it (then its code is in the result).
+ */
+export async function git(ctx: RunContext, args: string[], cwd: string, env: Record<string, string>,
+  opts: { quiet?: boolean; okCodes?: number[] } = {}): Promise<{ code: number; stdout: string[] }> {
   const stderr: string[] = [];
+  const stdout: string[] = [];
   const outcome = await runProcess({
     command: ['git', '-c', 'core.symlinks=false', '-c', 'core.hooksPath=/dev/null', ...args],
     cwd, env, signal: ctx.signal, track: ctx.processes,
-    onStdout: (line) => ctx.logger.info(line),
+    onStdout: (line) => { stdout.push(line); if (!opts.quiet) ctx.logger.info(line); },
     onStderr: (line) => { if (line.trim()) { stderr.push(line); ctx.logger.info(line); } },
   });
   if (outcome.killed || ctx.signal.aborted) throw new Error('Task killed');
-  if (outcome.exitCode !== 0) {
+  if (outcome.exitCode !== 0 && !(opts.okCodes ?? []).includes(outcome.exitCode)) {
     throw new Error(`git ${args[0]} failed with exit code ${outcome.exitCode}: ${stderr.slice(-6).join(' / ') || 'no message'}`);
+  }
+  return { code: outcome.exitCode, stdout };
+}
+
+/** Refuses a URL whose transport GIT_ALLOWED_PROTOCOLS does not list; returns the allowed list (for git's own check). */
+export function checkTransport(task: string, url: string): string[] {
+  const protocols = allowedProtocols();
+  const protocol = gitProtocol(url);
+  if (!protocols.includes(protocol)) {
+    throw new Error(`${task}: the '${protocol}' transport of '${url}' is not allowed (allowed: ${protocols.join(', ')}; setting GIT_ALLOWED_PROTOCOLS)`);
+  }
+  return protocols;
+}
+
+/** A private folder for git's HOME, askpass script and key file, removed after `fn`. */
+export async function withGitHome<T>(auth: Auth, protocols: string[], fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+  const home = await mkdtemp(join(tmpdir(), 'git-clone-'));
+  try {
+    await chmod(home, 0o700);
+    return await fn(await gitEnv(home, auth, protocols));
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+export interface CloneRequest { url: string; branch?: string; depth?: number; commit?: string; tag?: string; noTags?: boolean; cloneSubmodules?: boolean }
+
+/** Clones into `target` (made when missing; a non-empty one gets the clone moved in beside its files). */
+export async function cloneInto(ctx: RunContext, env: Record<string, string>, req: CloneRequest, target: string): Promise<void> {
+  const stripped = withoutPassword(req.url);
+  if (stripped.password) ctx.secrets.add(stripped.password);
+  await mkdir(target, { recursive: true });
+  const empty = (await readdir(target)).length === 0;
+  const into = empty ? target : await mkdtemp(join(target, '.clone-'));
+  const ref = req.commit === undefined ? (req.tag ?? req.branch) : undefined;
+  const args = ['clone', '--quiet',
+    ...(req.depth !== undefined ? ['--depth', String(req.depth)] : []),
+    ...(ref !== undefined ? ['--branch', ref] : []),
+    ...(req.noTags ? ['--no-tags'] : []),
+    ...(req.cloneSubmodules ? ['--recurse-submodules'] : []),
+    '--', req.url, into];
+  ctx.logger.info(`Cloning ${stripped.url} into ${relative(ctx.workingDir, target) || 'the working directory'}`);
+  try {
+    await git(ctx, args, target, env);
+    if (req.commit !== undefined) await git(ctx, ['checkout', '--quiet', '--detach', req.commit], into, env);
+    if (stripped.password) await git(ctx, ['remote', 'set-url', 'origin', stripped.url], into, env);
+    if (!empty) await moveInto(into, target);
+  } catch (err) {
+    if (!empty) await rm(into, { recursive: true, force: true });
+    throw err;
   }
 }
 
@@ -149,41 +205,10 @@ export const gitClone = definePlugin({
     code: `id: git_python\nnamespace: company.team\ntasks:\n  - id: wdir\n    type: io.kestra.plugin.core.flow.WorkingDirectory\n    tasks:\n      - id: clone\n        type: io.kestra.plugin.git.Clone\n        url: https://github.com/kestra-io/examples\n        branch: main\n      - id: python\n        type: io.kestra.plugin.scripts.python.Commands\n        commands:\n          - python examples/scripts/etl_script.py\n`,
   }],
   async run(ctx, props) {
-    const protocols = allowedProtocols();
-    const protocol = gitProtocol(props.url);
-    if (!protocols.includes(protocol)) {
-      throw new Error(`git.Clone: the '${protocol}' transport of '${props.url}' is not allowed (allowed: ${protocols.join(', ')}; setting GIT_ALLOWED_PROTOCOLS)`);
-    }
-    const stripped = withoutPassword(props.url);
-    if (stripped.password) ctx.secrets.add(stripped.password);
+    const protocols = checkTransport('git.Clone', props.url);
     const target = targetDir(ctx.workingDir, props.directory);
-    await mkdir(target, { recursive: true });
-    const home = await mkdtemp(join(tmpdir(), 'git-clone-'));
-    try {
-      await chmod(home, 0o700);
-      const env = await gitEnv(home, props, protocols);
-      const full = props.commit !== undefined || props.tag !== undefined;
-      const empty = (await readdir(target)).length === 0;
-      const into = empty ? target : await mkdtemp(join(target, '.clone-'));
-      const args = ['clone', '--quiet',
-        ...(full ? [] : ['--depth', String(props.depth)]),
-        ...(props.commit === undefined && (props.tag ?? props.branch) !== undefined ? ['--branch', (props.tag ?? props.branch)!] : []),
-        ...(props.noTags ? ['--no-tags'] : []),
-        ...(props.cloneSubmodules ? ['--recurse-submodules'] : []),
-        '--', props.url, into];
-      ctx.logger.info(`Cloning ${stripped.url} into ${props.directory ?? 'the working directory'}`);
-      try {
-        await git(ctx, args, target, env);
-        if (props.commit !== undefined) await git(ctx, ['checkout', '--quiet', '--detach', props.commit], into, env);
-        if (stripped.password) await git(ctx, ['remote', 'set-url', 'origin', stripped.url], into, env);
-        if (!empty) await moveInto(into, target);
-      } catch (err) {
-        if (!empty) await rm(into, { recursive: true, force: true });
-        throw err;
-      }
-    } finally {
-      await rm(home, { recursive: true, force: true });
-    }
+    const full = props.commit !== undefined || props.tag !== undefined;
+    await withGitHome(props, protocols, (env) => cloneInto(ctx, env, { ...props, depth: full ? undefined : props.depth }, target));
     return { state: 'SUCCESS', outputs: { directory: target } };
   },
 });
