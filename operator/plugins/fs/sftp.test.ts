@@ -81,7 +81,7 @@ describe('fs.sftp in a flow', () => {
 
   it('uploads, lists (recursive, regExp), downloads and deletes', async () => {
     const base = join(sshd.dir, 'flow');
-    await e.createFlow(`id: sftp
+    const { execution: done, runs } = await e.runFlow(`id: sftp
 namespace: gitfs.test
 pluginDefaults:
   - type: io.kestra.plugin.fs.sftp
@@ -114,9 +114,6 @@ tasks:
     type: io.kestra.plugin.core.debug.Return
     format: "{{ outputs.list.files | length }} {{ outputs.list.files[0].name }} {{ outputs.list.files[0].size }} {{ read(outputs.download.to) | trim }} {{ outputs.delete.deleted }}"
 `);
-    const started = await e.execute('gitfs.test', 'sftp');
-    const done = await e.waitFor(started.id, (x) => ['SUCCESS', 'FAILED', 'WARNING'].includes(x?.state?.current), 30_000);
-    const runs = Object.fromEntries(done.taskRunList.map((r: any) => [r.taskId, r]));
     expect(done.state.current, JSON.stringify(done.taskRunList.map((r: any) => r.outputs))).toBe('SUCCESS');
     expect(runs.upload.outputs.to).toBe(`sftp://127.0.0.1:${sshd.port}${base}/in/sub/data.csv`);
     expect(runs.list.outputs.files[0]).toMatchObject({ path: `${base}/in/sub/data.csv`, fileType: 'FILE', symbolicLink: false });

@@ -186,7 +186,7 @@ describe('git.Clone in a flow', () => {
   afterAll(async () => { await e?.close(); });
 
   it('clones into a WorkingDirectory (seeded with an input file) where the next task reads the clone', async () => {
-    await e.createFlow(`id: clone_wd
+    const { execution: done, runs } = await e.runFlow(`id: clone_wd
 namespace: gitfs.test
 tasks:
   - id: wd
@@ -205,13 +205,10 @@ tasks:
         commands:
           - echo "::{\\"outputs\\":{\\"dev\\":\\"$(cat dev.txt)\\",\\"seed\\":\\"$(cat seed.txt)\\",\\"config\\":\\"$(grep -c ${PASSWORD} .git/config)\\"}}::"
 `);
-    const started = await e.execute('gitfs.test', 'clone_wd');
-    const done = await e.waitFor(started.id, (x) => ['SUCCESS', 'FAILED', 'WARNING'].includes(x?.state?.current), 30_000);
-    const runs = Object.fromEntries(done.taskRunList.map((r: any) => [r.taskId, r]));
     expect(done.state.current).toBe('SUCCESS');
     expect(runs.read.outputs.vars).toEqual({ dev: 'on dev', seed: 'seeded', config: '0' });
     await e.stores.logs.flush();
-    const logs = await e.json(`/logs/${started.id}`);
+    const logs = await e.json(`/logs/${done.id}`);
     expect(JSON.stringify(logs.body)).toContain('Cloning');
     expect(JSON.stringify(logs.body)).not.toContain(PASSWORD);
   });
