@@ -139,3 +139,47 @@ describe('compress.ArchiveDecompress on hostile archives', () => {
     expect((await t!.ctx.storage.get(files['dir/a.txt']!)).toString()).toBe('A');
   });
 });
+
+describe('round trips', () => {
+  it.each([
+    ['ZIP', undefined], ['ZIP', 'DEFLATE'], ['JAR', undefined], ['TAR', undefined], ['TAR', 'GZIP'], ['TAR', 'BROTLI'], ['TAR', 'DEFLATE'],
+  ])('ArchiveCompress then ArchiveDecompress keep paths and bytes (%s, %s)', async (algorithm, compression) => {
+    const compressType = 'ai.service.plugin.compress.ArchiveCompress';
+    t = makeTestContext({ task: { id: 'x', type: compressType, algorithm, ...(compression ? { compression } : {}) } });
+    const binary = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 256));
+    const from = {
+      'bin/data.bin': await t.ctx.storage.put(`${t.ctx.storagePrefix}/data.bin`, binary),
+      'empty.txt': await t.ctx.storage.put(`${t.ctx.storagePrefix}/empty.txt`, Buffer.alloc(0)),
+    };
+    Object.assign(t.ctx.task, { from });
+    const packed = await getRunnable(compressType)!.run(t.ctx);
+    expect(packed.error).toBeUndefined();
+    Object.assign(t.ctx.task, { type: DECOMPRESS, from: packed.outputs!.uri });
+    const unpacked = await getRunnable(DECOMPRESS)!.run(t.ctx);
+    expect(unpacked.error).toBeUndefined();
+    const files = unpacked.outputs!.files as Record<string, string>;
+    expect(Object.keys(files).sort()).toEqual(['bin/data.bin', 'empty.txt']);
+    expect((await t.ctx.storage.get(files['bin/data.bin']!)).equals(binary)).toBe(true);
+    expect((await t.ctx.storage.get(files['empty.txt']!)).length).toBe(0);
+  });
+
+  it.each(['GZIP', 'DEFLATE', 'BROTLI'])('FileCompress then FileDecompress (%s)', async (compression) => {
+    t = makeTestContext({ task: { id: 'x', type: 'ai.service.plugin.compress.FileCompress', compression } });
+    const text = Buffer.from('abc'.repeat(10_000));
+    Object.assign(t.ctx.task, { from: await t.ctx.storage.put(`${t.ctx.storagePrefix}/in.txt`, text) });
+    const packed = await getRunnable('ai.service.plugin.compress.FileCompress')!.run(t.ctx);
+    expect(await t.ctx.storage.size(packed.outputs!.uri as string)).toBeLessThan(text.length / 10);
+    Object.assign(t.ctx.task, { from: packed.outputs!.uri });
+    const unpacked = await getRunnable('ai.service.plugin.compress.FileDecompress')!.run(t.ctx);
+    expect((await t.ctx.storage.get(unpacked.outputs!.uri as string)).equals(text)).toBe(true);
+  });
+
+  it('refuses an ArchiveCompress entry path that could leave the archive folder', async () => {
+    const compressType = 'ai.service.plugin.compress.ArchiveCompress';
+    t = makeTestContext({ task: { id: 'x', type: compressType, algorithm: 'TAR' } });
+    Object.assign(t.ctx.task, { from: { '../up.txt': await t.ctx.storage.put(`${t.ctx.storagePrefix}/a`, Buffer.from('a')) } });
+    const r = await getRunnable(compressType)!.run(t.ctx);
+    expect(r.state).toBe('FAILED');
+    expect(r.error).toMatch(/'\.\.' could leave/);
+  });
+});
