@@ -3,6 +3,7 @@
 // execution. Transport strategies as Kestra's (simple-java-mail): SMTPS (implicit TLS, the default), SMTP_TLS
 // (mandatory, verified STARTTLS), SMTP (plain, with an opportunistic, unverified STARTTLS upgrade) and SMTP_OAUTH2
 // (STARTTLS, the password is an OAuth2 access token). Sent with nodemailer, loaded on first use.
+import { isIP } from 'node:net';
 import { definePlugin, p, type PropValues } from '../define.js';
 import type { RunContext } from '../types.js';
 import { executionProps, executionSummary, fieldText, headline, outcomeLine, type ExecutionSummary } from './summary.js';
@@ -68,7 +69,7 @@ export async function sendMail(ctx: RunContext, server: Server, msg: Message): P
     host: server.host, port: server.port ?? DEFAULT_PORT[strategy],
     secure: strategy === 'SMTPS', requireTLS: strategy === 'SMTP_TLS' || strategy === 'SMTP_OAUTH2',
     connectionTimeout: t, greetingTimeout: t, socketTimeout: t,
-    tls: { servername: server.host, rejectUnauthorized: verified, ...(server.caCertificate ? { ca: server.caCertificate } : {}) },
+    tls: { ...(isIP(server.host) ? {} : { servername: server.host }), rejectUnauthorized: verified, ...(server.caCertificate ? { ca: server.caCertificate } : {}) },
     ...(auth ? { auth } : {}),
   });
   const opened: { destroy?(): void }[] = [];
