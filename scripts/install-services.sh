@@ -6,9 +6,9 @@
 # own); the policy-rc.d that was there before, if any, is put back as it was (content, mode, owner), also when apt-get
 # fails or the script is interrupted. Overridable for tests: POLICY_RC_D (its path), SERVICE_PACKAGES (the packages).
 set -euo pipefail
-read -r -a PKGS <<< "${SERVICE_PACKAGES-postgresql redis-server mosquitto rabbitmq-server nats-server chromium fonts-liberation}"
+read -r -a PKGS <<< "${SERVICE_PACKAGES-postgresql redis-server mosquitto rabbitmq-server nats-server chromium fonts-liberation python3-aiosmtpd}"
 POLICY_RC_D=${POLICY_RC_D:-/usr/sbin/policy-rc.d}
-declare -A BIN=([postgresql]=/usr/lib/postgresql/15/bin/postgres [redis-server]=/usr/bin/redis-server [mosquitto]=/usr/sbin/mosquitto [rabbitmq-server]=/usr/sbin/rabbitmq-server [nats-server]=/usr/sbin/nats-server [chromium]=/usr/bin/chromium [fonts-liberation]=/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf)
+declare -A BIN=([postgresql]=/usr/lib/postgresql/15/bin/postgres [redis-server]=/usr/bin/redis-server [mosquitto]=/usr/sbin/mosquitto [rabbitmq-server]=/usr/sbin/rabbitmq-server [nats-server]=/usr/sbin/nats-server [chromium]=/usr/bin/chromium [fonts-liberation]=/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf [python3-aiosmtpd]=/usr/lib/python3/dist-packages/aiosmtpd/__init__.py)
 missing=()
 for p in "${PKGS[@]}"; do [ -e "${BIN[$p]:-}" ] || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0
