@@ -3,5 +3,9 @@
 // here may import define.ts, node built-ins and npm packages at top level, but no model or registry module (load
 // heavy libraries with `await import()` inside `run`), so the model can import this list without an import cycle.
 import type { PluginDefinition } from './define.js';
+import { mysqlQueries, mysqlQuery } from './jdbc/mysql.js';
+import { postgresQueries, postgresQuery } from './jdbc/postgresql.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
+  postgresQuery, postgresQueries, mysqlQuery, mysqlQueries,
+];
