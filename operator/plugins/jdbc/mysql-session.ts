@@ -112,7 +112,8 @@ export async function connectMysql(o: MysqlConnect): Promise<SqlSession> {
       const cmd = values.length ? c.execute(sql, values.map(bindValue) as (string | number | Buffer | null)[]) : c.query({ sql });
       const stream = cmd.stream({ highWaterMark: fetchSize });
       let converters: [string, Convert][] | undefined;
-      stream.on('fields', (fields: FieldPacket[]) => { converters = fields.map((f) => [f.name, columnConverter(f)]); });
+      // A statement without a result set announces `fields` too, with none.
+      stream.on('fields', (fields: FieldPacket[] | undefined) => { if (fields) converters = fields.map((f) => [f.name, columnConverter(f)]); });
       let batch: Row[] = [];
       let wanted = true;
       for await (const raw of stream) {
