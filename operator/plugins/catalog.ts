@@ -4,7 +4,10 @@
 // heavy libraries with `await import()` inside `run`), so the model can import this list without an import cycle.
 import type { PluginDefinition } from './define.js';
 import { NOTIFICATION_DEFINITIONS } from './notifications/index.js';
+import { mysqlQueries, mysqlQuery } from './jdbc/mysql.js';
+import { postgresQueries, postgresQuery } from './jdbc/postgresql.js';
 
 export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
   ...NOTIFICATION_DEFINITIONS,
+  postgresQuery, postgresQueries, mysqlQuery, mysqlQueries,
 ];
