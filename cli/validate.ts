@@ -27,7 +27,7 @@ export interface CheckedDocument {
 const FLOW_API_GROUP = 'flowpilot.io/';
 const isYaml = (name: string): boolean => /\.ya?ml$/i.test(name);
 
-/** Every YAML file of `paths` (folders walked recursively, hidden folders and node_modules skipped), sorted. */
+/** Every YAML file of `paths` (folders walked recursively, hidden folders and node_modules skipped, sorted; `-` is stdin). */
 export function yamlFiles(paths: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
@@ -39,6 +39,7 @@ export function yamlFiles(paths: string[]): string[] {
     }
   };
   for (const p of paths) {
+    if (p === '-') { out.push(p); continue; } // standard input (e.g. the output of kubectl kustomize)
     let st;
     try {
       st = statSync(p);
@@ -119,8 +120,8 @@ function offsetLine(doc: YamlDoc, counter: LineCounter, prefix: (string | number
 
 /** Every document of `file`, split as the API splits a multi-document body, checked. */
 export function checkFile(file: string): CheckedDocument[] {
-  const text = readFileSync(file, 'utf8');
-  const shown = file;
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  const shown = file === '-' ? '<stdin>' : file;
   const out: CheckedDocument[] = [];
   let cursor = 0;
   for (const split of splitDocuments(text)) {

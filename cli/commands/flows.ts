@@ -36,7 +36,7 @@ export function flowCommand(): Command {
 
   flow.command('validate')
     .description('Validate flow files or folders offline with the engine\'s validator (the messages of POST /api/v1/flows/validate); Kubernetes Flow manifests are checked by their spec, other manifests skipped. Exit 1 when a flow is invalid')
-    .argument('<paths...>', 'flow files (.yaml, .yml; several documents per file allowed) or folders, walked recursively')
+    .argument('<paths...>', 'flow files (.yaml, .yml; several documents per file allowed), folders (walked recursively), or - for standard input')
     .action(async (paths: string[], _o, cmd: Command) => {
       const docs = await checkPaths(paths);
       const fmt = format(cmd);
