@@ -26,7 +26,7 @@ function serverCommand(): Command {
 }
 
 /** The whole program (a new one per call: commander keeps parse state). */
-export function buildProgram(name = 'flowpilot'): Command {
+export function buildProgram(name = 'flowpilot', helpWidth?: number): Command {
   const program = new Command(name)
     .description('Command line of flowpilot: validate and deploy flows, run and follow executions, read logs, KV pairs and triggers, start the server')
     .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
@@ -40,14 +40,14 @@ export function buildProgram(name = 'flowpilot'): Command {
     .option('--kube-service <name>', 'the API Service (default flowpilot-api)')
     .option('--kube-port <port>', 'the API Service port (default 8080)')
     .showHelpAfterError('(add --help for usage)')
-    .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true, ...(helpWidth ? { helpWidth } : {}) })
     .exitOverride();
   for (const c of [serverCommand(), flowCommand(), runCommand(), executionCommand(), logsCommand(), kvCommand(), triggerCommand()]) {
     program.addCommand(c);
   }
   const exitEverywhere = (c: Command): void => {
     c.exitOverride();
-    c.configureHelp({ showGlobalOptions: true });
+    c.configureHelp({ showGlobalOptions: true, ...(helpWidth ? { helpWidth } : {}) });
     c.showHelpAfterError('(add --help for usage)');
     c.commands.forEach(exitEverywhere);
   };
