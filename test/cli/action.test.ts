@@ -38,7 +38,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('scripts/ci-deploy.sh', () => {
+describe('scripts/ci-deploy.sh', { timeout: 120_000 }, () => {
   it('validates and deploys the folder; dry run changes nothing; delete prunes the namespace', async () => {
     const server = e.base.replace(/\/api\/v1$/, '');
     const dry = await runScript({ FLOWPILOT_URL: server, FLOWS_DRY_RUN: 'true' });

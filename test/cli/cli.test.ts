@@ -46,7 +46,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('flow deploy', () => {
+describe('flow deploy', { timeout: 120_000 }, () => {
   it('plans without changing anything on --dry-run, then creates, updates only what changed, and deletes with --delete', async () => {
     const dry = await cli(['flow', 'deploy', join(dir, 'flows'), '--dry-run', '-o', 'json'], env);
     expect(dry.code, dry.stderr).toBe(0);
@@ -95,7 +95,7 @@ describe('flow deploy', () => {
   });
 });
 
-describe('run', () => {
+describe('run', { timeout: 120_000 }, () => {
   it('--wait prints progress on stderr and the outputs on stdout, exit 0 on SUCCESS', async () => {
     const r = await cli(['run', NS, 'ok', '--input', 'name=cli', '--label', 'team=cli', '--wait'], env);
     expect(r.code, r.stderr).toBe(0);
@@ -160,7 +160,7 @@ describe('run', () => {
   });
 });
 
-describe('logs', () => {
+describe('logs', { timeout: 120_000 }, () => {
   it('--follow prints stored and new lines until the execution ends; --level filters', async () => {
     const started = (await e.execute(NS, 'chatty')) as { id: string };
     const r = await cli(['logs', started.id, '--follow'], env);
@@ -176,7 +176,7 @@ describe('logs', () => {
   });
 });
 
-describe('kv', () => {
+describe('kv', { timeout: 120_000 }, () => {
   it('sets, gets, lists and deletes values with their types', async () => {
     expect((await cli(['kv', 'set', NS, 'count', '42'], env)).code).toBe(0);
     expect((await cli(['kv', 'set', NS, 'greeting', 'hello there'], env)).code).toBe(0);
@@ -196,7 +196,7 @@ describe('kv', () => {
   });
 });
 
-describe('flows and executions read back', () => {
+describe('flows and executions read back', { timeout: 120_000 }, () => {
   it('flow get/list/export, execution list, trigger list', async () => {
     const get = await cli(['flow', 'get', NS, 'ok', '--source'], env);
     expect(get.stdout).toContain('id: ok');
@@ -222,7 +222,7 @@ describe('flows and executions read back', () => {
   });
 });
 
-describe('errors', () => {
+describe('errors', { timeout: 120_000 }, () => {
   it('are one line with the exit code of their kind, never a stack trace', async () => {
     const port = await freePort();
     const refused = await cli(['flow', 'list', '--server', `http://127.0.0.1:${port}`], env);

@@ -14,7 +14,7 @@ import { cli, ROOT } from './run-cli.js';
 const DIR = join(ROOT, 'examples/gitops');
 const kubectl = findKubectl();
 
-describe('examples/gitops', () => {
+describe('examples/gitops', { timeout: 120_000 }, () => {
   it.skipIf(!kubectl.path)(`renders with kubectl kustomize and every Flow validates with the CLI${kubectl.path ? '' : ` (skipped: ${kubectl.reason})`}`, async () => {
     const rendered = execFileSync(kubectl.path!, ['kustomize', DIR], { encoding: 'utf8' });
     const manifests = parseAllDocuments(rendered).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; spec: Record<string, unknown> });

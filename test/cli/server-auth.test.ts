@@ -38,7 +38,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('flowpilot server and authentication', () => {
+describe('flowpilot server and authentication', { timeout: 120_000 }, () => {
   it('refuses without credentials (exit 7, one line saying what to give)', async () => {
     const r = await cli(['flow', 'list', '--server', url]);
     expect(r.code).toBe(7);
