@@ -19,6 +19,7 @@ import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { scopedLogs } from '../tenancy/scoped-logs.js';
+import { scopedExecutions } from '../tenancy/scoped-executions.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { sharedWorkingDirOf } from './working-directory.js';
 
@@ -115,6 +116,7 @@ export function buildRunContext(a: {
     get kv() { return kv(); },
     get namespaceFiles() { return scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits); },
     get logs() { return scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS); },
+    get executions() { return scopedExecutions(stores.executions, exec.namespace, a.grants ?? NO_GRANTS); },
     storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
     get workingDir() {
       if (!created) { wd.create(); created = true; }

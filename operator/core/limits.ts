@@ -117,6 +117,18 @@ export const LIMIT_SETTINGS = {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
     doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',
   },
+  jdbcFetchMaxBytes: {
+    env: 'JDBC_FETCH_MAX_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'largest result (its rows as JSON) a jdbc Query or Queries statement with fetchType FETCH or FETCH_ONE returns into the execution; larger results are refused (fetchType STORE streams them to a file), in bytes',
+  },
+  jdbcMaxFetchSize: {
+    env: 'JDBC_MAX_FETCH_SIZE', default: 100_000, min: 1,
+    doc: 'largest `fetchSize` of a jdbc Query or Queries task (rows read from the server per round trip and held at once)',
+  },
+  jdbcConnectTimeoutMs: {
+    env: 'JDBC_CONNECT_TIMEOUT_MS', default: 30_000, min: 100,
+    doc: 'time a jdbc Query or Queries task waits for its database connection (a URL `connectTimeout` may only shorten it), in milliseconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;

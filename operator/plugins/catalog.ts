@@ -7,5 +7,12 @@ import type { PluginDefinition } from './define.js';
 import { sftpDefinitions } from './fs/sftp.js';
 import { gitClone } from './git/clone.js';
 import { gitPush } from './git/push.js';
+import { NOTIFICATION_DEFINITIONS } from './notifications/index.js';
+import { mysqlQueries, mysqlQuery } from './jdbc/mysql.js';
+import { postgresQueries, postgresQuery } from './jdbc/postgresql.js';
 
-export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [...compressDefinitions, gitClone, gitPush, ...sftpDefinitions];
+export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
+  ...NOTIFICATION_DEFINITIONS,
+  postgresQuery, postgresQueries, mysqlQuery, mysqlQueries,
+  ...compressDefinitions, gitClone, gitPush, ...sftpDefinitions,
+];
