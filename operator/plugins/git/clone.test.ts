@@ -3,6 +3,7 @@
 // transports that run commands (`ext::`) or read the server's disk (local paths) refused.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +142,20 @@ describe('git.Clone', () => {
     const r = await clone({ url: `file://${bare}`, directory: 'local' });
     expect(r.state).toBe('SUCCESS');
     expect(readFileSync(join(r.outputs!.directory as string, 'hello.txt'), 'utf8')).toBe('hello main\n');
+  });
+
+  it('stops git when the task is killed (a server that never answers)', async () => {
+    const silent = createServer(() => { /* accepts, never answers */ });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      t = makeTestContext({ task: { id: 'clone', type: TYPE, url: `git://127.0.0.1:${(silent.address() as { port: number }).port}/repo.git` } });
+      const running = getRunnable(TYPE)!.run(t.ctx);
+      setTimeout(() => t!.controller.abort(), 300);
+      const r = await running;
+      expect(r).toEqual({ state: 'FAILED', error: 'Task killed' });
+    } finally {
+      silent.close();
+    }
   });
 
   it('refuses a directory outside the working directory', async () => {
