@@ -97,6 +97,18 @@ export const LIMIT_SETTINGS = {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
   },
+  archiveMaxExtractedBytes: {
+    env: 'ARCHIVE_MAX_EXTRACTED_BYTES', default: 4 * 1024 * 1024 * 1024, min: 1024,
+    doc: 'bytes one compress.ArchiveDecompress or FileDecompress may write to internal storage (all entries together, counted as they are decompressed, so a zip bomb stops there), in bytes',
+  },
+  archiveMaxEntries: {
+    env: 'ARCHIVE_MAX_ENTRIES', default: 10_000, min: 1,
+    doc: 'files one compress.ArchiveDecompress may extract or one compress.ArchiveCompress may archive',
+  },
+  fsListMaxEntries: {
+    env: 'FS_LIST_MAX_ENTRIES', default: 10_000, min: 1,
+    doc: 'entries one fs.sftp.List may read from the server (all folders of a recursive listing together)',
+  },
   namespaceMaxBytes: {
     env: 'NAMESPACE_MAX_BYTES', default: 256 * 1024, min: 1024,
     doc: 'largest namespace (its description, variables and plugin defaults as JSON) the API stores; every execution of the namespace and of its children carries it, in bytes',

@@ -35,7 +35,8 @@ function requireBinary(path: string, pkg: string): void {
   if (!existsSync(path)) throw new Error(`${path} is missing: install the Debian package '${pkg}' (scripts/install-services.sh does)`);
 }
 
-function run(name: string, cmd: string, args: string[], port: number, dir: string, opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Service> {
+/** Starts a service process in `dir` and waits until it listens on `port`; `stop` ends it and removes `dir`. */
+export function run(name: string, cmd: string, args: string[], port: number, dir: string, opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Service> {
   let out = '';
   const proc = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}) });
   proc.stdout!.on('data', (d) => { out = (out + d).slice(-4000); });
