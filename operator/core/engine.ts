@@ -1,6 +1,5 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
-import { isDeepStrictEqual } from 'node:util';
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
@@ -10,7 +9,7 @@ import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
-import { copyData, freezeData } from './keyed.js';
+import { copyData, freezeData, sameData } from './keyed.js';
 import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
@@ -76,7 +75,7 @@ export function handBackUnchanged(exec: Execution): void {
   const runs = exec.taskRunList;
   const again = handedBack.get(exec) ?? [];
   for (const { at, original } of list) {
-    if (runs[at]?.id === original.id && isDeepStrictEqual(runs[at], original)) { runs[at] = original; again.push(at); }
+    if (runs[at]?.id === original.id && sameData(runs[at], original)) { runs[at] = original; again.push(at); }
   }
   handedBack.set(exec, again);
 }
@@ -110,7 +109,7 @@ function settleRuns(before: Execution, exec: Execution, copied: number[] | undef
   if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
   for (const i of copied) {
     const original = before.taskRunList[i]!;
-    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) {
+    if (Object.isFrozen(original) && runs[i]!.id === original.id && sameData(runs[i], original)) {
       runs[i] = original;
       if (!isTerminal(original.state.current)) swapped.push(i);
     } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
