@@ -144,8 +144,10 @@ export class SqliteExecutionStore implements ExecutionStore {
       get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
       runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
-      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES
-        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`)),
+      // An upsert, not INSERT OR REPLACE: replacing deletes and re-inserts each row, which with foreign keys on cost
+      // ~8x more for the rows of a fan-out's results (~1.1 s against ~0.14 s for 100,000 rows).
+      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT INTO execution_task_runs (seq, idx, body) VALUES
+        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')} ON CONFLICT (seq, idx) DO UPDATE SET body = excluded.body`)),
       trimRuns: db.prepare('DELETE FROM execution_task_runs WHERE seq = ? AND idx >= ?'),
       current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
