@@ -1,4 +1,5 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
+import type { SharedRuns } from './shared-runs.js';
 import type { OpenSecret } from './context.js';
 import type { FlowIndex } from './flow-index.js';
 import type { Limits } from './limits.js';
@@ -105,4 +106,6 @@ export interface StepContext {
   /** The runs of `exec` by id and by parent, kept in line as runs are created (run-index.ts). */
   runs: RunIndex;
   index: FlowIndex;
+  /** Runs shared frozen with the record the step was given, copied on first change (shared-runs.ts). */
+  shared?: SharedRuns;
 }

@@ -1,6 +1,7 @@
 // Objects keyed by names that a flow author or an API caller chose (input ids, loop values, label keys, JSON keys):
 // built without a prototype, so that no key (`__proto__`, `constructor`, `prototype`) can reach Object.prototype or
 // swap an object's prototype, and ids holding such segments are refused where they are declared.
+import { isDeepStrictEqual } from 'node:util';
 
 /** Key segments refused in ids at save, and never used as a path into an object. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -71,6 +72,32 @@ export function copyData<T>(value: T, shareFrozen = false): T {
     else out[k] = v;
   }
   return out as T;
+}
+
+/**
+ * Whether two values of JSON-like data are equal in depth, as `isDeepStrictEqual` says: primitives by `Object.is`,
+ * arrays item by item, objects of the same kind (plain or prototype-free) with the same own keys and equal values.
+ * Several times faster than `isDeepStrictEqual` on task runs (an engine step compares every run it copied with its
+ * original: 100,000 of them in a fan-out). Objects that are not plain data (a Date...) are left to `isDeepStrictEqual`.
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return Object.is(a, b);
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const proto = Object.getPrototypeOf(a);
+  if (proto !== Object.getPrototypeOf(b)) return false;
+  if (proto !== Object.prototype && proto !== null) return isDeepStrictEqual(a, b);
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) {
+    if (!Object.hasOwn(b, k) || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
 
 /**

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import { startServerProcess } from '../support/server-process.js';
-import { describeFanOut, fanOut, post, readExecution, type FanOutFigures, type LoopKind } from './fanout.js';
+import { describeFanOut, fanOut, LOOP_DELAY_PROBE_ARGS, loopDelayReader, post, readExecution, type FanOutFigures, type LoopKind } from './fanout.js';
 import { describeLoad, load, loadSettings, measureFloor, stop, type LoadFigures, type LoadSettings } from './load.js';
 import { check, formatSummary, growth, median, percentile, type SummaryRow } from './stats.js';
 
@@ -114,6 +114,8 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
     rows.push(check(`${kind} ms/item growth ${fmt(Math.min(...items))} -> ${fmt(Math.max(...items))}`, growth(runs), '<=', 1.5, 'x'));
   }
   rows.push(check(`${kind} worst /healthz meanwhile`, Math.max(...runs.map((r) => r.worstHealthzMs)), '<', 100, ' ms', 0));
+  const blocks = runs.flatMap((r) => (r.maxLoopDelayMs === undefined ? [] : [r.maxLoopDelayMs]));
+  if (blocks.length) rows.push({ figure: `${kind} longest event-loop block`, result: `${Math.round(Math.max(...blocks))} ms`, target: '' });
   rows.push({ figure: `${kind} peak server RSS`, result: `${Math.max(...runs.map((r) => r.peakRssMb))} MiB`, target: 'bounded' });
   return rows;
 }
@@ -122,14 +124,14 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
  * Every loop run, smallest sizes first (so a 100,000-item run's heap does not weigh on the small ones), with the read
  * of the EachParallel execution nearest 10,000 items right after it ran; then the summary rows.
  */
-async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number): Promise<SummaryRow[]> {
+async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number, loopDelay: () => Promise<number>): Promise<SummaryRow[]> {
   const order = [...plan].sort((a, b) => a[1] - b[1]);
   const each = plan.filter(([k]) => k === 'EachParallel').map(([, n]) => n);
   const readAt = each.length ? each.reduce((a, b) => (Math.abs(b - 10_000) < Math.abs(a - 10_000) ? b : a)) : undefined;
   const runs: FanOutFigures[] = [];
   const rows: SummaryRow[] = [];
   for (const [kind, n] of order) {
-    const f = await fanOut(base, pid, dataDir, kind, n);
+    const f = await fanOut(base, pid, dataDir, kind, n, loopDelay);
     console.log(describeFanOut(f));
     runs.push(f);
     if (kind !== 'EachParallel' || n !== readAt) continue;
@@ -167,7 +169,9 @@ export async function runOrchestrationBench(): Promise<void> {
     }
     // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile of the whole group there when it stops (node --cpu-prof).
     const prof = process.env.BENCH_CPU_PROF;
-    const { proc, base } = await startServerProcess(dataDir, 'inherit', {}, prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []);
+    // The event-loop probe (loop-delay-probe.ts) reports the server's longest block during each loop run.
+    const { proc, base, output } = await startServerProcess(dataDir, 'inherit', {},
+      [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []), ...LOOP_DELAY_PROBE_ARGS]);
     try {
       if (floor) {
         const health = await load(`${base.replace(/\/api\/v1$/, '')}/healthz`, proc.pid!, settings, false);
@@ -192,7 +196,7 @@ export async function runOrchestrationBench(): Promise<void> {
         ...sequentialForEach.map((n) => ['ForEach c=1', n] as [LoopKind, number])];
       if (plan.length) {
         console.log('  fan-out over range(1, N) of a Return task (/healthz probed every 20 ms, RSS sampled; stored = bytes added to the SQLite file):');
-        rows.push(...await fanOuts(base, proc.pid!, dataDir, plan, reads));
+        rows.push(...await fanOuts(base, proc.pid!, dataDir, plan, reads, loopDelayReader(proc.pid!, output)));
       }
     } finally {
       await stop(proc);
