@@ -102,9 +102,9 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
     : (vars: Record<string, unknown>) => (vars.envs === undefined ? { ...vars, envs } : vars);
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */
   const within = <T>(s: typeof sink, v: RenderViews | undefined, vars: Record<string, unknown>, f: () => T): T => {
-    const prev = [sink, views, namespace] as const;
-    [sink, views, namespace] = [s, v, namespaceOf(vars)];
-    try { return f(); } finally { [sink, views, namespace] = prev; }
+    const prevSink = sink, prevViews = views, prevNamespace = namespace;
+    sink = s; views = v; namespace = namespaceOf(vars);
+    try { return f(); } finally { sink = prevSink; views = prevViews; namespace = prevNamespace; }
   };
   const renderer = (s: typeof sink, v?: RenderViews): Renderer => ({
     render: (t, vars) => within(s, v, vars, () => base.render(t, withEnvs(vars))),
