@@ -582,7 +582,10 @@ export class Controller {
  * (a resync's tick, a start that stays QUEUED) the copy is compared, so an idle execution costs no write.
  */
 function changed(before: Execution, after: Execution, realEvents: boolean): boolean {
-  return after !== before && (realEvents || !isDeepStrictEqual(before, after));
+  if (after === before) return false;
+  // A start that started it, or a tick that added runs: no need to compare the whole records.
+  if (realEvents || after.state.current !== before.state.current || after.taskRunList.length !== before.taskRunList.length) return true;
+  return !isDeepStrictEqual(before, after);
 }
 
 function acksOf(items: QueueItem[]): number[] {

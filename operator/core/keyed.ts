@@ -108,6 +108,7 @@ export function freezeData<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
   Object.freeze(value);
   if (Array.isArray(value)) for (const v of value) freezeData(v);
-  else for (const k of Object.keys(value)) freezeData((value as Record<string, unknown>)[k]);
+  // for-in, not Object.keys: no array per object (records hold plain data, whose prototypes add no enumerable keys).
+  else for (const k in value) if (Object.hasOwn(value, k)) freezeData((value as Record<string, unknown>)[k]);
   return value;
 }
