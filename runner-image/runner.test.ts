@@ -74,6 +74,35 @@ describe('runRunner (in process)', () => {
     expect(lines[0]?.taskRunId).toBe(a.run.id);
   });
 
+  it('opens sealed texts of STRING and JSON inputs (a known secret the operator sealed) for the task, masks them in logs', async () => {
+    const a = attemptOf(`id: sealed-string
+namespace: company.team
+inputs:
+  - id: password
+    type: STRING
+  - id: settings
+    type: JSON
+tasks:
+  - id: sh
+    type: ai.service.plugin.scripts.shell.Commands
+    env:
+      PW: "{{ inputs.password }}"
+      NESTED: "{{ inputs.settings.db.password }}"
+    commands:
+      - echo "pw=$PW"
+      - echo "::{\\"outputs\\":{\\"pwSha\\":\\"$(printf %s "$PW" | sha256sum | cut -d' ' -f1)\\",\\"nestedSha\\":\\"$(printf %s "$NESTED" | sha256sum | cut -d' ' -f1)\\"}}::"
+`);
+    const box = new SecretBox(KEY);
+    a.exec.inputs = { password: box.seal(PW, inputAad(a.exec, 'password')), settings: { db: { password: box.seal(PW, inputAad(a.exec, 'settings')), port: 5432 } } };
+    const s = await setup(a);
+    const outcome = await runRunner({ ...s.env, ...POD_SECRETS }, { stores: { storage: s.storage, logs: s.logs, kv: new SqliteKVStore(s.db) } });
+    expect(outcome.state, outcome.error).toBe('SUCCESS');
+    expect(outcome.outputs).toMatchObject({ vars: { pwSha: sha(PW), nestedSha: sha(PW) } });
+    const logs = (await s.logs.forExecution(a.exec.id)).map((l) => l.message).join('\n');
+    expect(logs).toContain('pw=******');
+    expect(logs).not.toContain(PW);
+  });
+
   it('returns a failing script as FAILED (not as a runner error) and masks secrets', async () => {
     const a = oneTask('id: sh\ntype: ai.service.plugin.scripts.shell.Commands\ncommands:\n  - echo "token {{ secret(\'TOKEN\') }}"\n  - exit 3');
     const s = await setup(a);

@@ -90,7 +90,7 @@ export interface EngineDeps {
   /** In [0, 1): random retry delays. */
   random(): number;
   renderer: Renderer;
-  /** Opens SECRET inputs for templates (absent: they are seen as stored). */
+  /** Opens encrypted input values for templates (absent: they are seen as stored). */
   openSecret?: OpenSecret;
   /** Safety limits (task runs per execution, subflow depth); DEFAULT_LIMITS when not given. */
   limits?: Limits;
