@@ -17,6 +17,11 @@ export interface TaskOutcome {
    * against the task's `retry` policy.
    */
   infrastructure?: boolean;
+  /**
+   * Values the attempt declared sensitive, sealed (operator/secrets `sealedValues`): a task Pod's runner reports them so
+   * the operator masks them too. The controller takes them off before the engine sees the outcome.
+   */
+  secrets?: string[];
 }
 
 export type TimerKind = 'retry' | 'timeout' | 'pause' | 'loop' | 'flow-retry';

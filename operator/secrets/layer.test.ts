@@ -144,6 +144,30 @@ describe('sealInputs: a known secret in any input is sealed, not masked, so task
   });
 });
 
+describe('values reported between the operator and a task Pod\'s runner', () => {
+  it('sealedValues carries an execution\'s values sealed for it; learnSealed remembers them for that execution only', () => {
+    const runner = layer();
+    runner.remember('e1', ['declared-credential']);
+    const sealed = runner.sealedValues('e1');
+    expect(sealed).toHaveLength(1);
+    expect(JSON.stringify(sealed)).not.toContain('declared-credential');
+    const operator = layer();
+    operator.learnSealed('e2', sealed); // sealed for e1: opens nowhere else
+    expect(operator.masker('e2').mask('declared-credential')).toBe('declared-credential');
+    operator.learnSealed('e1', [...sealed, 'fpenc1:not-sealed-here', box.seal('x-other', inputAad(exec('e1', {}), 'pw'))]);
+    expect(operator.masker('e1').mask('declared-credential x-other')).toBe(`${MASK} x-other`);
+  });
+
+  it('without a key nothing is reported nor learnt', () => {
+    const l = new SecretLayer({ values: () => [] });
+    l.remember('e1', ['declared-credential']);
+    expect(l.sealedValues('e1')).toEqual([]);
+    expect(layer().sealedValues('unknown')).toEqual([]);
+    l.learnSealed('e2', layer().sealedValues('e1'));
+    expect(l.masker('e2').size).toBe(0);
+  });
+});
+
 describe('maskers', () => {
   it('openInput returns the clear value and masks it in that execution only', () => {
     const l = layer(['global-secret']);

@@ -4,7 +4,7 @@
 // `masker(executionId)`; the engine and task attempts read inputs through `openInput`.
 import type { Execution, Input } from '../core/types.js';
 import { createMasker, mapStrings, maskable, type Masker } from './masker.js';
-import { inputAad, isSealed, type SecretBox } from './sealed.js';
+import { inputAad, isSealed, reportedAad, type SecretBox } from './sealed.js';
 
 export interface SecretLayerOptions {
   /** Every value of the secret source, read at start and again on `refresh()`. */
@@ -60,6 +60,24 @@ export class SecretLayer {
       e.values.add(v);
       delete e.masker;
     }
+  }
+
+  /**
+   * The values `executionId` added, each sealed for it: what a task Pod's runner reports with its outcome, so the
+   * operator masks (and seals in inputs) the credentials its tasks declared. None without a key.
+   */
+  sealedValues(executionId: string): string[] {
+    const box = this.box;
+    const e = this.executions.get(executionId);
+    if (!box || !e) return [];
+    return [...e.values].map((v) => box.seal(v, reportedAad(executionId)));
+  }
+
+  /** Remembers the values a runner reported (`sealedValues`); one that does not open (another key, execution) is ignored. */
+  learnSealed(executionId: string, sealed: readonly string[]): void {
+    const box = this.box;
+    if (!box) return;
+    this.remember(executionId, sealed.map((s) => box.open(s, reportedAad(executionId))).filter((v): v is string => v !== undefined));
   }
 
   /** Learns the secret values of a record: its sealed input values, at any depth (opened), and its parent's values. */
