@@ -82,6 +82,17 @@ describe('sealInputs: a known secret in any input is sealed, not masked, so task
     expect(stored(l, s)).toBe(s); // sealed for this execution: unchanged on the next write
   });
 
+  it('records sharing one inputs object (successive writes): a value declared between two writes is sealed at the next', () => {
+    const l = layer();
+    const first = exec('e1', { name: PW });
+    expect(stored(l, first)).toBe(first); // nothing known yet: stored as given
+    expect(stored(l, { ...first })).toEqual(first); // the same inputs, nothing new: unchanged (the walk is skipped)
+    l.remember('e1', [PW]);
+    const next = stored(l, { ...first, state: { ...first.state } });
+    expect(isSealed(next.inputs.name)).toBe(true);
+    expect(l.openInput(next, 'name', next.inputs.name)).toBe(PW);
+  });
+
   it('numbers, booleans and short texts stay as they are; an input without a secret is the same object', () => {
     const l = layer();
     l.remember('e1', [PW]);

@@ -31,6 +31,10 @@ export class SecretLayer {
   /** Opened sealed values by (additional data, sealed text): records are tracked at every write. */
   private readonly opened = new Map<string, string>();
   private readonly max: number;
+  /** Inputs objects already learnt (`track`), by execution id: successive records of an execution share them. */
+  private readonly tracked = new WeakMap<object, string>();
+  /** Inputs objects with nothing left to seal for (execution id, masker): a write that changed neither skips the walk. */
+  private readonly settled = new WeakMap<object, { id: string; masker: Masker }>();
 
   constructor(private readonly o: SecretLayerOptions) {
     this.box = o.box;
@@ -84,16 +88,17 @@ export class SecretLayer {
   track(exec: Execution): void {
     const parent = exec.parent && this.executions.get(exec.parent.executionId);
     if (parent) this.remember(exec.id, parent.values);
-    if (!this.box) return;
-    for (const [id, value] of Object.entries(exec.inputs ?? {})) {
-      const aad = inputAad(exec, id);
+    const inputs = exec.inputs;
+    if (!this.box || !inputs || this.tracked.get(inputs) === exec.id) return;
+    for (const [id, value] of Object.entries(inputs)) {
       const learn = (s: string): string => {
-        const clear = isSealed(s) ? this.open(s, aad) : undefined;
+        const clear = isSealed(s) ? this.open(s, inputAad(exec, id)) : undefined;
         if (clear !== undefined) this.remember(exec.id, [clear]);
         return s;
       };
       mapStrings(value, learn, learn);
     }
+    this.tracked.set(inputs, exec.id);
   }
 
   /**
@@ -117,21 +122,22 @@ export class SecretLayer {
       secret.add(def.id);
       const value = exec.inputs?.[def.id];
       if (value === undefined || value === null) continue;
-      const seal = (v: unknown): unknown => (typeof v === 'string' ? this.sealText(this.boxFor(def.id), inputAad(exec, def.id), v, true) : v);
+      const seal = (v: unknown): unknown => (typeof v === 'string' ? this.sealText(this.boxFor(def.id), inputAad(exec, def.id), v) : v);
       const sealed = Array.isArray(value) ? value.map(seal) : seal(value);
       set(def.id, value, Array.isArray(value) && (sealed as unknown[]).every((v, i) => v === value[i]) ? value : sealed);
     }
     const withSecret = inputs ? { ...exec, inputs } : exec;
     this.track(withSecret);
     const box = this.box;
-    if (box) {
-      const m = this.masker(exec.id);
-      for (const [id, value] of Object.entries(withSecret.inputs ?? {})) {
+    const m = this.masker(exec.id);
+    const before = this.settled.get(withSecret.inputs ?? {});
+    if (box && withSecret.inputs && !(before?.id === exec.id && before.masker === m)) {
+      for (const [id, value] of Object.entries(withSecret.inputs)) {
         if (secret.has(id)) continue;
-        const aad = inputAad(exec, id);
-        const seal = (s: string): string => this.sealText(box, aad, s, m.size > 0 && m.mask(s) !== s);
+        const seal = (s: string): string => (isSealed(s) || (m.size > 0 && m.mask(s) !== s) ? this.sealText(box, inputAad(exec, id), s) : s);
         set(id, value, mapStrings(value, seal, seal));
       }
+      this.settled.set(inputs ?? withSecret.inputs, { id: exec.id, masker: m });
     }
     return inputs ? { ...exec, inputs } : exec;
   }
@@ -158,11 +164,9 @@ export class SecretLayer {
     return this.box;
   }
 
-  /** `text` sealed for `aad` when `secret`, or when it looks sealed but does not open there (a clear text, then); else as it is. */
-  private sealText(box: SecretBox, aad: string, text: string, secret: boolean): string {
-    // Sealed for this very execution (a replay or retry copy) stays; anything else, a sealed-looking text included, is a clear value.
-    if (isSealed(text)) return this.open(text, aad) !== undefined ? text : box.seal(text, aad);
-    return secret ? box.seal(text, aad) : text;
+  /** `text` sealed for `aad`. Sealed for this very execution (a replay or retry copy) it stays; anything else, a sealed-looking text included, is a clear value. */
+  private sealText(box: SecretBox, aad: string, text: string): string {
+    return isSealed(text) && this.open(text, aad) !== undefined ? text : box.seal(text, aad);
   }
 
   private open(sealed: string, aad: string): string | undefined {

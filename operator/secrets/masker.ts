@@ -133,25 +133,34 @@ class RegexMasker implements Masker {
  */
 export function mapStrings<T>(value: T, leaf: (s: string) => string, key?: (k: string) => string): T {
   if (typeof value === 'string') return leaf(value) as T;
-  if (Array.isArray(value)) {
-    let changed = false;
-    const out = value.map((v) => { const m = mapStrings(v, leaf, key); if (m !== v) changed = true; return m; });
-    return (changed ? out : value) as T;
-  }
   if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const m = mapStrings(v, leaf, key);
+      if (m !== v) (out ??= value.slice())[i] = m;
+    }
+    return (out ?? value) as T;
+  }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value; // JSON-like data only
-  let changed = false;
-  const entries = Object.entries(value).map(([k, v]) => {
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = obj[k];
     const mk = key ? key(k) : k;
     const mv = mapStrings(v, leaf, key);
-    if (mk !== k || mv !== v) changed = true;
-    return [mk, mv] as const;
-  });
-  if (!changed) return value;
-  const out = Object.create(proto) as Record<string, unknown>;
-  for (const [k, v] of entries) out[k] = v;
-  return out as T;
+    if (!out && (mk !== k || mv !== v)) {
+      // The first change: a copy of the entries before it, in order.
+      out = Object.create(proto) as Record<string, unknown>;
+      for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
+    }
+    if (out) out[mk] = mv;
+  }
+  return (out ?? value) as T;
 }
 
 /** Values worth masking: long enough, and not made of the mask's own character (masking would feed on itself). */
