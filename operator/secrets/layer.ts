@@ -21,6 +21,8 @@ export interface SecretLayerOptions {
 interface ExecutionSecrets { values: Set<string>; masker?: Masker }
 
 /** The input definitions whose values are sealed: SECRET, and ARRAY of SECRET items. */
+const isEmpty = (o: object): boolean => { for (const _ in o) return false; return true; };
+
 const sealedInputs = (defs: Input[] | undefined): Input[] =>
   (defs ?? []).filter((d) => d.type === 'SECRET' || (d.type === 'ARRAY' && d.itemType === 'SECRET'));
 
@@ -89,7 +91,7 @@ export class SecretLayer {
     const parent = exec.parent && this.executions.get(exec.parent.executionId);
     if (parent) this.remember(exec.id, parent.values);
     const inputs = exec.inputs;
-    if (!this.box || !inputs || this.tracked.get(inputs) === exec.id) return;
+    if (!this.box || !inputs || isEmpty(inputs) || this.tracked.get(inputs) === exec.id) return;
     for (const [id, value] of Object.entries(inputs)) {
       const learn = (s: string): string => {
         const clear = isSealed(s) ? this.open(s, inputAad(exec, id)) : undefined;
@@ -111,6 +113,7 @@ export class SecretLayer {
    * The layer learns the record on the way (`track`).
    */
   sealInputs(exec: Execution, defs: Input[] | undefined): Execution {
+    if (!exec.inputs || isEmpty(exec.inputs)) { this.track(exec); return exec; }
     let inputs: Record<string, unknown> | undefined;
     const set = (id: string, before: unknown, after: unknown): void => {
       if (after === before) return;
@@ -129,15 +132,17 @@ export class SecretLayer {
     const withSecret = inputs ? { ...exec, inputs } : exec;
     this.track(withSecret);
     const box = this.box;
+    const all = withSecret.inputs;
+    if (!box || !all || isEmpty(all)) return withSecret;
     const m = this.masker(exec.id);
-    const before = this.settled.get(withSecret.inputs ?? {});
-    if (box && withSecret.inputs && !(before?.id === exec.id && before.masker === m)) {
-      for (const [id, value] of Object.entries(withSecret.inputs)) {
+    const before = this.settled.get(all);
+    if (!(before?.id === exec.id && before.masker === m)) {
+      for (const [id, value] of Object.entries(all)) {
         if (secret.has(id)) continue;
         const seal = (s: string): string => (isSealed(s) || (m.size > 0 && m.mask(s) !== s) ? this.sealText(box, inputAad(exec, id), s) : s);
         set(id, value, mapStrings(value, seal, seal));
       }
-      this.settled.set(inputs ?? withSecret.inputs, { id: exec.id, masker: m });
+      this.settled.set(inputs ?? all, { id: exec.id, masker: m });
     }
     return inputs ? { ...exec, inputs } : exec;
   }

@@ -120,8 +120,11 @@ class RegexMasker implements Masker {
     return more.length ? new RegexMasker(new Set([...this.values, ...more])) : this;
   }
 
+  private readonly maskText = (s: string): string => this.mask(s);
+
   private deep<T>(value: T, keys: boolean, keep?: (s: string) => boolean): T {
-    const leaf = (s: string): string => (keep?.(s) ? s : this.mask(s));
+    if (value === undefined || value === null) return value;
+    const leaf = keep ? (s: string): string => (keep(s) ? s : this.mask(s)) : this.maskText;
     return mapStrings(value, leaf, keys ? leaf : undefined);
   }
 }
