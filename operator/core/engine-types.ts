@@ -18,6 +18,11 @@ export interface TaskOutcome {
    * against the task's `retry` policy.
    */
   infrastructure?: boolean;
+  /**
+   * Values the attempt declared sensitive, sealed (operator/secrets `sealedValues`): a task Pod's runner reports them so
+   * the operator masks them too. The controller takes them off before the engine sees the outcome.
+   */
+  secrets?: string[];
 }
 
 export type TimerKind = 'retry' | 'timeout' | 'pause' | 'loop' | 'flow-retry';
@@ -91,7 +96,7 @@ export interface EngineDeps {
   /** In [0, 1): random retry delays. */
   random(): number;
   renderer: Renderer;
-  /** Opens SECRET inputs for templates (absent: they are seen as stored). */
+  /** Opens encrypted input values for templates (absent: they are seen as stored). */
   openSecret?: OpenSecret;
   /** Safety limits (task runs per execution, subflow depth); DEFAULT_LIMITS when not given. */
   limits?: Limits;

@@ -13,6 +13,9 @@ export function inputAad(exec: { namespace: string; flowId: string; originalId: 
   return JSON.stringify([exec.namespace, exec.flowId, exec.originalId, inputId]);
 }
 
+/** The additional data of the values a task Pod's runner reports sealed to the operator (`SecretLayer.sealedValues`). */
+export const reportedAad = (executionId: string): string => JSON.stringify(['reported', executionId]);
+
 export const isSealed = (v: unknown): v is string => typeof v === 'string' && v.startsWith(SEALED_PREFIX);
 
 export class SecretBox {
