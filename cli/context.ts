@@ -5,7 +5,7 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient } from './client.js';
 import { CliError, usageError } from './errors.js';
-import { kubeTarget, portForward } from './kube.js';
+import { kubeTarget, loadKubeConfig, portForward } from './kube.js';
 import { outputFormat, render, type OutputFormat } from './output.js';
 
 export interface GlobalOptions {
@@ -49,7 +49,7 @@ export async function connect(cmd: Command, env: NodeJS.ProcessEnv = process.env
   if (!server && kubeMode(o)) {
     const port = o.kubePort === undefined ? undefined : Number(o.kubePort);
     if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) throw usageError(`invalid --kube-port '${o.kubePort}': expected a port number`);
-    const target = kubeTarget({ context: o.kubeContext, namespace: o.kubeNamespace, service: o.kubeService, port });
+    const target = kubeTarget({ context: o.kubeContext, namespace: o.kubeNamespace, service: o.kubeService, port }, await loadKubeConfig());
     const forward = await portForward(target);
     cleanups.push(forward.close);
     server = forward.url;

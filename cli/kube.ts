@@ -3,7 +3,7 @@
 // `kubectl port-forward` to the API Service gives a local URL. The API checks the token itself (TokenReview), so the
 // token travels to it directly: the Kubernetes API server's service proxy would drop it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { CliError, ExitCodes } from './errors.js';
 
 export interface KubeOptions {
@@ -17,8 +17,8 @@ export interface KubeOptions {
 
 export interface KubeTarget { context: string; namespace: string; service: string; port: number; token?: string }
 
-/** Where the API is and who we are, from the kubeconfig (KUBECONFIG or ~/.kube/config) and the options. */
-export function kubeTarget(opts: KubeOptions, kc: KubeConfig = loadKubeConfig()): KubeTarget {
+/** Where the API is and who we are, from the kubeconfig (loadKubeConfig) and the options. */
+export function kubeTarget(opts: KubeOptions, kc: KubeConfig): KubeTarget {
   const contextName = opts.context ?? kc.getCurrentContext();
   const context = kc.getContextObject(contextName);
   if (!context) throw new CliError(`kubeconfig has no context '${contextName || '(none)'}': pick one with --context or 'kubectl config use-context'`, ExitCodes.USAGE);
@@ -32,7 +32,10 @@ export function kubeTarget(opts: KubeOptions, kc: KubeConfig = loadKubeConfig())
   };
 }
 
-function loadKubeConfig(): KubeConfig {
+/** The kubeconfig (KUBECONFIG or ~/.kube/config). The client library loads here, not at start: it is the CLI's heaviest
+ *  dependency (~800 modules) and only the kubectl plugin mode needs it. */
+export async function loadKubeConfig(): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   try {
     kc.loadFromDefault();

@@ -1,6 +1,6 @@
 // How commands print results: `--output table` (aligned columns for lists, `key: value` lines for one object, the
 // default), `json` or `yaml` (the API's answer as it came, for scripts).
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import { usageError } from './errors.js';
 
 export const OutputFormats = ['table', 'json', 'yaml'] as const;
@@ -10,6 +10,15 @@ export function outputFormat(value: string | undefined): OutputFormat {
   const v = (value ?? 'table').toLowerCase();
   if (!(OutputFormats as readonly string[]).includes(v)) throw usageError(`invalid --output '${value}': expected one of ${OutputFormats.join(', ')}`);
   return v as OutputFormat;
+}
+
+const require = createRequire(import.meta.url);
+let yaml: typeof import('yaml') | undefined;
+
+/** `value` as YAML text (no line folding). The yaml library loads on first use: most commands never print YAML. */
+export function yamlText(value: unknown): string {
+  yaml ??= require('yaml') as typeof import('yaml');
+  return yaml.stringify(value, { lineWidth: 0 }).trimEnd();
 }
 
 export interface Column<T> { header: string; value: (row: T) => unknown }
@@ -31,7 +40,7 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
 /** `value` as JSON or YAML; in table form the `table` text (or `key: value` lines when none is given). */
 export function render(format: OutputFormat, value: unknown, tableText?: () => string): string {
   if (format === 'json') return JSON.stringify(value, null, 2);
-  if (format === 'yaml') return stringify(value, { lineWidth: 0 }).trimEnd();
+  if (format === 'yaml') return yamlText(value);
   if (tableText) return tableText();
   if (typeof value !== 'object' || value === null) return cell(value);
   return Object.entries(value).map(([k, v]) => `${k}: ${cell(v)}`).join('\n');

@@ -19,6 +19,8 @@ function serverCommand(): Command {
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
       if (o.dataDir !== undefined) env.DATA_DIR = o.dataDir;
+      // The CLI's build (scripts/build-cli.mjs) leaves the server out: it runs from its sources through tsx, as npm start.
+      if (!import.meta.url.endsWith('.ts')) (await import('tsx/esm/api')).register();
       const { main } = await import('../operator/main.js');
       await main(env); // keeps running until SIGINT/SIGTERM
       outcome.keepAlive = true;

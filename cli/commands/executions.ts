@@ -1,12 +1,11 @@
 // `flowpilot run`, `flowpilot execution ...` and `flowpilot logs`: start executions and follow them to their end
 // (the exit code says how it ended), read, list, kill, restart, replay and resume them, print or follow their logs.
 import { Command } from 'commander';
-import { stringify } from 'yaml';
 import { isTerminal } from '../../operator/core/types.js';
 import type { ApiClient } from '../client.js';
 import { CliError, ExitCodes, exitCodeOfState, usageError } from '../errors.js';
 import { collect, connect, enc, format, inputsForm, inputsObject, intOption, labelsQuery, print } from '../context.js';
-import { table } from '../output.js';
+import { table, yamlText } from '../output.js';
 import { followExecution, logLineText, printLogs, type ExecutionJson, type LogLineJson } from '../progress.js';
 
 /** The exit code a command ends with (set by commands that wait for an execution). */
@@ -16,7 +15,7 @@ export const outcome: { code: number; keepAlive?: boolean } = { code: 0 };
 function finish(cmd: Command, e: ExecutionJson): void {
   print(cmd, e, () => {
     const head = `execution ${e.id} ${e.state.current}${e.state.duration ? ` in ${e.state.duration}` : ''} (${e.namespace}.${e.flowId}${e.flowRevision ? ` revision ${e.flowRevision}` : ''})`;
-    const outputs = e.outputs && Object.keys(e.outputs).length ? `\noutputs:\n${stringify(e.outputs, { lineWidth: 0 }).trimEnd().replace(/^/gm, '  ')}` : '';
+    const outputs = e.outputs && Object.keys(e.outputs).length ? `\noutputs:\n${yamlText(e.outputs).replace(/^/gm, '  ')}` : '';
     return head + outputs;
   });
   outcome.code = exitCodeOfState(e.state.current) ?? ExitCodes.SUCCESS;

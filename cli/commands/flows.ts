@@ -6,12 +6,16 @@ import { applyDeploy, DeployActions, planDeploy, type PlannedFlow } from '../dep
 import { CliError, ExitCodes } from '../errors.js';
 import { connect, enc, format, intOption, print } from '../context.js';
 import { table } from '../output.js';
-import { checkPaths, problemLine, type CheckedDocument } from '../validate.js';
+import type { CheckedDocument } from '../validate.js';
 
 interface FlowJson { id: string; namespace: string; revision: number; description?: string; disabled?: boolean; updated?: string; source?: string; labels?: { key: string; value: string }[] }
 
+/** The offline validator (the engine's model, schema and expression parser): loaded by the commands that check flows only. */
+const validator = (): Promise<typeof import('../validate.js')> => import('../validate.js');
+
 /** Prints the problems of `docs` (stderr) and throws when a flow is invalid. */
-function reportValidation(docs: CheckedDocument[], quietValid: boolean): void {
+async function reportValidation(docs: CheckedDocument[], quietValid: boolean): Promise<void> {
+  const { problemLine } = await validator();
   for (const d of docs) {
     for (const w of d.warnings) process.stderr.write(`${problemLine(d.file, w, 'warning')}\n`);
     for (const e of d.errors) process.stderr.write(`${problemLine(d.file, e)}\n`);
@@ -38,14 +42,14 @@ export function flowCommand(): Command {
     .description('Validate flow files or folders offline with the engine\'s validator (the messages of POST /api/v1/flows/validate); Kubernetes Flow manifests are checked by their spec, other manifests skipped. Exit 1 when a flow is invalid')
     .argument('<paths...>', 'flow files (.yaml, .yml; several documents per file allowed), folders (walked recursively), or - for standard input')
     .action(async (paths: string[], _o, cmd: Command) => {
-      const docs = await checkPaths(paths);
+      const docs = await (await validator()).checkPaths(paths);
       const fmt = format(cmd);
       if (fmt !== 'table') {
         print(cmd, docs.map(({ source: _s, ...d }) => d));
         if (docs.some((d) => d.errors.length > 0)) throw new CliError(`${docs.filter((d) => d.errors.length > 0).length} flows are invalid`, ExitCodes.FAILED);
         return;
       }
-      reportValidation(docs, false);
+      await reportValidation(docs, false);
       const n = docs.filter((d) => !d.skipped).length;
       process.stdout.write(`${n} flow${n === 1 ? '' : 's'} valid\n`);
     });
@@ -57,8 +61,8 @@ export function flowCommand(): Command {
     .option('--delete', 'delete the live flows of the namespace(s) that the folder does not hold', false)
     .option('--dry-run', 'print the plan (create, update, unchanged, delete) and change nothing', false)
     .action(async (dir: string, o: { namespace?: string; delete: boolean; dryRun: boolean }, cmd: Command) => {
-      const docs = await checkPaths([dir]);
-      if (docs.some((d) => d.errors.length > 0) || format(cmd) === 'table') reportValidation(docs, true);
+      const docs = await (await validator()).checkPaths([dir]);
+      if (docs.some((d) => d.errors.length > 0) || format(cmd) === 'table') await reportValidation(docs, true);
       const client = await connect(cmd);
       const plans = await planDeploy(client, docs, { namespace: o.namespace, delete: o.delete });
       const rows = o.dryRun ? [...plans.values()].flat() : await applyDeploy(client, docs, plans);

@@ -77,5 +77,7 @@ describe('scripts/ci-deploy.sh', { timeout: 120_000 }, () => {
     const passed = Object.values(step.env ?? {}).join(' ');
     for (const input of Object.keys(action.inputs)) expect(passed, input).toContain(`inputs.${input}`);
     expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(['server', 'token', 'namespace', 'folder', 'delete']));
+    // --ignore-scripts skips the postinstall: the install step builds the CLI itself.
+    expect(action.runs.steps.some((s) => s.run?.includes('npm ci --ignore-scripts') && s.run.includes('node scripts/build-cli.mjs'))).toBe(true);
   });
 });
