@@ -92,6 +92,7 @@ export function viewOf(r: InferenceJobResource): JobResultView {
   const prompt = s.promptTokens ?? 0, completion = s.completionTokens ?? 0;
   const v: JobResultView = {
     task_id: taskIdOf(r) ?? r.metadata.name, status, model: r.spec.model, backend: s.backend ?? null,
+    state: s.status === 'CANCELLED' ? 'CANCELLED' : status === 'RUNNING' ? 'IN_PROGRESS' : status,
     progress: { total: s.total ?? null, done: s.done ?? 0, failed: s.failed ?? 0 },
     tokens: { prompt, completion, total: prompt + completion },
     bucket: r.spec.bucket_name, result_key: key,
