@@ -69,7 +69,7 @@ export interface InferenceConfig {
   /** Finished items are flushed to a partial JSONL file every `flushItems` items or `flushSeconds` seconds. */
   flushItems: number;
   flushSeconds: number;
-  /** New attempts of one item after a transient model-server error (INFERENCE_MODEL_RETRIES). */
+  /** New attempts of one item after a transient model-server error (INFERENCE_SERVER_RETRIES). */
   modelRetries: number;
 }
 
@@ -167,6 +167,6 @@ export function loadInferenceConfig(env: NodeJS.ProcessEnv = process.env): Infer
     retentionHours: intEnv(env.INFERENCE_RETENTION_HOURS, file.retentionHours ?? 720, 0),
     flushItems: intEnv(env.INFERENCE_FLUSH_ITEMS, 100),
     flushSeconds: intEnv(env.INFERENCE_FLUSH_SECONDS, 5),
-    modelRetries: intEnv(env.INFERENCE_MODEL_RETRIES, limits.modelRetries ?? 5, 0),
+    modelRetries: intEnv(env.INFERENCE_SERVER_RETRIES, limits.modelRetries ?? 5, 0),
   };
 }

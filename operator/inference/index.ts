@@ -25,7 +25,11 @@ export interface StartOptions {
   worker?: boolean;
 }
 
-export async function startInferenceService(opts: StartOptions): Promise<InferenceService & { stop(): Promise<void>; config: InferenceConfig }> {
+export async function startInferenceService(opts: StartOptions): Promise<InferenceService & {
+  stop(): Promise<void>; config: InferenceConfig;
+  /** Purges the rows of jobs that ended more than INFERENCE_RETENTION_HOURS before `now` (the worker does it every 10 minutes). */
+  purge(now?: number): number;
+}> {
   const log = opts.log ?? ((m: string) => console.warn(m));
   const config = loadInferenceConfig(opts.env ?? process.env);
   mkdirSync(opts.dataDir, { recursive: true });
@@ -47,6 +51,7 @@ export async function startInferenceService(opts: StartOptions): Promise<Inferen
   let stopped = false;
   return Object.assign(service, {
     config,
+    purge: (now?: number) => worker.purge(now),
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;

@@ -145,12 +145,12 @@ export class JobRunner {
 
   /** Everything that can fail without generating: the model (GGUF file, server), the bucket, the inputs, the file names. */
   private async preflight(job: JobRow, req: BatchRequest, client: Client, folder: string, endpoint: string, signal?: AbortSignal): Promise<CompletionBackend> {
+    await checkBucket(client, req.bucket_name, `${folder}/`, endpoint); // cheapest first
     let backend: CompletionBackend;
     try { backend = await this.backends.get(req.model); } catch (e) {
       throw new Error(`model '${req.model}' could not be loaded: ${(e as Error).message}`);
     }
     await backend.check(signal);
-    await checkBucket(client, req.bucket_name, `${folder}/`, endpoint);
     this.store.setBackend(job.id, backend.label, backend.source);
     if (job.total === null) this.store.insertItems(job.id, await this.loadInputs(client, folder, req));
     if (!job.result_stem) {
