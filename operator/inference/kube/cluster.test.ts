@@ -223,4 +223,19 @@ describe('cluster-mode batch inference', () => {
       await new Promise((ok) => broken.server.close(ok));
     }
   }, 120_000);
+
+  it("GET /v1/batches lists the caller's InferenceJobs; cancel and completion_window are refused as not offered here", async () => {
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'listed' }), auth);
+    const taskId = r.body.task_id as string;
+    const list = await (await fetch(`${base}/v1/batches?limit=100`, { headers: auth })).json() as { data: { task_id: string; state: string }[]; has_more: boolean };
+    expect(list.data.map((j) => j.task_id)).toContain(taskId);
+    expect(list.data.every((j) => typeof j.state === 'string')).toBe(true);
+    expect((await fetch(`${base}/v1/batches`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const cancel = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
+    expect(cancel.status).toBe(501);
+    expect(cancel.body.error).toContain('not offered in cluster mode');
+    const window = await postJson(`${base}/v1/completions`, body({ completion_window: '1h' }), auth);
+    expect(window).toMatchObject({ status: 400, body: { field: 'completion_window' } });
+    await waitForResult(base, taskId, TOKEN);
+  }, 120_000);
 });
