@@ -274,6 +274,25 @@ describe('structured output', () => {
     expect(temps[2]).toBeGreaterThan(temps[1]);
   });
 
+  it('enforces exclusive bounds and multipleOf in the grammar: the random-weights model answers in range every time', async () => {
+    const bounded = {
+      type: 'object', required: ['score', 'bucket'],
+      properties: { score: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 6 }, bucket: { type: 'integer', minimum: 0, maximum: 900, multipleOf: 300 } },
+    };
+    for (let seed = 1; seed <= 6; seed++) {
+      const r = await postJson(`${svc.url}/v1/chat/completions`, {
+        model: 'llama2_7b', seed, temperature: 1, max_tokens: 96, messages: [{ role: 'user', content: 'Rate it' }],
+        response_format: { type: 'json_schema', json_schema: { schema: bounded } },
+      }, auth());
+      expect(r.body.error ?? null, JSON.stringify(r.body)).toBeNull();
+      expect(r.status).toBe(200);
+      const v = JSON.parse(r.body.choices[0].message.content) as { score: number; bucket: number };
+      expect(v.score).toBeGreaterThan(0);
+      expect(v.score).toBeLessThan(6);
+      expect([0, 300, 600, 900]).toContain(v.bucket);
+    }
+  });
+
   it('answers /v1/chat/completions with the raw answer and the error on a mismatch (422, not 500)', async () => {
     const r = await postJson(`${svc.url}/v1/chat/completions`, {
       model: 'fake', messages: [{ role: 'user', content: 'json-bad' }],
