@@ -23,6 +23,9 @@ export function contractStatus(state: JobState): 'QUEUED' | 'RUNNING' | 'SUCCESS
   return FINAL_STATES.includes(state) ? 'FAILED' : 'RUNNING';
 }
 
+/** The error of a job whose completion window ended before it started. */
+export const EXPIRED_BEFORE_START = 'the completion window ended before the job started; nothing was generated';
+
 export type ItemStatus = 'PENDING' | 'DONE' | 'FAILED';
 
 export interface JobRow {
@@ -276,6 +279,12 @@ export class JobStore {
   finish(id: string, state: FinalState, error?: string): void {
     this.sql(`UPDATE jobs SET status = ?, error = ?, finished = ?, folder_sealed = NULL WHERE id = ? AND status IN ${ACTIVE}`)
       .run(state, error ?? null, now(), id);
+  }
+
+  /** Ends QUEUED jobs that never started and whose completion window is over (the worker may be busy elsewhere). */
+  expireQueued(now: string): number {
+    return this.sql(`UPDATE jobs SET status = 'EXPIRED', finished = ?, folder_sealed = NULL,
+        error = ? WHERE status = 'QUEUED' AND total IS NULL AND expires_at <= ?`).run(now, EXPIRED_BEFORE_START, now).changes;
   }
 
   /** Deletes jobs (and their items) that ended before `before` (ISO time); returns how many. */

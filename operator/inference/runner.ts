@@ -8,7 +8,7 @@ import type { JobSecrets } from './auth.js';
 import type { BackendRegistry } from './backends/registry.js';
 import type { CompletionBackend } from './backends/types.js';
 import type { InferenceConfig } from './config.js';
-import { contractStatus, FINAL_STATES, type FinalState, type ItemRow, type JobRow, type JobStore } from './db.js';
+import { contractStatus, EXPIRED_BEFORE_START, FINAL_STATES, type FinalState, type ItemRow, type JobRow, type JobStore } from './db.js';
 import { runItem } from './items.js';
 import type { BatchRequest } from './request.js';
 import {
@@ -97,7 +97,7 @@ export class JobRunner {
     const notStarted = job.total === null;
     if (notStarted && (job.cancel_requested || cancel?.aborted)) return this.store.finish(jobId, 'CANCELLED', 'cancelled by its owner before it started');
     if (notStarted && Date.now() >= Date.parse(job.expires_at)) {
-      return this.store.finish(jobId, 'EXPIRED', 'the completion window ended before the job started; nothing was generated');
+      return this.store.finish(jobId, 'EXPIRED', EXPIRED_BEFORE_START);
     }
     const folder = job.folder_sealed ? this.secrets.open(job.folder_sealed, jobId) : undefined;
     if (!folder) return this.store.finish(jobId, 'FAILED', "the job's bucket folder cannot be unsealed (was ENCRYPTION_KEY or <dataDir>/encryption.key changed?)");
@@ -113,6 +113,8 @@ export class JobRunner {
       if (signal?.aborted) return;
       return this.store.finish(jobId, 'FAILED', (e as Error).message);
     }
+    // A cancel that ended the job while it was being picked up (QUEUED -> CANCELLED at once) is not undone.
+    if (FINAL_STATES.includes(this.store.status(jobId)!.status)) return;
     this.store.setState(jobId, 'IN_PROGRESS');
 
     const files = resultFiles(stem);

@@ -44,6 +44,7 @@ export class InferenceWorker {
       if (Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
         try { this.purge(); } catch (e) { this.log(`inference: purge failed: ${(e as Error).message}`); }
       }
+      this.store.expireQueued(new Date().toISOString());
       const job = this.running.size < this.maxJobs ? this.store.nextRunnable(new Set(this.running.keys())) : undefined;
       if (!job) { await this.idle(1000); continue; }
       const cancel = new AbortController();

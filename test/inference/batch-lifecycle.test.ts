@@ -154,11 +154,16 @@ describe('cancel and expiry', () => {
     model.release();
   });
 
-  it('cancels a queued job at once through the contract route (DELETE /get_result/{id})', async () => {
+  it('cancels a queued job at once through the contract route (DELETE /get_result/{id}); a queued job past its window expires', async () => {
     // two held jobs occupy the worker's two slots, so the third waits in QUEUED
     const busy = [await submit({ session: 'busy', list_inputs: ['wait-a'] }), await submit({ session: 'busy', list_inputs: ['wait-b'] })];
     for (const b of busy) await until(b, (v) => v.state === 'IN_PROGRESS');
     const queued = await submit({ session: 'queued' });
+    expect((await view(queued)).state).toBe('QUEUED');
+    // a queued job whose completion window ends while the worker is busy expires without starting
+    const late = await submit({ session: 'late', completion_window: 1 });
+    const expired = await until(late, (v) => v.state !== 'QUEUED');
+    expect(expired).toMatchObject({ status: 'FAILED', state: 'EXPIRED', progress: { total: null }, error: expect.stringContaining('before the job started') });
     expect((await view(queued)).state).toBe('QUEUED');
     const res = await fetch(`${svc.url}/get_result/${queued}`, { method: 'DELETE', headers: auth() });
     expect(res.status).toBe(200);
