@@ -8,11 +8,12 @@ import type { JobSecrets } from './auth.js';
 import type { BackendRegistry } from './backends/registry.js';
 import type { CompletionBackend } from './backends/types.js';
 import type { InferenceConfig } from './config.js';
-import { contractStatus, EXPIRED_BEFORE_START, FINAL_STATES, type FinalState, type ItemRow, type JobRow, type JobStore } from './db.js';
+import { EXPIRED_BEFORE_START, FINAL_STATES, type ItemRow, type JobRow, type JobStore } from './db.js';
 import { runItem } from './items.js';
 import type { BatchRequest } from './request.js';
+import { errorLine, finalState, jsonl, outputLine, resultFiles, writeResultFiles, type ResultItem } from './results.js';
 import {
-  bucketClient, checkBucket, endpointUrl, listNames, readInputFile, removePrefix, StorageError, writeJson, writeText,
+  bucketClient, checkBucket, endpointUrl, listNames, readInputFile, removePrefix, StorageError, writeText,
 } from './storage.js';
 
 export interface JobProgress { jobId: string; done: number; failed: number; total: number }
@@ -20,31 +21,13 @@ export interface JobProgress { jobId: string; done: number; failed: number; tota
 /** Why generation stopped early: the process stops (resume later), the owner cancelled, or the completion window ended. */
 type StopReason = 'shutdown' | 'cancel' | 'expire';
 
-/** The names of a job's result files inside its folder, from the stem fixed at its start. */
-export function resultFiles(stem: string): { result: string; output: string; errors: string; manifest: string; partial: string } {
-  return { result: `${stem}.json`, output: `${stem}-output.jsonl`, errors: `${stem}-errors.jsonl`, manifest: `${stem}-manifest.json`, partial: `${stem}-partial/` };
-}
-
-/** One line of the output JSONL file. */
-export function outputLine(it: ItemRow): Record<string, unknown> {
-  return {
-    custom_id: it.custom_id, index: it.idx, output: it.output === null ? null : JSON.parse(it.output),
-    prompt_tokens: it.prompt_tokens, completion_tokens: it.completion_tokens,
-  };
-}
-
-/** One line of the error JSONL file; `stopped` names why a still-pending item was not generated. */
-export function errorLine(it: ItemRow, stopped?: 'cancelled' | 'expired'): Record<string, unknown> {
-  const message = it.error ?? (stopped === 'expired' ? 'not generated: the completion window ended' : 'not generated: the job was cancelled');
-  const code = stopped && it.status === 'PENDING' ? stopped
-    : message.startsWith('answer did not match structured_output') ? 'schema_mismatch'
-      : message.startsWith('unsupported input') ? 'invalid_input'
-        : message.startsWith('protocol error') ? 'protocol_error' : 'model_error';
-  return { custom_id: it.custom_id, index: it.idx, error: { code, message } };
-}
-
-const jsonl = (lines: Record<string, unknown>[]): string => lines.map((l) => `${JSON.stringify(l)}\n`).join('');
 const pad = (n: number): string => String(n).padStart(6, '0');
+
+/** A stored item as the result files show it. */
+const resultItem = (it: ItemRow): ResultItem => ({
+  index: it.idx, custom_id: it.custom_id, input: JSON.parse(it.input), status: it.status,
+  output: it.output === null ? null : JSON.parse(it.output), error: it.error, prompt_tokens: it.prompt_tokens, completion_tokens: it.completion_tokens,
+});
 
 /**
  * Flushes finished items to `<stem>-partial/output-<n>.jsonl` / `errors-<n>.jsonl` every `everyItems` items or
@@ -76,8 +59,8 @@ class PartialWriter {
     if (!items.length) return;
     const done = items.filter((i) => i.status === 'DONE');
     const failed = items.filter((i) => i.status === 'FAILED');
-    if (done.length) await writeText(this.client, this.bucket, `${this.prefix}output-${pad(part)}.jsonl`, jsonl(done.map(outputLine)), 'application/jsonl');
-    if (failed.length) await writeText(this.client, this.bucket, `${this.prefix}errors-${pad(part)}.jsonl`, jsonl(failed.map((i) => errorLine(i))), 'application/jsonl');
+    if (done.length) await writeText(this.client, this.bucket, `${this.prefix}output-${pad(part)}.jsonl`, jsonl(done.map((i) => outputLine(resultItem(i)))), 'application/jsonl');
+    if (failed.length) await writeText(this.client, this.bucket, `${this.prefix}errors-${pad(part)}.jsonl`, jsonl(failed.map((i) => errorLine(resultItem(i)))), 'application/jsonl');
     this.store.markFlushed(this.jobId, items.map((i) => i.idx), part);
   }
 }
@@ -202,41 +185,12 @@ export class JobRunner {
     this.store.setState(jobId, 'FINALIZING');
     const job = this.store.get(jobId)!;
     const items = this.store.items(jobId);
-    const pending = items.filter((i) => i.status === 'PENDING');
     const stopped = reason === 'cancel' ? 'cancelled' : reason === 'expire' ? 'expired' : undefined;
-    let state: FinalState;
-    let error: string | undefined;
-    const finished = `${job.done + job.failed} of ${items.length} items finished`;
-    if (reason === 'cancel') { state = 'CANCELLED'; error = `cancelled by its owner; ${finished} (see the result files)`; }
-    else if (reason === 'expire') { state = 'EXPIRED'; error = `the completion window ended; ${finished} (see the result files)`; }
-    else if (items.length === 0) { state = 'FAILED'; error = 'the job has no inputs'; }
-    else if (job.done === 0) { state = 'FAILED'; error = `all ${items.length} items failed; see the error file`; }
-    else state = 'SUCCESS';
+    const { state, error } = finalState(items.length, job.done, job.failed, stopped);
+    await writeResultFiles(client, folder, files.result.replace(/\.json$/, ''), items.map(resultItem), {
+      taskId: jobId, req, backend: backend.label, modelFile: backend.source, state, error, created: job.created, stopped,
+    });
     const base = `${folder}/`;
-    const done = items.filter((i) => i.status === 'DONE');
-    const failed = items.filter((i) => i.status !== 'DONE');
-    await writeText(client, req.bucket_name, base + files.output, jsonl(done.map(outputLine)), 'application/jsonl');
-    await writeText(client, req.bucket_name, base + files.errors, jsonl(failed.map((i) => errorLine(i, stopped))), 'application/jsonl');
-    const now = new Date().toISOString();
-    const common = {
-      task_id: jobId, model: req.model, backend: backend.label, model_file: backend.source,
-      state, status: contractStatus(state), session: req.session, created: job.created, finished: now,
-      counts: { total: items.length, done: job.done, failed: job.failed, not_generated: pending.length },
-      tokens: { prompt: job.prompt_tokens, completion: job.completion_tokens },
-      ...(error ? { error } : {}),
-    };
-    await writeJson(client, req.bucket_name, base + files.manifest, {
-      ...common, files: { result: files.result, output: files.output, errors: files.errors },
-    });
-    await writeJson(client, req.bucket_name, base + files.result, {
-      ...common,
-      ...(backend.label.includes('demo-random-weights') ? { note: 'generated by a random-weights demo model: the text is meaningless' } : {}),
-      results: items.map((it) => ({
-        index: it.idx, custom_id: it.custom_id, input: JSON.parse(it.input), output: it.output === null ? null : JSON.parse(it.output),
-        prompt_tokens: it.prompt_tokens, completion_tokens: it.completion_tokens,
-        ...(it.error ? { error: it.error } : it.status === 'PENDING' ? { error: errorLine(it, stopped).error } : {}),
-      })),
-    });
     await removePrefix(client, req.bucket_name, base + files.partial);
     this.store.finish(jobId, state, error);
   }

@@ -8,7 +8,7 @@ import { tokenMatches, type JobSecrets } from './auth.js';
 import type { InferenceConfig } from './config.js';
 import { contractStatus, FINAL_STATES, type JobState, type JobStore, type JobSummary } from './db.js';
 import { validateRequest, RequestError, type BatchRequest } from './request.js';
-import { resultFiles } from './runner.js';
+import { resultFiles } from './results.js';
 import { checkAnswer, compileSchema } from './structured.js';
 
 /** 401: missing or unknown access token. */

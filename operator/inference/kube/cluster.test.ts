@@ -137,9 +137,16 @@ describe('cluster-mode batch inference', () => {
     const doc = JSON.parse(await readObject(s3.client, 'bucket', view.result_key));
     expect(doc).toMatchObject({ task_id: taskId, status: 'SUCCESS', counts: { total: 3, done: 3, failed: 0 } });
     expect(doc.results.map((x: { input: string }) => x.input)).toEqual(['alpha beta', 'gamma delta', 'epsilon']);
-    // Only the result file remains in the folder: the checkpoint is removed just after the final status is written.
-    await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).length === 1);
-    expect(await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).toEqual([view.result_key]);
+    // The same result files as the embedded service (results.ts): output and error JSONL, manifest, then the document.
+    const folder = `${TOKEN}/sess-1/`;
+    const output = (await readObject(s3.client, 'bucket', folder + view.files.output)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(output.map((l: { custom_id: string }) => l.custom_id)).toEqual(['0', '1', '2']);
+    expect(await readObject(s3.client, 'bucket', folder + view.files.errors)).toBe('');
+    expect(JSON.parse(await readObject(s3.client, 'bucket', folder + view.files.manifest))).toMatchObject({ task_id: taskId, state: 'SUCCESS', counts: { total: 3, done: 3, failed: 0, not_generated: 0 } });
+    // Only the result files remain in the folder: the checkpoint is removed just after the final status is written.
+    await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', folder)).length === 4);
+    expect((await listKeys(s3.client, 'bucket', folder)).sort()).toEqual([view.files.errors, view.files.manifest, view.files.output, view.result_file].map((f) => folder + f).sort());
+    expect((await listKeys(s3.client, 'bucket', folder)).sort().at(-1)).toBe(view.result_key);
     // Without the owner's token there is no result_key (it begins with the token).
     const anon = await (await fetch(`${base}/get_result/${taskId}`)).json() as Record<string, unknown>;
     expect(anon).toMatchObject({ status: 'SUCCESS', result_file: view.result_file });

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { API_VERSION, GROUP, inferenceJobName, KINDS, LABELS, MANAGER } from '../../kube/names.js';
 import type { ObjectMeta } from '../../kube/store/kube-api.js';
 import type { BatchRequest } from '../request.js';
+import { resultFiles } from '../results.js';
 import type { JobResultView } from '../service.js';
 
 export type InferenceJobStatusName = 'QUEUED' | 'RUNNING' | 'SUCCESS' | 'FAILED' | 'CANCELLED';
@@ -100,6 +101,10 @@ export function viewOf(r: InferenceJobResource): JobResultView {
     result_file: key ? key.slice(key.indexOf(`/${r.spec.session}/`) + r.spec.session.length + 2) : null,
     created: iso(r.metadata.creationTimestamp), started: s.started ?? null, finished: s.finished ?? null,
   };
+  if (v.result_file) {
+    const f = resultFiles(v.result_file.replace(/\.json$/, ''));
+    v.files = { output: f.output, errors: f.errors, manifest: f.manifest };
+  }
   if (s.error) v.error = s.status === 'CANCELLED' ? `cancelled: ${s.error}` : s.error;
   return v;
 }
