@@ -13,7 +13,7 @@ import { runItem } from './items.js';
 import type { BatchRequest } from './request.js';
 import { errorLine, finalState, jsonl, outputLine, resultFiles, writeResultFiles, type ResultItem } from './results.js';
 import {
-  bucketClient, checkBucket, endpointUrl, listNames, readInputFile, removePrefix, StorageError, writeText,
+  bucketClient, endpointUrl, listNames, readInputFile, removePrefix, StorageError, writeText,
 } from './storage.js';
 
 export interface JobProgress { jobId: string; done: number; failed: number; total: number }
@@ -53,6 +53,9 @@ class PartialWriter {
     this.chain = this.chain.then(() => this.write()).catch((e) => this.log(`inference job ${this.jobId}: partial results not written: ${(e as Error).message}`));
     return this.chain;
   }
+
+  /** Waits for a flush in progress (its part must be committed before the final files are written). */
+  settled(): Promise<void> { return this.chain; }
 
   private async write(): Promise<void> {
     const { items, part } = this.store.unflushed(this.jobId);
@@ -114,8 +117,9 @@ export class JobRunner {
       this.config.flushItems, this.config.flushSeconds, this.log);
     try {
       if (!reason) await this.generate(jobId, backend, req, stop.signal, partial);
-      await partial.flush();
-      if (reason === 'shutdown') return;
+      // Stopping for a restart: what is done goes to the partial files now. Otherwise the full files follow at once.
+      if (reason === 'shutdown') { await partial.flush(); return; }
+      await partial.settled();
       await this.finalize(client, jobId, req, folder, files, backend, reason);
     } catch (e) {
       if (reason === 'shutdown') return;
@@ -130,7 +134,7 @@ export class JobRunner {
 
   /** Everything that can fail without generating: the model (GGUF file, server), the bucket, the inputs, the file names. */
   private async preflight(job: JobRow, req: BatchRequest, client: Client, folder: string, endpoint: string, signal?: AbortSignal): Promise<CompletionBackend> {
-    await checkBucket(client, req.bucket_name, `${folder}/`, endpoint); // cheapest first
+    const names = await listNames(client, req.bucket_name, `${folder}/`, endpoint); // the bucket first: cheapest
     let backend: CompletionBackend;
     try { backend = await this.backends.get(req.model); } catch (e) {
       throw new Error(`model '${req.model}' could not be loaded: ${(e as Error).message}`);
@@ -139,7 +143,7 @@ export class JobRunner {
     this.store.setBackend(job.id, backend.label, backend.source);
     if (job.total === null) this.store.insertItems(job.id, await this.loadInputs(client, folder, req));
     if (!job.result_stem) {
-      const file = resultFileName(job.id, await listNames(client, req.bucket_name, `${folder}/`));
+      const file = resultFileName(job.id, names);
       this.store.resultStem(job.id, { stem: file.replace(/\.json$/, ''), file });
     }
     return backend;
@@ -190,8 +194,7 @@ export class JobRunner {
     await writeResultFiles(client, folder, files.result.replace(/\.json$/, ''), items.map(resultItem), {
       taskId: jobId, req, backend: backend.label, modelFile: backend.source, state, error, created: job.created, stopped,
     });
-    const base = `${folder}/`;
-    await removePrefix(client, req.bucket_name, base + files.partial);
+    if (items.some((i) => i.part !== null)) await removePrefix(client, req.bucket_name, `${folder}/${files.partial}`);
     this.store.finish(jobId, state, error);
   }
 }

@@ -93,17 +93,6 @@ export function unreachable(bucket: string, e: unknown, endpoint?: string): Stor
   return new StorageError(`bucket '${bucket}' ${why}`);
 }
 
-/**
- * Before any generation: the bucket exists and the service's credentials may use it (a listing of the job's folder,
- * which the job needs anyway, proves both where bucketExists's HEAD hides the reason).
- */
-export async function checkBucket(client: Client, bucket: string, prefix: string, endpoint: string): Promise<void> {
-  try {
-    const stream = client.listObjectsV2(bucket, prefix, false);
-    for await (const _ of stream) break;
-  } catch (e) { throw unreachable(bucket, e, endpoint); }
-}
-
 /** Writes a text object (JSONL results). */
 export async function writeText(client: Client, bucket: string, key: string, text: string, contentType: string): Promise<void> {
   const body = Buffer.from(text, 'utf8');
@@ -121,13 +110,17 @@ export async function removePrefix(client: Client, bucket: string, prefix: strin
   } catch (e) { throw unreachable(bucket, e); }
 }
 
-/** Object names directly under `prefix` (used so a new result file sorts after everything there). */
-export async function listNames(client: Client, bucket: string, prefix: string): Promise<string[]> {
+/**
+ * Object names directly under `prefix` (used so a new result file sorts after everything there). Also the check,
+ * before any generation, that the bucket exists and the credentials may use it: a failure names the bucket, the
+ * `endpoint` and the cause.
+ */
+export async function listNames(client: Client, bucket: string, prefix: string, endpoint?: string): Promise<string[]> {
   const names: string[] = [];
   try {
     const stream = client.listObjectsV2(bucket, prefix, false);
     for await (const o of stream) if ((o as { name?: string }).name) names.push((o as { name: string }).name.slice(prefix.length));
-  } catch (e) { throw unreachable(bucket, e); }
+  } catch (e) { throw unreachable(bucket, e, endpoint); }
   return names;
 }
 

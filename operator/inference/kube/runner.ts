@@ -18,7 +18,7 @@ import type { BatchRequest } from '../request.js';
 import { finalState, writeResultFiles, type ResultItem } from '../results.js';
 import { customIdOf } from '../db.js';
 import { resultFileName } from '../runner.js';
-import { bucketClient, checkBucket, endpointUrl, listNames, readInputFile, StorageError } from '../storage.js';
+import { bucketClient, endpointUrl, listNames, readInputFile, StorageError } from '../storage.js';
 import { KindApi } from '../../kube/store/kube-api.js';
 import { KINDS } from '../../kube/names.js';
 import { BucketCheckpoint, type StoredOutcome } from './checkpoint.js';
@@ -65,7 +65,7 @@ export async function runInferenceJobResource(o: ClusterRunOptions): Promise<'SU
     const access = { provider: req.storage_provider, bucket: req.bucket_name, region: req.region, roleArn: req.role_arn, sessionName: `inference-${taskId.slice(0, 16)}` };
     const client = bucketClient(o.config.storage, access);
     // Before any generation: the bucket and credentials, the model (GGUF file), the model server.
-    try { await checkBucket(client, req.bucket_name, `${folder}/`, endpointUrl(o.config.storage, access)); } catch (e) {
+    try { await listNames(client, req.bucket_name, `${folder}/`, endpointUrl(o.config.storage, access)); } catch (e) {
       if (e instanceof StorageError) return await fail(e.message);
       throw e;
     }
