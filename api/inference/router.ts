@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { bearerToken } from '../../operator/inference/auth.js';
 import {
-  AuthError, IdempotencyConflictError, listLimit, NotFoundError, NotOfferedError, RequestError, SchemaMismatchError,
+  AuthError, IdempotencyConflictError, listLimit, NotFoundError, RequestError, SchemaMismatchError,
   type JobList, type JobResultView, type ModelDetails, type SubmitResult,
 } from '../../operator/inference/index.js';
 
@@ -36,9 +36,6 @@ function sendError(ctx: Context, e: unknown): void {
   } else if (e instanceof RequestError) {
     ctx.status = 400;
     ctx.body = { error: e.message, field: e.field };
-  } else if (e instanceof NotOfferedError) {
-    ctx.status = 501;
-    ctx.body = { error: e.message };
   } else if (e instanceof NotFoundError) {
     ctx.status = 404;
     ctx.body = { error: e.message };

@@ -13,7 +13,7 @@ import { InferenceWorker } from './worker.js';
 
 export type { InferenceService, JobList, JobResultView, SubmitResult } from './service.js';
 export type { ModelDetails } from './backends/types.js';
-export { AuthError, IdempotencyConflictError, listLimit, NotFoundError, NotOfferedError, RequestError, SchemaMismatchError } from './service.js';
+export { AuthError, IdempotencyConflictError, listLimit, NotFoundError, RequestError, SchemaMismatchError } from './service.js';
 export { loadInferenceConfig, CONTRACT_MODEL_IDS } from './config.js';
 
 export interface StartOptions {

@@ -27,10 +27,6 @@ export class NotFoundError extends Error {
 export class SchemaMismatchError extends Error {
   constructor(message: string, readonly completion: Record<string, unknown>) { super(message); this.name = 'SchemaMismatchError'; }
 }
-/** 501: a feature this home does not offer (yet); the message says what to do instead. */
-export class NotOfferedError extends Error {
-  constructor(message: string) { super(message); this.name = 'NotOfferedError'; }
-}
 export { RequestError };
 
 export interface SubmitResult { task_id: string; created: boolean }

@@ -231,18 +231,49 @@ describe('cluster-mode batch inference', () => {
     }
   }, 120_000);
 
-  it("GET /v1/batches lists the caller's InferenceJobs; cancel and completion_window are refused as not offered here", async () => {
+  it("GET /v1/batches lists the caller's InferenceJobs; completion_window is refused as not offered here", async () => {
     const r = await postJson(`${base}/v1/completions`, body({ session: 'listed' }), auth);
     const taskId = r.body.task_id as string;
     const list = await (await fetch(`${base}/v1/batches?limit=100`, { headers: auth })).json() as { data: { task_id: string; state: string }[]; has_more: boolean };
     expect(list.data.map((j) => j.task_id)).toContain(taskId);
     expect(list.data.every((j) => typeof j.state === 'string')).toBe(true);
     expect((await fetch(`${base}/v1/batches`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    const cancel = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
-    expect(cancel.status).toBe(501);
-    expect(cancel.body.error).toContain('not offered in cluster mode');
     const window = await postJson(`${base}/v1/completions`, body({ completion_window: '1h' }), auth);
     expect(window).toMatchObject({ status: 400, body: { field: 'completion_window' } });
     await waitForResult(base, taskId, TOKEN);
   }, 120_000);
+
+  it('cancel stops a running job: its runner ends it CANCELLED with the finished items in the result files', async () => {
+    const inputs = Array.from({ length: 200 }, (_, i) => `input number ${i}`);
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'cancelled', list_inputs: inputs, max_tokens: 48, return_output: false }), auth);
+    const taskId = r.body.task_id as string;
+    await until('a few items done', async () => ((await (await fetch(`${base}/get_result/${taskId}`)).json()) as { progress: { done: number } }).progress.done >= 2, 1200);
+    const c = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
+    expect(c.status).toBe(200);
+    expect(c.body.state).toBe('CANCELLING');
+    expect((await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const v = await waitForResult(base, taskId, TOKEN);
+    expect(v).toMatchObject({ status: 'FAILED', state: 'CANCELLED', error: expect.stringContaining('cancelled by its owner') });
+    expect(v.progress.done).toBeLessThan(200);
+    const folder = `${TOKEN}/cancelled/`;
+    const lines = async (f: string) => (await readObject(s3.client, 'bucket', folder + f)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const output = await lines(v.files.output);
+    const errors = await lines(v.files.errors);
+    expect(output.length).toBe(v.progress.done);
+    expect(output.length + errors.length).toBe(200);
+    expect(errors.every((e: { error: { code: string } }) => e.error.code === 'cancelled')).toBe(true);
+  }, 240_000);
+
+  it('a job cancelled before its runner Job exists is ended CANCELLED by the reconciler', async () => {
+    const taskId = 'd'.repeat(32);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, BROKEN_NS);
+    const ij = buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never, { tokenHash: 'x', requestHash: 'y' });
+    await api.create({ ...ij, spec: { ...ij.spec, cancelRequested: true } });
+    const st = await until('CANCELLED', async () => {
+      const x = (await api.get(inferenceJobName(taskId)))?.status;
+      return x?.status === 'CANCELLED' ? x : undefined;
+    });
+    expect(st.error).toBe('cancelled by its owner before it started');
+    await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
+  }, 60_000);
 });

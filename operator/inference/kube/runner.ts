@@ -39,6 +39,8 @@ export interface ClusterRunOptions {
   log?: (line: string) => void;
   /** Least pause between two progress patches (default 500 ms). */
   progressEveryMs?: number;
+  /** How often the resource is read for the owner's cancel (default 2000 ms). */
+  cancelCheckMs?: number;
 }
 
 const now = (): string => new Date().toISOString();
@@ -86,14 +88,20 @@ export async function runInferenceJobResource(o: ClusterRunOptions): Promise<'SU
       }
       const items = await ckpt.items();
       if (items.size) log(`resuming: ${items.size} of ${inputs.length} items already finished`);
-      await generate(o, req, backend, inputs, items, ckpt, patch);
+      // The owner's cancel (spec.cancelRequested) is looked for every 2 s: generation stops, in-flight items are dropped.
+      const cancel = new AbortController();
+      const watch = setInterval(() => {
+        api.get(o.name).then((x) => { if (x?.spec.cancelRequested) cancel.abort(); }, () => undefined);
+      }, o.cancelCheckMs ?? 2000);
+      if (r.spec.cancelRequested) cancel.abort();
+      try { await generate(o, req, backend, inputs, items, ckpt, patch, cancel.signal); } finally { clearInterval(watch); }
       const key = (await ckpt.resultKey()) ?? `${folder}/${resultFileName(taskId, await listNames(client, req.bucket_name, `${folder}/`))}`;
       await ckpt.saveResultKey(key);
-      const final = await writeResult(client, req, taskId, r, folder, key, backend, inputs, items);
+      const final = await writeResult(client, req, taskId, r, folder, key, backend, inputs, items, cancel.signal.aborted);
       await patch(final);
       await ckpt.remove();
       log(`job ${taskId}: ${final.status} (${final.done} done, ${final.failed} failed of ${final.total})`);
-      return final.status as 'SUCCESS' | 'FAILED';
+      return final.status as 'SUCCESS' | 'FAILED' | 'CANCELLED';
     } catch (e) {
       if (e instanceof StorageError) return await fail(e.message);
       throw e;
@@ -116,14 +124,19 @@ const counts = (inputs: unknown[], items: Map<number, StoredOutcome>) => {
 
 /** Generates the items missing from `items` (as many at once as the backend batches), committing each to the bucket. */
 async function generate(o: ClusterRunOptions, req: BatchRequest, backend: CompletionBackend, inputs: unknown[],
-  items: Map<number, StoredOutcome>, ckpt: BucketCheckpoint, patch: Patch): Promise<void> {
+  items: Map<number, StoredOutcome>, ckpt: BucketCheckpoint, patch: Patch, cancel: AbortSignal): Promise<void> {
   await patch(counts(inputs, items));
   const queue = inputs.map((_, i) => i).filter((i) => !items.has(i));
   let last = Date.now();
   let patching: Promise<unknown> = Promise.resolve();
   const worker = async (): Promise<void> => {
-    for (let idx = queue.shift(); idx !== undefined; idx = queue.shift()) {
-      const outcome = await runItem(backend, req, inputs[idx], idx, o.config.structuredRetries);
+    for (let idx = queue.shift(); idx !== undefined && !cancel.aborted; idx = queue.shift()) {
+      let outcome;
+      try { outcome = await runItem(backend, req, inputs[idx], idx, o.config.structuredRetries, cancel); } catch (e) {
+        if (cancel.aborted) return;
+        throw e;
+      }
+      if (cancel.aborted) return;
       const stored: StoredOutcome = { ...outcome, index: idx, finished: now(), ...(o.pod ? { pod: o.pod } : {}) };
       await ckpt.saveItem(stored);
       items.set(idx, stored);
@@ -141,19 +154,20 @@ async function generate(o: ClusterRunOptions, req: BatchRequest, backend: Comple
 const isoOrNull = (d: unknown): string | null => (d instanceof Date ? d.toISOString() : typeof d === 'string' ? d : null);
 
 async function writeResult(client: ReturnType<typeof bucketClient>, req: BatchRequest, taskId: string, r: InferenceJobResource,
-  folder: string, key: string, backend: CompletionBackend, inputs: unknown[], items: Map<number, StoredOutcome>): Promise<InferenceJobStatus> {
+  folder: string, key: string, backend: CompletionBackend, inputs: unknown[], items: Map<number, StoredOutcome>, cancelled: boolean): Promise<InferenceJobStatus> {
   const results: ResultItem[] = inputs.map((input, index) => {
-    const it = items.get(index)!;
+    const it = items.get(index);
     return {
-      index, custom_id: customIdOf(input, index), input, status: it.status, output: it.output ?? null, error: it.error ?? null,
-      prompt_tokens: it.promptTokens, completion_tokens: it.completionTokens,
+      index, custom_id: customIdOf(input, index), input, status: it?.status ?? 'PENDING', output: it?.output ?? null, error: it?.error ?? null,
+      prompt_tokens: it?.promptTokens ?? 0, completion_tokens: it?.completionTokens ?? 0,
     };
   });
   const c = counts(inputs, items);
-  const { state, error } = finalState(c.total, c.done, c.failed);
-  const status = state === 'SUCCESS' ? 'SUCCESS' : 'FAILED';
+  const stopped = cancelled ? 'cancelled' : undefined;
+  const { state, error } = finalState(c.total, c.done, c.failed, stopped);
+  const status = state === 'SUCCESS' ? 'SUCCESS' : state === 'CANCELLED' ? 'CANCELLED' : 'FAILED';
   await writeResultFiles(client, folder, key.slice(folder.length + 1).replace(/\.json$/, ''), results, {
-    taskId, req, backend: backend.label, modelFile: backend.source, state, error, created: isoOrNull(r.metadata.creationTimestamp),
+    taskId, req, backend: backend.label, modelFile: backend.source, state, error, created: isoOrNull(r.metadata.creationTimestamp), stopped,
   });
   return { status, ...c, resultPaths: [key], finished: now(), ...(error ? { error } : {}) };
 }

@@ -8,9 +8,9 @@ import type { InferenceConfig } from '../config.js';
 import { validateRequest } from '../request.js';
 import { BackendRegistry } from '../backends/registry.js';
 import type { ModelDetails } from '../backends/types.js';
-import { AuthError, IdempotencyConflictError, NotOfferedError, RequestError, type JobList, type JobResultView, type SubmitResult } from '../service.js';
+import { AuthError, IdempotencyConflictError, NotFoundError, RequestError, type JobList, type JobResultView, type SubmitResult } from '../service.js';
 import { bucketClient } from '../storage.js';
-import { buildInferenceJob, idempotentTaskId, requestOf, viewOf, type InferenceJobResource } from './resource.js';
+import { buildInferenceJob, idempotentTaskId, isFinal, requestOf, viewOf, type InferenceJobResource } from './resource.js';
 import { KubeInferenceJobStore } from './store.js';
 
 export interface ClusterInferenceOptions {
@@ -39,10 +39,16 @@ export class ClusterInferenceService {
     return new BackendRegistry(this.o.config, this.o.config.modelsDir ?? '/models').details(id);
   }
 
-  /** Cluster mode has no cancel yet: the runner Pod would need a channel the reconciler watches (see README). */
-  cancel(token: string | undefined): JobResultView {
-    this.authenticate(token);
-    throw new NotOfferedError('cancel is not offered in cluster mode yet; delete the InferenceJob resource (kubectl delete inferencejob <name>) to stop a job');
+  /**
+   * The owner's cancel: marks the InferenceJob's spec (`cancelRequested`); the runner stops and writes CANCELLED with
+   * what is done, or the reconciler ends a job that has no runner yet. Another token's job is a 404.
+   */
+  async cancel(token: string | undefined, taskId: string): Promise<JobResultView> {
+    const t = this.authenticate(token);
+    const r = /^[0-9a-f]{32}$/.test(taskId) ? await this.store.get(taskId) : undefined;
+    if (!r || !tokenMatches(t, [r.spec.tokenHash])) throw new NotFoundError();
+    const updated = isFinal(r.status?.status) || r.spec.cancelRequested ? r : await this.store.jobs.mergePatch(r.metadata.name, { spec: { cancelRequested: true } });
+    return viewOf(updated);
   }
 
   /** The caller's InferenceJobs, newest first (the resources are listed and filtered by the spec's token hash). */
