@@ -129,6 +129,10 @@ export const LIMIT_SETTINGS = {
     env: 'JDBC_CONNECT_TIMEOUT_MS', default: 30_000, min: 100,
     doc: 'time a jdbc Query or Queries task waits for its database connection (a URL `connectTimeout` may only shorten it), in milliseconds',
   },
+  inferenceCompletionWindowSeconds: {
+    env: 'INFERENCE_COMPLETION_WINDOW_SECONDS', default: 86_400, min: 1,
+    doc: 'time a batch inference job may take from its submission (also the longest `completion_window` a request may ask); unfinished items then end as expired, the finished ones are kept, in seconds',
+  },
 } as const satisfies Record<string, LimitSetting>;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;
