@@ -36,18 +36,19 @@ export async function* readLines(stream: NodeJS.ReadableStream, limits: Pick<Lim
   if (held > 0) yield take(Buffer.alloc(0));
 }
 
-/** A local file written line by line with backpressure, then handed to internal storage as a stream. */
+/** A local file written line by line (or in any pieces of text) with backpressure, then handed to internal storage as a stream. */
 export class LineFile {
   private readonly out: WriteStream;
   bytes = 0;
   lines = 0;
 
-  constructor(readonly path: string) {
+  /** `encoding`: how text is written (UTF-8 unless a task's `charset` says otherwise). */
+  constructor(readonly path: string, private readonly encoding: BufferEncoding = 'utf8') {
     this.out = createWriteStream(path, { flags: 'wx' });
   }
 
   async write(text: string): Promise<void> {
-    const data = Buffer.from(text, 'utf8');
+    const data = Buffer.from(text, this.encoding);
     this.bytes += data.length;
     this.lines++;
     if (!this.out.write(data)) await once(this.out, 'drain');
