@@ -110,3 +110,36 @@ export async function textConverter(formats: TextFormats): Promise<(value: unkno
   };
   return convert;
 }
+
+/**
+ * A parser of date/time text for a Java DateTimeFormatter pattern (Kestra's `dateFormat`, `timeFormat`,
+ * `datetimeFormat`): ISO 8601 for Kestra's default ISO-like patterns, else the pattern with each optional `[...]`
+ * section present or absent, in `zone` when the text has no offset.
+ */
+export async function javaDateParser(patterns: Record<'date' | 'time' | 'datetime', string>, zone: string, isoDefaults: Record<'date' | 'time' | 'datetime', string>) {
+  const { DateTime } = await import('luxon');
+  const variants = (pattern: string): string[] => {
+    const m = /\[([^[\]]*)\]/.exec(pattern);
+    if (!m) return [pattern];
+    const before = pattern.slice(0, m.index);
+    const after = pattern.slice(m.index + m[0].length);
+    return [...variants(before + m[1] + after), ...variants(before + after)];
+  };
+  const luxon = (java: string): string => java.replace(/X+|x+|Z+/g, 'ZZ').replace(/S+/g, 'S').replace(/E+/g, 'EEE');
+  const formats = Object.fromEntries((['date', 'time', 'datetime'] as const).map((k) => [k, patterns[k] === isoDefaults[k] ? undefined : variants(patterns[k]).map(luxon)])) as Record<'date' | 'time' | 'datetime', string[] | undefined>;
+  return {
+    DateTime,
+    parse(text: string, kind: 'date' | 'time' | 'datetime') {
+      const list = formats[kind];
+      if (!list) {
+        const dt = kind === 'time' ? DateTime.fromISO(`1970-01-01T${text}`, { zone, setZone: true }) : DateTime.fromISO(text.replace(' ', 'T'), { zone, setZone: true });
+        return dt.isValid ? dt : undefined;
+      }
+      for (const f of list) {
+        const dt = DateTime.fromFormat(text, f, { zone, setZone: true });
+        if (dt.isValid) return dt;
+      }
+      return undefined;
+    },
+  };
+}

@@ -2,6 +2,7 @@
 // Excel and XML, listed once for the built-in catalog (operator/plugins/catalog.ts).
 import type { PluginDefinition } from '../define.js';
 import { csvToIon, ionToCsv } from './csv.js';
+import { avroToIon, ionToAvro } from './avro.js';
 import { ionToJson, jsonToIon } from './json.js';
 
-export const SERDES_DEFINITIONS: readonly PluginDefinition[] = [csvToIon, ionToCsv, jsonToIon, ionToJson];
+export const SERDES_DEFINITIONS: readonly PluginDefinition[] = [csvToIon, ionToCsv, jsonToIon, ionToJson, avroToIon, ionToAvro];
