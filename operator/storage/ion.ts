@@ -316,7 +316,9 @@ export function parseIon(text: string, mode: IonMode = 'typed'): unknown {
 export function parseIonValues(text: string, mode: IonMode = 'typed'): unknown[] {
   const c = text.charCodeAt(0);
   if (c === 123 && text.charCodeAt(1) === 34) { // the JSON rows this writer writes: JSON.parse is several times faster
-    try { return [plainJson(text)]; } catch { /* Ion after all */ }
+    // Typed rows go to converters that read own keys only (Object.keys, Object.hasOwn): JSON.parse's objects are safe
+    // there (a `__proto__` key is an own key); plain rows become expression variables: prototype-free objects.
+    try { return [mode === 'typed' ? JSON.parse(text) : plainJson(text)]; } catch { /* Ion after all */ }
   }
   const p = new Parser(text, mode);
   const out: unknown[] = [];

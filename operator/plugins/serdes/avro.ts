@@ -13,6 +13,9 @@ const DEFAULT_TIME = 'HH:mm[:ss][.SSSSSS][XXX]';
 const DEFAULT_DATETIME = "yyyy-MM-dd'T'HH:mm[:ss][.SSSSSS][XXX]";
 const BLOCK_BYTES = 64 * 1024;
 
+/** A CommonJS module's exports, however `import()` hands them over (Node: under `default`). */
+const cjs = <T>(m: T): T => ((m as { default?: T }).default ?? m);
+
 /** Avro codecs the reader takes beyond null and deflate: snappy (a block plus its CRC-32). Decompressed blocks are bounded. */
 async function codecs(maxBlock: number, tooBig: () => Error) {
   const [{ snappyUncompress }, zlib] = await Promise.all([import('hyparquet'), import('node:zlib')]);
@@ -59,9 +62,10 @@ tasks:
     from: "{{ inputs.file }}"`,
   }],
   async run(ctx, props) {
-    const [avro, { IonRowWriter }, { limitError, limitsFromEnv }, { AvroNames, fromAvro }, { pipeline }] = await Promise.all([
+    const [avroModule, { IonRowWriter }, { limitError, limitsFromEnv }, { AvroNames, fromAvro }, { pipeline }] = await Promise.all([
       import('avsc'), import('../../storage/ion.js'), import('../../core/limits.js'), import('./avro-values.js'), import('node:stream/promises'),
     ]);
+    const avro = cjs(avroModule);
     const limits = limitsFromEnv(process.env);
     const what = `serdes.avro.AvroToIon of '${props.from}'`;
     let overLimit = false;
@@ -140,9 +144,10 @@ tasks:
       ]}`,
   }],
   async run(ctx, props) {
-    const [avro, { readIonRows }, { limitsFromEnv }, v] = await Promise.all([
+    const [avroModule, { readIonRows }, { limitsFromEnv }, v] = await Promise.all([
       import('avsc'), import('../../storage/ion.js'), import('../../core/limits.js'), import('./avro-values.js'),
     ]);
+    const avro = cjs(avroModule);
     const limits = limitsFromEnv(process.env);
     const what = `serdes.avro.IonToAvro of '${props.from}'`;
     if ([...props.decimalSeparator].length !== 1) throw new Error(`Property 'decimalSeparator' must be one character, got '${props.decimalSeparator}'`);

@@ -31,7 +31,7 @@ describe('CsvToIon', () => {
 
   it('onBadLines: ERROR fails on a different field count naming the line, WARN logs and skips, SKIP skips', async () => {
     const bad = 'a,b\n1,2\n3\n4,5\n';
-    expect((await convert(csvToIon, {}, bad)).r.error).toMatch(/field count mismatch.*line 3.*Expected 2, got 1/);
+    expect((await convert(csvToIon, {}, bad)).r.error).toMatch(/field count mismatch.*record 3.*Expected 2, got 1/);
     const warn = await convert(csvToIon, { onBadLines: 'WARN' }, bad);
     expect(plain(await warn.rows())).toEqual([{ a: '1', b: '2' }, { a: '4', b: '5' }]);
     expect(warn.t.messages('WARN').join()).toMatch(/field count mismatch/);

@@ -61,7 +61,6 @@ tasks:
       relax_quotes: props.allowExtraCharsAfterClosingQuote,
       max_record_size: maxRecord,
       skip_records_with_error: onBadLines !== 'ERROR',
-      info: true,
     });
     parser.on('skip', (err: Error) => {
       if (onBadLines === 'WARN') ctx.logger.warn(`Bad line encountered (skipped): ${err.message}`);
@@ -74,16 +73,18 @@ tasks:
       let header: string[] | undefined;
       let skipped = 0;
       try {
-        for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+        let n = 0; // records read, the header included
+        for await (const record of parser as AsyncIterable<string[]>) {
+          n++;
           for (const field of record) {
-            if (field.length > props.maxFieldSize) throw new Error(`CSV line ${info.lines}: a field of more than ${props.maxFieldSize} characters (property 'maxFieldSize')`);
+            if (field.length > props.maxFieldSize) throw new Error(`CSV record ${n}: a field of more than ${props.maxFieldSize} characters (property 'maxFieldSize')`);
           }
           if (props.header && !header) { header = record; continue; }
           if (skipped < props.skipRows) { skipped++; continue; }
           const values = record.map((v) => (v === '\\N' ? null : v));
           if (header) {
             if (values.length !== header.length) {
-              const message = `Bad line encountered (field count mismatch) at line ${info.lines}: Expected ${header.length}, got ${values.length} fields.`;
+              const message = `Bad line encountered (field count mismatch) at record ${n}: Expected ${header.length}, got ${values.length} fields.`;
               if (onBadLines === 'ERROR') throw new Error(message);
               if (onBadLines === 'WARN') ctx.logger.warn(message);
               continue;
