@@ -40,7 +40,7 @@ async function decodeWithAvsc(bytes: Buffer): Promise<{ schema: unknown; records
 function snappyCompress(buf: Buffer): Buffer {
   const head: number[] = [];
   for (let n = buf.length; ; n = Math.floor(n / 128)) { if (n < 128) { head.push(n); break; } head.push((n % 128) | 128); }
-  const parts = [Buffer.from(head)];
+  const parts: Buffer[] = [Buffer.from(head)];
   for (let at = 0; at < buf.length; at += 65536) {
     const chunk = buf.subarray(at, at + 65536);
     parts.push(Buffer.from([61 << 2, (chunk.length - 1) & 0xff, (chunk.length - 1) >> 8]), chunk);
