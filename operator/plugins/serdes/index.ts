@@ -3,8 +3,9 @@
 import type { PluginDefinition } from '../define.js';
 import { csvToIon, ionToCsv } from './csv.js';
 import { avroToIon, ionToAvro } from './avro.js';
+import { excelToIon, ionToExcel } from './excel.js';
 import { ionToJson, jsonToIon } from './json.js';
 import { ionToParquet, parquetToIon } from './parquet.js';
 import { ionToXml, xmlToIon } from './xml.js';
 
-export const SERDES_DEFINITIONS: readonly PluginDefinition[] = [csvToIon, ionToCsv, jsonToIon, ionToJson, avroToIon, ionToAvro, xmlToIon, ionToXml, parquetToIon, ionToParquet];
+export const SERDES_DEFINITIONS: readonly PluginDefinition[] = [csvToIon, ionToCsv, jsonToIon, ionToJson, avroToIon, ionToAvro, xmlToIon, ionToXml, parquetToIon, ionToParquet, excelToIon, ionToExcel];
