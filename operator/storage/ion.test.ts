@@ -36,7 +36,7 @@ describe('parseIon', () => {
   });
 
   it('plain mode gives JSON-like values (timestamps as text)', () => {
-    expect(plain(parseIon('{d:2024-01-31,t:2024-01-31T10:00Z}', 'plain'))).toEqual({ d: '2024-01-31', t: '2024-01-31T10:00Z' });
+    expect(parseIon('{d:2024-01-31,t:2024-01-31T10:00Z,b:123456789012345678.5}', 'plain')).toEqual({ d: '2024-01-31', t: '2024-01-31T10:00Z', b: 123456789012345680 });
   });
 
   it('refuses malformed text, naming the column', () => {

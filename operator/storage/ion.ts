@@ -279,7 +279,7 @@ class Parser {
     const text = s.slice(start, this.i);
     if (/^\d{4}(-|T)/.test(text) || /^\d{4}$/.test(text) && s[this.i] === 'T') {
       if (!TIMESTAMP.test(text)) this.fail(`Bad timestamp '${text}'`);
-      return new IonTimestamp(text);
+      return this.mode === 'plain' ? text : new IonTimestamp(text);
     }
     if (/^-?0[xX][0-9a-fA-F_]+$/.test(text) || /^-?0[bB][01_]+$/.test(text)) {
       const neg = text.startsWith('-');
