@@ -105,7 +105,7 @@ describe('IonToAvro', () => {
   it('a row that does not fit fails naming the row and field (ERROR), or is skipped (WARN logs it)', async () => {
     const schema = JSON.stringify({ type: 'record', name: 'R', fields: [{ name: 'n', type: 'int' }] });
     const ion = '{n:"1"}\n{n:"one"}\n{n:3}\n';
-    expect((await convert(ionToAvro, { schema }, ion)).r.error).toMatch(/Row 2 does not fit the Avro schema: n: expected an int, got 'one'/);
+    expect((await convert(ionToAvro, { schema }, ion)).r.error).toMatch(/Row 2 does not fit the schema: n: expected an int, got 'one'/);
     const warn = await convert(ionToAvro, { schema, onBadLines: 'WARN' }, ion);
     expect((await decodeWithAvsc(await warn.bytes())).records).toEqual([{ n: 1 }, { n: 3 }]);
     expect(warn.t.messages('WARN').join()).toMatch(/Row 2/);

@@ -43,6 +43,70 @@ async function codecs(maxBlock: number, tooBig: () => Error) {
   };
 }
 
+/** Kestra's AbstractAvroConverter properties: the schema (or its inference) and how text is parsed into its types. */
+export const avroConverterProps = {
+    schema: p.string().describe('The Avro schema of the rows (JSON). Inferred from the data when absent.'),
+    numberOfRowsToScan: p.integer({ min: 1 }).default(100).describe('Rows scanned to infer the schema when `schema` is absent.'),
+    trueValues: p.stringList().default(['t', 'true', 'enabled', '1', 'on', 'yes']).describe('Values read as true.'),
+    falseValues: p.stringList().default(['f', 'false', 'disabled', '0', 'off', 'no', '']).describe('Values read as false.'),
+    nullValues: p.stringList().default(['', '#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-NaN', '1.#IND', '1.#QNAN', 'NA', 'n/a', 'nan', 'null']).describe('Values read as null.'),
+    dateFormat: p.string().default(DEFAULT_DATE).describe('Java DateTimeFormatter pattern dates are parsed with.'),
+    timeFormat: p.string().default(DEFAULT_TIME).describe('Java DateTimeFormatter pattern times are parsed with.'),
+    datetimeFormat: p.string().default(DEFAULT_DATETIME).describe('Java DateTimeFormatter pattern date-times are parsed with.'),
+    decimalSeparator: p.string().default('.').describe('Character read as the decimal point (e.g. `,`).'),
+    strictSchema: p.boolean().default(false).describe('Fail on a field present in the data but not declared in the schema.'),
+    inferAllFields: p.boolean().default(false).describe('Also read `nullValues` as null in nullable string fields (by default a nullable string field keeps the text, e.g. `NA`).'),
+    timeZoneId: p.string().describe('Time zone of date-times without an offset (default: the service\'s).'),
+    onBadLines: p.enum(ON_BAD_LINES).default('ERROR').describe('A row that does not fit the schema: ERROR fails, WARN logs and skips, SKIP skips.'),
+};
+
+type AvroConverterValues = { [K in keyof typeof avroConverterProps]: typeof avroConverterProps[K] extends import('../define.js').Prop<infer T> ? T : never };
+
+/**
+ * What IonToAvro and IonToParquet share: the rows of `from` (readable again), the schema (given, or inferred from the
+ * first `numberOfRowsToScan` rows), its names and the parsing options; each property checked with its name.
+ */
+export async function avroConversion(ctx: import('../types.js').RunContext, props: AvroConverterValues & { from: string }, what: string) {
+  const [{ readIonRows }, { limitsFromEnv }, v] = await Promise.all([
+    import('../../storage/ion.js'), import('../../core/limits.js'), import('./avro-values.js'),
+  ]);
+  const limits = limitsFromEnv(process.env);
+  if ([...props.decimalSeparator].length !== 1) throw new Error(`Property 'decimalSeparator' must be one character, got '${props.decimalSeparator}'`);
+  const zone = props.timeZoneId || systemZone();
+  const rowsOf = async () => readIonRows(await ctx.storage.stream(props.from), limits, what);
+  let schema: import('./avro-values.js').AvroSchema;
+  if (props.schema !== undefined) {
+    try { schema = JSON.parse(props.schema); } catch (err) { throw new Error(`Property 'schema': invalid Avro schema: ${(err as Error).message}`); }
+  } else {
+    const infer = new v.SchemaInferrer();
+    let n = 0;
+    for await (const row of await rowsOf()) {
+      infer.add(row);
+      if (++n >= props.numberOfRowsToScan) break;
+    }
+    schema = infer.schema();
+  }
+  const names = new v.AvroNames(schema);
+  const parser = await javaDateParser({ date: props.dateFormat, time: props.timeFormat, datetime: props.datetimeFormat }, zone,
+    { date: DEFAULT_DATE, time: DEFAULT_TIME, datetime: DEFAULT_DATETIME });
+  if (!parser.DateTime.now().setZone(zone).isValid) throw new Error(`Property 'timeZoneId': unknown time zone '${zone}'`);
+  const options: import('./avro-values.js').WriteOptions = {
+    trueValues: new Set(props.trueValues), falseValues: new Set(props.falseValues), nullValues: new Set(props.nullValues),
+    parseDate: parser.parse, decimalSeparator: props.decimalSeparator, strictSchema: props.strictSchema, inferAllFields: props.inferAllFields,
+    zone, DateTime: parser.DateTime,
+  };
+  /** A row as the schema's record (avsc's wrapped unions), or a message naming the row and field for onBadLines. */
+  const record = (row: unknown, n: number): { value?: unknown; error?: string } => {
+    try { return { value: v.toAvro(names, schema, row, options, '') }; } catch (err) { return { error: `Row ${n} does not fit the schema: ${(err as Error).message}` }; }
+  };
+  /** onBadLines for a row that does not fit: throws (ERROR) or logs (WARN) or nothing (SKIP). */
+  const badRow = (message: string): void => {
+    if (props.onBadLines === 'ERROR') throw new Error(message);
+    if (props.onBadLines === 'WARN') ctx.logger.warn(`Bad record skipped (onBadLines=WARN): ${message}`);
+  };
+  return { rowsOf, schema, names, record, badRow, v };
+}
+
 export const avroToIon = definePlugin({
   type: 'serdes.avro.AvroToIon',
   aliases: ['io.kestra.plugin.serdes.avro.AvroReader'],
@@ -109,19 +173,7 @@ export const ionToAvro = definePlugin({
     + '(`onBadLines: ERROR`), or is skipped (WARN logs it).',
   properties: {
     from: fromProp('ION'),
-    schema: p.string().describe('The Avro schema of the records (JSON). Inferred from the data when absent.'),
-    numberOfRowsToScan: p.integer({ min: 1 }).default(100).describe('Rows scanned to infer the schema when `schema` is absent.'),
-    trueValues: p.stringList().default(['t', 'true', 'enabled', '1', 'on', 'yes']).describe('Values read as true.'),
-    falseValues: p.stringList().default(['f', 'false', 'disabled', '0', 'off', 'no', '']).describe('Values read as false.'),
-    nullValues: p.stringList().default(['', '#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-NaN', '1.#IND', '1.#QNAN', 'NA', 'n/a', 'nan', 'null']).describe('Values read as null.'),
-    dateFormat: p.string().default(DEFAULT_DATE).describe('Java DateTimeFormatter pattern dates are parsed with.'),
-    timeFormat: p.string().default(DEFAULT_TIME).describe('Java DateTimeFormatter pattern times are parsed with.'),
-    datetimeFormat: p.string().default(DEFAULT_DATETIME).describe('Java DateTimeFormatter pattern date-times are parsed with.'),
-    decimalSeparator: p.string().default('.').describe('Character read as the decimal point (e.g. `,`).'),
-    strictSchema: p.boolean().default(false).describe('Fail on a field present in the data but not declared in the schema.'),
-    inferAllFields: p.boolean().default(false).describe('Also read `nullValues` as null in nullable string fields (by default a nullable string field keeps the text, e.g. `NA`).'),
-    timeZoneId: p.string().describe('Time zone of date-times without an offset (default: the service\'s).'),
-    onBadLines: p.enum(ON_BAD_LINES).default('ERROR').describe('A row that does not fit the schema: ERROR fails, WARN logs and skips, SKIP skips.'),
+    ...avroConverterProps,
   },
   outputs: { uri: { type: 'uri', description: 'URI of the Avro file written.' } },
   examples: [{
@@ -144,38 +196,10 @@ tasks:
       ]}`,
   }],
   async run(ctx, props) {
-    const [avroModule, { readIonRows }, { limitsFromEnv }, v] = await Promise.all([
-      import('avsc'), import('../../storage/ion.js'), import('../../core/limits.js'), import('./avro-values.js'),
-    ]);
-    const avro = cjs(avroModule);
-    const limits = limitsFromEnv(process.env);
-    const what = `serdes.avro.IonToAvro of '${props.from}'`;
-    if ([...props.decimalSeparator].length !== 1) throw new Error(`Property 'decimalSeparator' must be one character, got '${props.decimalSeparator}'`);
-    const zone = props.timeZoneId || systemZone();
-    const rowsOf = async () => readIonRows(await ctx.storage.stream(props.from), limits, what);
-    let schema: import('./avro-values.js').AvroSchema;
-    if (props.schema !== undefined) {
-      try { schema = JSON.parse(props.schema); } catch (err) { throw new Error(`Property 'schema': invalid Avro schema: ${(err as Error).message}`); }
-    } else {
-      const infer = new v.SchemaInferrer();
-      let n = 0;
-      for await (const row of await rowsOf()) {
-        infer.add(row);
-        if (++n >= props.numberOfRowsToScan) break;
-      }
-      schema = infer.schema();
-    }
+    const avro = cjs(await import('avsc'));
+    const { rowsOf, schema, record, badRow } = await avroConversion(ctx, props, `serdes.avro.IonToAvro of '${props.from}'`);
     let type: import('avsc').Type;
     try { type = avro.Type.forSchema(schema as never, { wrapUnions: true }); } catch (err) { throw new Error(`Property 'schema': invalid Avro schema: ${(err as Error).message}`); }
-    const names = new v.AvroNames(schema);
-    const parser = await javaDateParser({ date: props.dateFormat, time: props.timeFormat, datetime: props.datetimeFormat }, zone,
-      { date: DEFAULT_DATE, time: DEFAULT_TIME, datetime: DEFAULT_DATETIME });
-    if (!parser.DateTime.now().setZone(zone).isValid) throw new Error(`Property 'timeZoneId': unknown time zone '${zone}'`);
-    const options: import('./avro-values.js').WriteOptions = {
-      trueValues: new Set(props.trueValues), falseValues: new Set(props.falseValues), nullValues: new Set(props.nullValues),
-      parseDate: parser.parse, decimalSeparator: props.decimalSeparator, strictSchema: props.strictSchema, inferAllFields: props.inferAllFields,
-      zone, DateTime: parser.DateTime,
-    };
     return withScratch(ctx, 'avro', async (path) => {
       const file = createWriteStream(path, { flags: 'wx' });
       const put = async (buf: Buffer) => { if (!file.write(buf)) await once(file, 'drain'); };
@@ -196,15 +220,9 @@ tasks:
         let n = 0;
         for await (const row of await rowsOf()) {
           n++;
-          let buf: Buffer;
-          try {
-            buf = type.toBuffer(v.toAvro(names, schema, row, options, ''));
-          } catch (err) {
-            const message = `Row ${n} does not fit the Avro schema: ${(err as Error).message}`;
-            if (props.onBadLines === 'ERROR') throw new Error(message);
-            if (props.onBadLines === 'WARN') ctx.logger.warn(`Bad record skipped (onBadLines=WARN): ${message}`);
-            continue;
-          }
+          const r = record(row, n);
+          if (r.error !== undefined) { badRow(r.error); continue; }
+          const buf = type.toBuffer(r.value);
           block.push(buf);
           blockBytes += buf.length;
           records++;

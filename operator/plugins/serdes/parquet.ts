@@ -5,14 +5,11 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { definePlugin, p } from '../define.js';
-import { fromProp, javaDateParser, outputPath, recordsResult, systemZone, withScratch } from './common.js';
+import { avroConversion, avroConverterProps } from './avro.js';
+import { fromProp, outputPath, recordsResult, withScratch } from './common.js';
 
-const ON_BAD_LINES = ['ERROR', 'WARN', 'SKIP'] as const;
 const CODECS = ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD'] as const;
 const VERSIONS = ['V1', 'V2'] as const;
-const DEFAULT_DATE = 'yyyy-MM-dd[XXX]';
-const DEFAULT_TIME = 'HH:mm[:ss][.SSSSSS][XXX]';
-const DEFAULT_DATETIME = "yyyy-MM-dd'T'HH:mm[:ss][.SSSSSS][XXX]";
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
@@ -115,24 +112,12 @@ export const ionToParquet = definePlugin({
     + 'records, lists, maps and unions of several types are JSON columns. Data pages are version 2 (`parquetVersion: V1` is refused).',
   properties: {
     from: fromProp('ION'),
-    schema: p.string().describe('The Avro schema of the rows (JSON). Inferred from the data when absent.'),
-    numberOfRowsToScan: p.integer({ min: 1 }).default(100).describe('Rows scanned to infer the schema when `schema` is absent.'),
     compressionCodec: p.enum(CODECS).default('GZIP').describe('Compression of the column chunks: UNCOMPRESSED, SNAPPY, GZIP or ZSTD (ZSTD when the Node.js runtime has it).'),
     parquetVersion: p.enum(VERSIONS).default('V2').describe('Parquet data page version; only V2 is written.'),
     rowGroupSize: p.integer({ min: 1 }).default(128 * 1024 * 1024).describe('Target row group size in bytes (of the rows\' data); at most SERDES_MAX_ROW_GROUP_BYTES.'),
     pageSize: p.integer({ min: 1 }).default(1024 * 1024).describe('Target page size in bytes.'),
     dictionaryPageSize: p.integer({ min: 1 }).default(1024 * 1024).describe('Largest dictionary of a column chunk, in bytes (a larger one is not used).'),
-    trueValues: p.stringList().default(['t', 'true', 'enabled', '1', 'on', 'yes']).describe('Values read as true.'),
-    falseValues: p.stringList().default(['f', 'false', 'disabled', '0', 'off', 'no', '']).describe('Values read as false.'),
-    nullValues: p.stringList().default(['', '#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-NaN', '1.#IND', '1.#QNAN', 'NA', 'n/a', 'nan', 'null']).describe('Values read as null.'),
-    dateFormat: p.string().default(DEFAULT_DATE).describe('Java DateTimeFormatter pattern dates are parsed with.'),
-    timeFormat: p.string().default(DEFAULT_TIME).describe('Java DateTimeFormatter pattern times are parsed with.'),
-    datetimeFormat: p.string().default(DEFAULT_DATETIME).describe('Java DateTimeFormatter pattern date-times are parsed with.'),
-    decimalSeparator: p.string().default('.').describe('Character read as the decimal point (e.g. `,`).'),
-    strictSchema: p.boolean().default(false).describe('Fail on a field present in the data but not declared in the schema.'),
-    inferAllFields: p.boolean().default(false).describe('Also read `nullValues` as null in nullable string fields.'),
-    timeZoneId: p.string().describe('Time zone of date-times without an offset (default: the service\'s).'),
-    onBadLines: p.enum(ON_BAD_LINES).default('ERROR').describe('A row that does not fit the schema: ERROR fails, WARN logs and skips, SKIP skips.'),
+    ...avroConverterProps,
   },
   outputs: { uri: { type: 'uri', description: 'URI of the Parquet file written.' } },
   examples: [{
@@ -151,42 +136,18 @@ tasks:
       ]}`,
   }],
   async run(ctx, props) {
-    const [hw, { readIonRows }, { limitError, limitsFromEnv }, v, zlib] = await Promise.all([
-      import('hyparquet-writer'), import('../../storage/ion.js'), import('../../core/limits.js'), import('./avro-values.js'), import('node:zlib'),
+    const [hw, { limitError, limitsFromEnv }, zlib] = await Promise.all([
+      import('hyparquet-writer'), import('../../core/limits.js'), import('node:zlib'),
     ]);
     const limits = limitsFromEnv(process.env);
-    const what = `serdes.parquet.IonToParquet of '${props.from}'`;
     if (props.parquetVersion !== 'V2') throw new Error("Property 'parquetVersion': only V2 data pages are written");
     if (props.rowGroupSize > limits.serdesMaxRowGroupBytes) throw limitError('serdesMaxRowGroupBytes', `Property 'rowGroupSize' is ${props.rowGroupSize}`, limits);
-    if ([...props.decimalSeparator].length !== 1) throw new Error(`Property 'decimalSeparator' must be one character, got '${props.decimalSeparator}'`);
     const zstd = (zlib as unknown as { zstdCompressSync?: (b: Uint8Array) => Buffer }).zstdCompressSync;
     if (props.compressionCodec === 'ZSTD' && !zstd) throw new Error("Property 'compressionCodec': ZSTD needs a Node.js runtime with zstd (22.15 or later); use SNAPPY or GZIP");
-    const zone = props.timeZoneId || systemZone();
-    const rowsOf = async () => readIonRows(await ctx.storage.stream(props.from), limits, what);
-    let schema: import('./avro-values.js').AvroSchema;
-    if (props.schema !== undefined) {
-      try { schema = JSON.parse(props.schema); } catch (err) { throw new Error(`Property 'schema': invalid Avro schema: ${(err as Error).message}`); }
-    } else {
-      const infer = new v.SchemaInferrer();
-      let n = 0;
-      for await (const row of await rowsOf()) {
-        infer.add(row);
-        if (++n >= props.numberOfRowsToScan) break;
-      }
-      schema = infer.schema();
-    }
-    const names = new v.AvroNames(schema);
+    const { rowsOf, schema, names, record, badRow, v } = await avroConversion(ctx, props, `serdes.parquet.IonToParquet of '${props.from}'`);
     const rootNode = names.node(schema);
     if (Array.isArray(rootNode) || rootNode.type !== 'record' || !rootNode.fields?.length) throw new Error("Property 'schema': a Parquet schema must be an Avro record with fields");
     const columns: Column[] = rootNode.fields.map((f) => column(names, f.name, f.type, v));
-    const parser = await javaDateParser({ date: props.dateFormat, time: props.timeFormat, datetime: props.datetimeFormat }, zone,
-      { date: DEFAULT_DATE, time: DEFAULT_TIME, datetime: DEFAULT_DATETIME });
-    if (!parser.DateTime.now().setZone(zone).isValid) throw new Error(`Property 'timeZoneId': unknown time zone '${zone}'`);
-    const options: import('./avro-values.js').WriteOptions = {
-      trueValues: new Set(props.trueValues), falseValues: new Set(props.falseValues), nullValues: new Set(props.nullValues),
-      parseDate: parser.parse, decimalSeparator: props.decimalSeparator, strictSchema: props.strictSchema, inferAllFields: props.inferAllFields,
-      zone, DateTime: parser.DateTime,
-    };
     return withScratch(ctx, 'parquet', async (path) => {
       const out = createWriteStream(path, { flags: 'wx' });
       // hyparquet-writer's Writer, flushing ~1 MiB pieces to the file with backpressure
@@ -227,16 +188,9 @@ tasks:
         let n = 0;
         for await (const row of await rowsOf()) {
           n++;
-          let values: unknown[];
-          try {
-            const record = v.toAvro(names, schema, row, options, '') as Record<string, unknown>;
-            values = columns.map((c) => c.toValue(record[c.name]));
-          } catch (err) {
-            const message = `Row ${n} does not fit the schema: ${(err as Error).message}`;
-            if (props.onBadLines === 'ERROR') throw new Error(message);
-            if (props.onBadLines === 'WARN') ctx.logger.warn(`Bad record skipped (onBadLines=WARN): ${message}`);
-            continue;
-          }
+          const r = record(row, n);
+          if (r.error !== undefined) { badRow(r.error); continue; }
+          const values = columns.map((c) => c.toValue((r.value as Record<string, unknown>)[c.name]));
           values.forEach((x, k) => { data[k].push(x); groupBytes += sizeOf(x); });
           records++;
           if (groupBytes >= props.rowGroupSize) await writeGroup();
