@@ -1,5 +1,5 @@
 // Serdes bench: a generated CSV file converted CSV → ION → each format → ION → CSV by the serdes tasks over real local
-// internal storage, in a child process with a 64 MiB old-space cap (test/support/serdes-child.ts); prints MB/s of every
+// internal storage, in a child process with a 256 MiB old-space cap (the 64 MiB proof is operator/plugins/serdes/streaming.test.ts; Parquet row groups and exceljs need room to run without GC thrash) (test/support/serdes-child.ts); prints MB/s of every
 // step (input bytes / time) and the peak RSS growth and heap. BENCH=serdes; BENCH_SERDES_MIB (default 200) sizes the
 // CSV, BENCH_SERDES_EXCEL_MIB (default 16) the Excel run (exceljs is the slowest step by far).
 import { spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const CHILD = fileURLToPath(new URL('../support/serdes-child.ts', import.meta.url));
 
 function run(mib: number, formats: string): void {
-  const child = spawnSync(process.execPath, ['--max-old-space-size=64', '--import', 'tsx', CHILD, String(mib), formats], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 });
+  const child = spawnSync(process.execPath, ['--max-old-space-size=256', '--import', 'tsx', CHILD, String(mib), formats], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 });
   if (child.status !== 0) {
     console.log(`serdes ${formats}: child failed (${child.status}): ${child.stderr.slice(-1500)}`);
     return;

@@ -1,5 +1,6 @@
 // Tests of serdes.excel.IonToExcel and ExcelToIon: workbooks exceljs writes are read (sheets by name, headers, dates,
 // formulas, rich text), workbooks we write are read back by exceljs, round trips, and hostile input.
+import { excelUtf8Fixed } from './excel-utf8.js'; // first: it must be loaded before exceljs
 import ExcelJS from 'exceljs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupConverted, convert, plain } from './test-helpers.js';
@@ -22,6 +23,18 @@ async function workbook(): Promise<Buffer> {
 }
 
 describe('ExcelToIon', () => {
+  it('reads a multi-byte character split across the chunks of a large sheet whole (exceljs\'s own reader does not)', async () => {
+    expect(excelUtf8Fixed).toBe(true);
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('S');
+    ws.addRow(['text']);
+    for (let i = 0; i < 20_000; i++) ws.addRow([`é${i}${'a'.repeat(i % 7)}ü中`]); // distinct: a large shared-strings part
+    const c = await convert(excelToIon, {}, Buffer.from(await wb.xlsx.writeBuffer()));
+    const text = (await c.t.stores.storage.get((c.r.outputs!.uris as Record<string, string>).S)).toString();
+    expect(text).not.toContain('\uFFFD');
+    expect(text.split('\n').filter(Boolean).length).toBe(20_000);
+  });
+
   it('reads every sheet into its own ION file, the header naming the fields; dates, formulas (cached result), rich text', async () => {
     const c = await convert(excelToIon, {}, await workbook());
     expect(c.r.state).toBe('SUCCESS');

@@ -48,6 +48,8 @@ tasks:
     sheetsTitle: [Products]`,
   }],
   async run(ctx, props) {
+    const { excelUtf8Fixed } = await import('./excel-utf8.js'); // before exceljs loads
+    if (!excelUtf8Fixed) ctx.logger.warn('exceljs was loaded before its UTF-8 fix: characters split across chunks may read as U+FFFD');
     const [excelModule, { IonRowWriter, IonTimestamp }, { limitError, limitsFromEnv }] = await Promise.all([
       import('exceljs'), import('../../storage/ion.js'), import('../../core/limits.js'),
     ]);
