@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupConverted, convert, plain } from './test-helpers.js';
 import { csvToIon, ionToCsv } from './csv.js';
+import { makeTestContext } from '../testing.js';
 
 afterEach(async () => { await cleanupConverted(); delete process.env.STORAGE_MAX_ITEM_BYTES; });
 
@@ -55,6 +56,21 @@ describe('CsvToIon', () => {
     expect(r.error).toMatch(/STORAGE_MAX_ITEM_BYTES/);
     expect((await convert(csvToIon, { maxBufferSize: 100 }, `a\n${'y'.repeat(200)}\n`)).r.error).toMatch(/property 'maxBufferSize'/);
     expect((await convert(csvToIon, { maxFieldSize: 10 }, `a\n${'y'.repeat(20)}\n`)).r.error).toMatch(/maxFieldSize/);
+  });
+});
+
+describe('namespace isolation', () => {
+  it('a file of another namespace cannot be read (the scoped storage refuses it)', async () => {
+    const t = makeTestContext({ task: { id: 'conv', type: csvToIon.type } });
+    try {
+      const other = await t.stores.storage.put('other/secret/flow9/executions/e9/data.csv', Buffer.from('a\n1\n'));
+      t.ctx.task = { id: 'conv', type: csvToIon.type, from: other };
+      const r = await csvToIon.runnable.run(t.ctx);
+      expect(r.state).toBe('FAILED');
+      expect(r.error).toMatch(/namespace|not allowed|denied|forbidden/i);
+    } finally {
+      await t.cleanup();
+    }
   });
 });
 
