@@ -63,7 +63,7 @@ try {
     const r = await d.runnable.run(t.ctx);
     const seconds = (performance.now() - t0) / 1000;
     if (r.state !== 'SUCCESS') throw new Error(`${name}: ${r.error}`);
-    steps.push({ step: name, inBytes, seconds, mbPerS: inBytes / 2 ** 20 / seconds, records: r.metrics?.[0]?.value });
+    steps.push({ step: name, inBytes, seconds, mbPerS: inBytes / 2 ** 20 / seconds, records: r.metrics?.find((m) => m.name === 'records')?.value ?? Number(r.outputs?.size) });
     return String(r.outputs!.uri ?? (r.outputs!.uris as Record<string, string>).Sheet);
   };
   const ion = await run('CsvToIon', source);

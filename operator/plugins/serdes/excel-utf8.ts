@@ -47,3 +47,9 @@ export const excelUtf8Fixed = ((): boolean => {
   require.cache[path]!.exports = parseSax;
   return true;
 })();
+
+/** exceljs, loaded after the fix (the only way the serdes tasks load it). */
+export async function loadExcelJS(): Promise<typeof import('exceljs')> {
+  const m = await import('exceljs');
+  return ((m as { default?: typeof import('exceljs') }).default ?? m);
+}

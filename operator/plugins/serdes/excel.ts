@@ -9,8 +9,6 @@ const VALUE_RENDERS = ['FORMATTED_VALUE', 'UNFORMATTED_VALUE', 'FORMULA'] as con
 const DATE_RENDERS = ['UNFORMATTED_VALUE', 'SERIAL_NUMBER', 'FORMATTED_STRING'] as const;
 const EXCEL_EPOCH_DAYS = 25569; // 1970-01-01 as an Excel serial number
 
-const cjs = <T>(m: T): T => ((m as { default?: T }).default ?? m);
-
 /** A Java DateTimeFormatter pattern as an Excel number format (optional sections and offsets dropped). */
 export function excelFormat(java: string): string {
   return java.replace(/\[[^\]]*\]/g, '').replace(/X+|x+|Z+/g, '').replace(/'([^']*)'/g, '"$1"')
@@ -48,12 +46,11 @@ tasks:
     sheetsTitle: [Products]`,
   }],
   async run(ctx, props) {
-    const { excelUtf8Fixed } = await import('./excel-utf8.js'); // before exceljs loads
+    const { excelUtf8Fixed, loadExcelJS } = await import('./excel-utf8.js'); // before exceljs loads
     if (!excelUtf8Fixed) ctx.logger.warn('exceljs was loaded before its UTF-8 fix: characters split across chunks may read as U+FFFD');
-    const [excelModule, { IonRowWriter, IonTimestamp }, { limitError, limitsFromEnv }] = await Promise.all([
-      import('exceljs'), import('../../storage/ion.js'), import('../../core/limits.js'),
+    const [ExcelJS, { IonRowWriter, IonTimestamp }, { limitError, limitsFromEnv }] = await Promise.all([
+      loadExcelJS(), import('../../storage/ion.js'), import('../../core/limits.js'),
     ]);
-    const ExcelJS = cjs(excelModule);
     if (!/^utf-?8$/i.test(props.charset.trim())) throw new Error(`Property 'charset': an .xlsx workbook is UTF-8, got '${props.charset}'`);
     const limits = limitsFromEnv(process.env);
     const what = `serdes.excel.ExcelToIon of '${props.from}'`;
@@ -155,10 +152,10 @@ tasks:
       Orders: "{{ outputs.orders.uri }}"`,
   }],
   async run(ctx, props) {
-    const [excelModule, { readIonRows, IonTimestamp, IonDecimal }, { limitsFromEnv }, { systemZone }] = await Promise.all([
-      import('exceljs'), import('../../storage/ion.js'), import('../../core/limits.js'), import('./common.js'),
+    const { loadExcelJS } = await import('./excel-utf8.js'); // exceljs always loaded after its UTF-8 fix
+    const [ExcelJS, { readIonRows, IonTimestamp, IonDecimal }, { limitsFromEnv }, { systemZone }] = await Promise.all([
+      loadExcelJS(), import('../../storage/ion.js'), import('../../core/limits.js'), import('./common.js'),
     ]);
-    const ExcelJS = cjs(excelModule);
     if (!/^utf-?8$/i.test(props.charset.trim())) throw new Error(`Property 'charset': ION files are UTF-8, got '${props.charset}'`);
     let sources: [string, string][];
     if (typeof props.from === 'string' && props.from.trim() !== '') sources = [[props.sheetsTitle, props.from]];
