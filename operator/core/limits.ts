@@ -83,7 +83,7 @@ export const LIMIT_SETTINGS = {
   },
   storageMaxItemBytes: {
     env: 'STORAGE_MAX_ITEM_BYTES', default: 10 * 1024 * 1024, min: 1024,
-    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) read, in bytes',
+    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) and the serdes.* converters read, in bytes; also one CSV record, JSON item, XML row and decompressed Avro block',
   },
   storageMaxSplitFiles: {
     env: 'STORAGE_MAX_SPLIT_FILES', default: 10_000, min: 1,
@@ -92,6 +92,10 @@ export const LIMIT_SETTINGS = {
   storageMaxPurgeFiles: {
     env: 'STORAGE_MAX_PURGE_FILES', default: 10_000, min: 1,
     doc: 'files and folders of its execution one core.storage.PurgeCurrentExecutionFiles may list and delete (its `uris` output lists the files); beyond it the task fails before deleting anything',
+  },
+  serdesMaxRowGroupBytes: {
+    env: 'SERDES_MAX_ROW_GROUP_BYTES', default: 256 * 1024 * 1024, min: 1024,
+    doc: 'largest Parquet row group (uncompressed bytes) serdes.parquet.ParquetToIon reads and IonToParquet buffers (its `rowGroupSize` may not exceed it): memory holds one row group',
   },
   storageMaxDistinctKeys: {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,

@@ -8,6 +8,7 @@ import { sftpDefinitions } from './fs/sftp.js';
 import { gitClone } from './git/clone.js';
 import { gitPush } from './git/push.js';
 import { NOTIFICATION_DEFINITIONS } from './notifications/index.js';
+import { SERDES_DEFINITIONS } from './serdes/index.js';
 import { mysqlQueries, mysqlQuery } from './jdbc/mysql.js';
 import { postgresQueries, postgresQuery } from './jdbc/postgresql.js';
 
@@ -15,4 +16,5 @@ export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
   ...NOTIFICATION_DEFINITIONS,
   postgresQuery, postgresQueries, mysqlQuery, mysqlQueries,
   ...compressDefinitions, gitClone, gitPush, ...sftpDefinitions,
+  ...SERDES_DEFINITIONS,
 ];

@@ -1,5 +1,5 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|cli selects one group
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|cli|serdes selects one group
 // (kube includes kube-scale, archive and kube-memory); default runs all. The orchestration group's figures, knobs
 // (BENCH_DURATION_S, BENCH_FANOUT, ...) and how each is measured: docs/performance.md.
 import { runOrchestrationBench } from './orchestration.js';
@@ -53,4 +53,8 @@ if (!only || only === 'blocks') {
 if (!only || only === 'cli') {
   const { runCliBench } = await import('./cli.js');
   await runCliBench();
+}
+if (!only || only === 'serdes') {
+  const { runSerdesBench } = await import('./serdes.js');
+  await runSerdesBench();
 }
