@@ -37,7 +37,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/build-ui.mjs ./scripts/build-ui.mjs
+COPY scripts/build-ui.mjs scripts/build-cli.mjs ./scripts/
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:20-bookworm-slim

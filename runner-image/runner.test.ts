@@ -10,7 +10,7 @@ import { LocalStorage } from '../operator/storage/local.js';
 import { openDatabase, SqliteKVStore, SqliteLogStore } from '../operator/store/sqlite/index.js';
 import { tempDir } from '../operator/store/sqlite/test-fixtures.js';
 import { attemptOf, oneTask, type Attempt } from '../test/kube/attempt-fixtures.js';
-import { inputAad, SecretBox } from '../operator/secrets/sealed.js';
+import { inputAad, reportedAad, SecretBox } from '../operator/secrets/sealed.js';
 import { runRunner } from './runner.js';
 import { until } from '../test/support/wait.js';
 
@@ -46,14 +46,14 @@ tasks:
   return a;
 }
 
-async function setup(a: Attempt) {
+async function setup(a: Attempt, secrets?: string[]) {
   const tmp = tempDir('runner-test-');
   const storage = new LocalStorage(join(tmp.dir, 'storage'));
   const logDb = join(tmp.dir, 'logs.db');
   const db = openDatabase(logDb);
   const logs = new SqliteLogStore(db);
   cleanups.push(() => { logs.close(); db.close(); tmp.remove(); });
-  const inputUri = await writeAttemptInput(storage, { flow: a.flow, execution: a.exec }, a.run.id, 1);
+  const inputUri = await writeAttemptInput(storage, { flow: a.flow, execution: a.exec, ...(secrets ? { secrets } : {}) }, a.run.id, 1);
   const env: NodeJS.ProcessEnv = {
     EXECUTION_ID: a.exec.id, TASK_RUN_ID: a.run.id, ATTEMPT: '1', INPUT_URI: inputUri, WORK_DIR: join(tmp.dir, 'work'),
     STORAGE_DIR: join(tmp.dir, 'storage'), LOG_DB: logDb, PATH: process.env.PATH,
@@ -72,6 +72,57 @@ describe('runRunner (in process)', () => {
     const lines = await s.logs.forExecution(a.exec.id);
     expect(lines.map((l) => l.message)).toContain('hi from kube-test');
     expect(lines[0]?.taskRunId).toBe(a.run.id);
+  });
+
+  it('opens sealed texts of STRING and JSON inputs (a known secret the operator sealed) for the task, masks them in logs', async () => {
+    const a = attemptOf(`id: sealed-string
+namespace: company.team
+inputs:
+  - id: password
+    type: STRING
+  - id: settings
+    type: JSON
+tasks:
+  - id: sh
+    type: ai.service.plugin.scripts.shell.Commands
+    env:
+      PW: "{{ inputs.password }}"
+      NESTED: "{{ inputs.settings.db.password }}"
+    commands:
+      - echo "pw=$PW"
+      - echo "::{\\"outputs\\":{\\"pwSha\\":\\"$(printf %s "$PW" | sha256sum | cut -d' ' -f1)\\",\\"nestedSha\\":\\"$(printf %s "$NESTED" | sha256sum | cut -d' ' -f1)\\"}}::"
+`);
+    const box = new SecretBox(KEY);
+    a.exec.inputs = { password: box.seal(PW, inputAad(a.exec, 'password')), settings: { db: { password: box.seal(PW, inputAad(a.exec, 'settings')), port: 5432 } } };
+    const s = await setup(a);
+    const outcome = await runRunner({ ...s.env, ...POD_SECRETS }, { stores: { storage: s.storage, logs: s.logs, kv: new SqliteKVStore(s.db) } });
+    expect(outcome.state, outcome.error).toBe('SUCCESS');
+    expect(outcome.outputs).toMatchObject({ vars: { pwSha: sha(PW), nestedSha: sha(PW) } });
+    const logs = (await s.logs.forExecution(a.exec.id)).map((l) => l.message).join('\n');
+    expect(logs).toContain('pw=******');
+    expect(logs).not.toContain(PW);
+  });
+
+  it('masks what the operator knows secret for the execution (attempt input), reports back what it knows, sealed', async () => {
+    const a = attemptOf(`id: known
+namespace: company.team
+inputs:
+  - id: hook
+    type: STRING
+tasks:
+  - id: log
+    type: ai.service.plugin.core.log.Log
+    message: "calling {{ inputs.hook }}"
+`);
+    const box = new SecretBox(KEY);
+    a.exec.inputs = { hook: 'https://hooks.example/t0ken-from-input' };
+    const s = await setup(a, [box.seal('https://hooks.example/t0ken-from-input', reportedAad(a.exec.id))]);
+    const outcome = await runRunner({ ...s.env, ...POD_SECRETS }, { stores: { storage: s.storage, logs: s.logs, kv: new SqliteKVStore(s.db) } });
+    expect(outcome.state, outcome.error).toBe('SUCCESS');
+    expect((await s.logs.forExecution(a.exec.id)).map((l) => l.message)).toEqual(['calling ******']);
+    const result = await readAttemptResult(s.storage, s.inputUri);
+    expect(JSON.stringify(result)).not.toContain('t0ken-from-input');
+    expect(result?.secrets?.map((v) => box.open(v, reportedAad(a.exec.id)))).toEqual(['https://hooks.example/t0ken-from-input']);
   });
 
   it('returns a failing script as FAILED (not as a runner error) and masks secrets', async () => {

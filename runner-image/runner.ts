@@ -1,10 +1,11 @@
 // The program each task Pod runs: reads the attempt input the launcher wrote to internal storage (INPUT_URI), runs
 // the attempt with runAttempt over its stores behind the secret layer (logs and KV masked; SECRET inputs opened with
-// ENCRYPTION_KEY), writes the masked TaskOutcome to `result.json` beside the input, flushes the logs and exits 0. The
-// task's own failure is in the result. Its start (KV list, bucket, attempt input) and its result write retry transient
-// failures until RUNNER_START_TIMEOUT_MS (deadline.ts). When the runner itself fails it exits RUNNER_FAILURE_EXIT_CODE,
-// its reason in the container's termination message (TERMINATION_MESSAGE_PATH) and, when the bucket answers, in an
-// infrastructure-failure result: the operator makes a new attempt (TASK_INFRA_RETRIES).
+// ENCRYPTION_KEY), writes the masked TaskOutcome (with the values its task declared sensitive, sealed) to `result.json`
+// beside the input, flushes the logs and exits 0. The task's own failure is in the result. Its start (KV list, bucket,
+// attempt input) and its result write retry transient failures until RUNNER_START_TIMEOUT_MS (deadline.ts). When the
+// runner itself fails it exits RUNNER_FAILURE_EXIT_CODE, its reason in the container's termination message
+// (TERMINATION_MESSAGE_PATH) and, when the bucket answers, in an infrastructure-failure result: the operator makes a
+// new attempt (TASK_INFRA_RETRIES).
 // SIGTERM/SIGINT abort the attempt (KILLED result, written if time allows).
 //   node dist/runner-image/runner.js                 run the attempt described by the environment (compiled by
 //                                                    scripts/build.mjs; `node --import tsx runner-image/runner.ts` too)
@@ -100,12 +101,13 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
   await initExpressions();
   await loadPluginPackages(env); // PLUGINS: the operator passes its setting; the image must hold the packages
   const start = deps.io?.start;
-  const { flow, execution } = await guarded(start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
+  const { flow, execution, secrets: known } = await guarded(start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);
   const run = execution.taskRunList.find((r) => r.id === e.taskRunId);
   if (!run) throw new Error(`Task run ${e.taskRunId} is not in execution ${execution.id}`);
   const secrets = envSecrets(env);
   secrets.track(execution);
+  if (known) secrets.learnSealed(execution.id, known);
   const stores = maskedStores(attemptStores(deps.stores), secrets);
   const renderer = createSecretRenderer(stores, env, deps.secrets ?? podSecretLookup(env));
   const signal = deps.signal ?? new AbortController().signal;
@@ -120,6 +122,9 @@ export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promi
     await finishing(deps.io, 'flushing the logs', () => deps.stores.logs.flush());
   }
   outcome = maskOutcome(outcome, secrets.masker(execution.id));
+  // What the attempt declared sensitive goes back sealed, so the operator masks it in the record too.
+  const declared = secrets.sealedValues(execution.id);
+  if (declared.length) outcome = { ...outcome, secrets: declared };
   await finishing(deps.io, 'writing the result', () => writeAttemptResult(deps.stores.storage, e.inputUri, outcome));
   return outcome;
 }

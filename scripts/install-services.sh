@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
-# Installs the Debian packages of the real services the tests start (PostgreSQL, Redis, Mosquitto, RabbitMQ, NATS) and
+# Installs the Debian packages of the real services the tests start (PostgreSQL, Redis, Mosquitto, RabbitMQ, NATS, MariaDB,
+# git daemon, OpenSSH's sshd for SFTP), the interpreters of the Ruby and R script tasks (ruby, r-base-core: about 80 MB) and
 # the headless browser the web UI's tests drive (Chromium, and a font for legible screenshots: test/ui/) when they are missing (the
 # file each package installs is looked for). Needs root (CI, containers); otherwise prints the command to run.
 # While apt-get installs, a policy-rc.d keeps the packages from starting system-wide services (the tests start their
 # own); the policy-rc.d that was there before, if any, is put back as it was (content, mode, owner), also when apt-get
 # fails or the script is interrupted. Overridable for tests: POLICY_RC_D (its path), SERVICE_PACKAGES (the packages).
 set -euo pipefail
-read -r -a PKGS <<< "${SERVICE_PACKAGES-postgresql redis-server mosquitto rabbitmq-server nats-server chromium fonts-liberation}"
+read -r -a PKGS <<< "${SERVICE_PACKAGES-postgresql redis-server mosquitto rabbitmq-server nats-server mariadb-server chromium fonts-liberation python3-aiosmtpd git openssh-server ruby r-base-core}"
 POLICY_RC_D=${POLICY_RC_D:-/usr/sbin/policy-rc.d}
-declare -A BIN=([postgresql]=/usr/lib/postgresql/15/bin/postgres [redis-server]=/usr/bin/redis-server [mosquitto]=/usr/sbin/mosquitto [rabbitmq-server]=/usr/sbin/rabbitmq-server [nats-server]=/usr/sbin/nats-server [chromium]=/usr/bin/chromium [fonts-liberation]=/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf)
+declare -A BIN=(
+  [postgresql]=/usr/lib/postgresql/15/bin/postgres
+  [redis-server]=/usr/bin/redis-server
+  [mosquitto]=/usr/sbin/mosquitto
+  [rabbitmq-server]=/usr/sbin/rabbitmq-server
+  [nats-server]=/usr/sbin/nats-server
+  [mariadb-server]=/usr/sbin/mariadbd
+  [chromium]=/usr/bin/chromium
+  [fonts-liberation]=/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf
+  [python3-aiosmtpd]=/usr/lib/python3/dist-packages/aiosmtpd/__init__.py
+  [git]=/usr/bin/git
+  [openssh-server]=/usr/sbin/sshd
+  [ruby]=/usr/bin/ruby
+  [r-base-core]=/usr/bin/Rscript
+)
 missing=()
 for p in "${PKGS[@]}"; do [ -e "${BIN[$p]:-}" ] || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

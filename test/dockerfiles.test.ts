@@ -9,9 +9,10 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 
 const images = [
-  // scripts/build-ui.mjs: the package's postinstall, which a production install runs (and skips: no vite there).
-  ['Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'crds', 'examples', 'ui', 'scripts/build-ui.mjs']],
-  ['runner-image/Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'scripts/build-ui.mjs']],
+  // scripts/build-ui.mjs and build-cli.mjs: the package's postinstall, which a production install runs (and skips: no
+  // vite nor esbuild there).
+  ['Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'crds', 'examples', 'ui', 'scripts/build-ui.mjs', 'scripts/build-cli.mjs']],
+  ['runner-image/Dockerfile', ['operator', 'api', 'runner-image', 'scripts/build.mjs', 'scripts/build-ui.mjs', 'scripts/build-cli.mjs']],
 ] as const;
 
 describe.each(images)('%s', (file, dirs) => {

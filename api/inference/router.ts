@@ -1,10 +1,13 @@
 // HTTP routes of the batch inference API: POST /v1/completions (Bearer token), GET /get_result/:task_id
-// (no credentials needed; the task id is an unguessable random id; the owner's token adds result_key) and an OpenAI-compatible POST /v1/chat/completions.
+// (no credentials needed; the task id is an unguessable random id; the owner's token adds result_key), the owner's
+// cancel (DELETE /get_result/:task_id, POST /v1/batches/:id/cancel) and list (GET /v1/batches), GET /v1/models with
+// each model's backend, and an OpenAI-compatible POST /v1/chat/completions.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { bearerToken } from '../../operator/inference/auth.js';
 import {
-  AuthError, IdempotencyConflictError, RequestError, type JobResultView, type SubmitResult,
+  AuthError, IdempotencyConflictError, listLimit, NotFoundError, RequestError, SchemaMismatchError,
+  type JobList, type JobResultView, type ModelDetails, type SubmitResult,
 } from '../../operator/inference/index.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
@@ -33,6 +36,13 @@ function sendError(ctx: Context, e: unknown): void {
   } else if (e instanceof RequestError) {
     ctx.status = 400;
     ctx.body = { error: e.message, field: e.field };
+  } else if (e instanceof NotFoundError) {
+    ctx.status = 404;
+    ctx.body = { error: e.message };
+  } else if (e instanceof SchemaMismatchError) {
+    // The raw answer with the reason, as OpenAI-style clients read a chat completion, plus `error`.
+    ctx.status = 422;
+    ctx.body = { ...e.completion, error: { message: e.message, type: 'schema_mismatch' } };
   } else if (e instanceof IdempotencyConflictError) {
     ctx.status = 409;
     ctx.body = { error: e.message, task_id: e.taskId };
@@ -51,8 +61,11 @@ type Awaitable<T> = T | Promise<T>;
 export interface InferenceApi {
   submit(token: string | undefined, body: unknown, idempotencyKey?: string): Awaitable<SubmitResult>;
   getResult(taskId: string, token?: string): Awaitable<JobResultView | undefined>;
+  cancel(token: string | undefined, taskId: string): Awaitable<JobResultView>;
+  list(token: string | undefined, limit?: number, after?: string): Awaitable<JobList>;
   chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
   models(): string[];
+  modelDetails(id: string): ModelDetails | undefined;
 }
 
 export function createInferenceRouter(svc: InferenceApi): Router {
@@ -78,6 +91,23 @@ export function createInferenceRouter(svc: InferenceApi): Router {
     ctx.body = view;
   });
 
+  const cancel = async (ctx: Context, id: string): Promise<void> => {
+    try {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = await svc.cancel(bearerToken(ctx.get('authorization')), id);
+    } catch (e) { sendError(ctx, e); }
+  };
+  router.delete('/get_result/:task_id', (ctx) => cancel(ctx, ctx.params.task_id));
+  router.post('/v1/batches/:id/cancel', (ctx) => cancel(ctx, ctx.params.id));
+
+  router.get('/v1/batches', async (ctx) => {
+    try {
+      const after = typeof ctx.query.after === 'string' && ctx.query.after ? ctx.query.after : undefined;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = await svc.list(bearerToken(ctx.get('authorization')), listLimit(ctx.query.limit), after);
+    } catch (e) { sendError(ctx, e); }
+  });
+
   router.post('/v1/chat/completions', async (ctx) => {
     try {
       const token = bearerToken(ctx.get('authorization'));
@@ -87,7 +117,7 @@ export function createInferenceRouter(svc: InferenceApi): Router {
   });
 
   router.get('/v1/models', (ctx) => {
-    ctx.body = { object: 'list', data: svc.models().map((id) => ({ id, object: 'model', owned_by: 'flowpilot' })) };
+    ctx.body = { object: 'list', data: svc.models().map((id) => ({ id, object: 'model', owned_by: 'flowpilot', ...svc.modelDetails(id) })) };
   });
 
   return router;

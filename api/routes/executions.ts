@@ -12,6 +12,7 @@ import type { SearchFilter } from '../../operator/store/filters.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
 import { executionJson, executionsJson, type ExecutionJson } from '../execution-json.js';
+import { sendJson } from '../json-stream.js';
 import { legacyFilters, searchFilters } from '../filters.js';
 import { flowJson } from './flows.js';
 import { executionStoragePath } from '../../operator/storage/paths.js';
@@ -75,7 +76,7 @@ export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Prom
     execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }
   // The flow revision gives a triggered execution's trigger type as written (executionJson); others need no read.
-  ctx.body = executionJson(execution, execution.trigger ? await deps.stores.flows.get(flow.namespace, flow.id, flow.revision) : undefined);
+  sendJson(ctx, executionJson(execution, execution.trigger ? await deps.stores.flows.get(flow.namespace, flow.id, flow.revision) : undefined), 'taskRunList');
 }
 
 /**
@@ -137,7 +138,7 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   r.post('/executions/:namespace/:flowId', (ctx) => createFromRequest(ctx, deps));
 
   r.get('/executions/:id', async (ctx) => {
-    ctx.body = (await executionsJson(deps.stores, [(await getExecution(deps, ctx.params.id!)).execution]))[0];
+    sendJson(ctx, (await executionsJson(deps.stores, [(await getExecution(deps, ctx.params.id!)).execution]))[0]!, 'taskRunList');
   });
 
   // Kestra deletes an execution that is still running too: it is killed first (the kill waits for its end, at most

@@ -142,7 +142,12 @@ export class Controller {
     });
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
-    const report: Report = (id, taskRunId, attempt, outcome) => this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
+    const report: Report = (id, taskRunId, attempt, reported) => {
+      // Credentials a task declared in its own process (a task Pod): masked, and sealed in inputs, from now on.
+      const { secrets, ...outcome } = reported;
+      if (secrets?.length) this.stores.secrets?.learnSealed(id, secrets);
+      this.queue.push(id, { event: { type: 'task-result', taskRunId, attempt, outcome } });
+    };
     this.launcher = opts.launcher?.(report) ?? new LocalLauncher({ stores, renderer: this.renderer, workRoot: this.workRoot, report, grants: this.grants, limits: this.limits });
     this.namespaces = new NamespaceResolver(stores.namespaces);
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
@@ -582,7 +587,10 @@ export class Controller {
  * (a resync's tick, a start that stays QUEUED) the copy is compared, so an idle execution costs no write.
  */
 function changed(before: Execution, after: Execution, realEvents: boolean): boolean {
-  return after !== before && (realEvents || !isDeepStrictEqual(before, after));
+  if (after === before) return false;
+  // A start that started it, or a tick that added runs: no need to compare the whole records.
+  if (realEvents || after.state.current !== before.state.current || after.taskRunList.length !== before.taskRunList.length) return true;
+  return !isDeepStrictEqual(before, after);
 }
 
 function acksOf(items: QueueItem[]): number[] {

@@ -45,8 +45,12 @@ export class LocalLauncher implements Launcher {
   /** Finished attempts whose outcome the engine has not recorded yet, by `taskRunId:attempt`. */
   private finished = new Map<string, { executionId: string; outcome: TaskOutcome }>();
   private extra = new Map<string, RunnablePlugin>();
+  /** What every attempt is run with (one object, not a copy per attempt). */
+  private readonly deps: AttemptDeps;
 
-  constructor(private readonly a: Omit<AttemptDeps, 'extra'> & { report: Report }) {}
+  constructor(private readonly a: Omit<AttemptDeps, 'extra'> & { report: Report }) {
+    this.deps = { ...a, extra: this.extra };
+  }
 
   register(plugin: RunnablePlugin): void { this.extra.set(plugin.type, plugin); }
 
@@ -64,7 +68,7 @@ export class LocalLauncher implements Launcher {
     if (done) { this.a.report(done.executionId, run.id, attempt, done.outcome); return; }
     const ac = new AbortController();
     this.inFlight.set(key, ac);
-    void runAttempt({ ...this.a, extra: this.extra }, flow, exec, run, attempt, ac.signal).then((outcome) => {
+    void runAttempt(this.deps, flow, exec, run, attempt, ac.signal).then((outcome) => {
       this.inFlight.delete(key);
       this.finished.set(key, { executionId: exec.id, outcome });
       this.a.report(exec.id, run.id, attempt, outcome);
@@ -78,7 +82,7 @@ export class LocalLauncher implements Launcher {
     if (this.extra.has(type) || !getRunnable(type)?.inline) return undefined;
     // A WorkingDirectory child works in the shared directory, seeded from files before it runs: launched.
     if (sharedWorkingDirOf(flow, exec, run, this.a.workRoot)) return undefined;
-    return runAttempt({ ...this.a, extra: this.extra }, flow, exec, run, attempt, NEVER);
+    return runAttempt(this.deps, flow, exec, run, attempt, NEVER);
   }
 
   recorded(taskRunId: string, attempt: number): void { this.finished.delete(`${taskRunId}:${attempt}`); }

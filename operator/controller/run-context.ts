@@ -6,10 +6,14 @@ import { join } from 'node:path';
 import { buildVariables } from '../core/context.js';
 import type { Execution, Flow, LogLevel, Task, TaskRun } from '../core/types.js';
 import { LogLevels } from '../core/types.js';
-import type { RunContext, SecretSink, TaskLogger } from '../plugins/types.js';
+import type { Renderer } from '../core/engine-types.js';
+import type { ProcessTracking, RunContext, SecretSink, TaskLogger } from '../plugins/types.js';
+import type { NamespaceFilesView } from '../tenancy/scoped-namespace-files.js';
+import type { ExecutionLogReader } from '../tenancy/scoped-logs.js';
+import type { ExecutionReader } from '../tenancy/scoped-executions.js';
 import { executionKV } from '../secrets/masked-stores.js';
-import type { Stores } from '../store/types.js';
-import type { SecretRenderer } from './secrets.js';
+import type { InternalStorage, KVStore, Stores } from '../store/types.js';
+import type { RenderViews, SecretRenderer } from './secrets.js';
 import type { Limits } from '../core/limits.js';
 import { ExpressionError } from '../expr/index.js';
 import { logRow } from '../plugins/log.js';
@@ -19,6 +23,7 @@ import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedNamespaceFiles } from '../tenancy/scoped-namespace-files.js';
 import { scopedLogs } from '../tenancy/scoped-logs.js';
+import { scopedExecutions } from '../tenancy/scoped-executions.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { sharedWorkingDirOf } from './working-directory.js';
 
@@ -30,30 +35,43 @@ export function lazy<T>(make: () => T): () => T {
   return () => (value ??= make());
 }
 
+/**
+ * A task's logger: lines go to the log store, whose secret layer masks them. A class (methods on its prototype), so an
+ * attempt builds one object, not a closure per level.
+ */
+class StoreLogger implements TaskLogger {
+  constructor(private readonly stores: Stores, private readonly exec: Execution, private readonly run: TaskRun,
+    private readonly attempt: number, private readonly minLevel: LogLevel) {}
+
+  log(level: LogLevel, message: string): void {
+    if (rank(level) < rank(this.minLevel)) return;
+    const { exec, run } = this;
+    this.stores.logs.append([{
+      executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, taskId: run.taskId, taskRunId: run.id,
+      attemptNumber: this.attempt, level, timestamp: new Date().toISOString(), message: String(message),
+    }]);
+  }
+
+  trace(m: string): void { this.log('TRACE', m); }
+  debug(m: string): void { this.log('DEBUG', m); }
+  info(m: string): void { this.log('INFO', m); }
+  warn(m: string): void { this.log('WARN', m); }
+  error(m: string): void { this.log('ERROR', m); }
+}
+
 /** A task's logger: lines go to the log store, whose secret layer masks them. */
 export function makeLogger(stores: Stores, exec: Execution, run: TaskRun, attempt: number, minLevel: LogLevel): TaskLogger {
-  const log = (level: LogLevel, message: string) => {
-    if (rank(level) < rank(minLevel)) return;
-    stores.logs.append([{
-      executionId: exec.id, namespace: exec.namespace, flowId: exec.flowId, taskId: run.taskId, taskRunId: run.id,
-      attemptNumber: attempt, level, timestamp: new Date().toISOString(), message: String(message),
-    }]);
-  };
-  return {
-    log, trace: (m) => log('TRACE', m), debug: (m) => log('DEBUG', m), info: (m) => log('INFO', m),
-    warn: (m) => log('WARN', m), error: (m) => log('ERROR', m),
-  };
+  return new StoreLogger(stores, exec, run, attempt, minLevel);
 }
 
 /**
  * Where a task attempt works: the nearest WorkingDirectory ancestor's directory (shared with its children, seeded by
- * runAttempt before the child runs: working-directory.ts), else a directory of its own. `create` makes it on first
- * use only: most tasks never touch disk.
+ * runAttempt before the child runs: working-directory.ts), else a directory of its own. The context makes it on
+ * first use only: most tasks never touch disk.
  */
-function workingDirFor(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string): { path: string; create(): void } {
+function workingDirOf(flow: Flow, exec: Execution, run: TaskRun, attempt: number, workRoot: string): string {
   const shared = sharedWorkingDirOf(flow, exec, run, workRoot);
-  const dir = shared ? shared.dir : join(workRoot, exec.id, `${run.id}-${attempt}`);
-  return { path: dir, create: () => { mkdirSync(dir, { recursive: true }); } };
+  return shared ? shared.dir : join(workRoot, exec.id, `${run.id}-${attempt}`);
 }
 
 /** Whether the task's templates (or the flow variables they may render) call `errorLogs()`. */
@@ -76,7 +94,8 @@ export async function readErrorLogs(stores: Stores, exec: Execution, limits: Pic
   return lines.filter((l) => l.namespace === exec.namespace && l.flowId === exec.flowId).map(logRow);
 }
 
-export function buildRunContext(a: {
+/** What buildRunContext is given. */
+export interface RunContextInput {
   flow: Flow; exec: Execution; run: TaskRun; task: Task; attempt: number; stores: Stores; renderer: SecretRenderer;
   workRoot: string; signal: AbortSignal;
   /** The execution's ERROR lines read for `errorLogs()` (callsErrorLogs), when the task calls it. */
@@ -85,43 +104,100 @@ export function buildRunContext(a: {
   grants?: NamespaceGrants;
   /** The safety limits (NAMESPACE_FILES_MAX_COUNT...); default: from the environment. */
   limits?: Limits;
-}): RunContext {
-  const { flow, exec, run, task, attempt, stores, renderer } = a;
-  // Values a task declares sensitive, and secrets it reads, are masked in everything this execution writes.
-  const secrets: SecretSink = { add: (value) => { stores.secrets?.remember(exec.id, [value]); } };
-  const base = buildVariables(flow, exec, run, task, { open: stores.secrets?.openInput });
-  const vars = (extra?: Record<string, unknown>) => (extra ? { ...base, ...extra } : base);
+}
+
+/** Values a task declares sensitive, and secrets it reads: masked in everything its execution writes. */
+class ExecutionSecrets implements SecretSink {
+  constructor(private readonly stores: Stores, private readonly executionId: string) {}
+  add(value: string): void { this.stores.secrets?.remember(this.executionId, [value]); }
+}
+
+/**
+ * The embedded RunContext. A class whose methods and views live on its prototype: an attempt of a pure task (Return,
+ * Log...) runs inline thousands of times a second, and builds this one object (plus its variables) instead of a
+ * closure per method. The views (storage, KV, logger, the renderer) are made on first use: most attempts never touch
+ * them. It is also the renderer's RenderViews: `kv()` and `read()` in its templates reach what its views reach.
+ */
+class EmbeddedRunContext implements RunContext, RenderViews {
+  readonly flow: Flow;
+  readonly execution: Execution;
+  readonly taskRun: TaskRun;
+  readonly task: Task;
+  readonly attempt: number;
+  readonly variables: Record<string, unknown>;
+  readonly storagePrefix: string;
+  readonly signal: AbortSignal;
+  readonly secrets: SecretSink;
+  readonly processes?: ProcessTracking;
+  private readonly dir: string;
+  private dirCreated = false;
+  private storageView: InternalStorage | undefined;
+  private kvView: KVStore | undefined;
+  private loggerView: TaskLogger | undefined;
+  private rendering: Renderer | undefined;
+
+  constructor(private readonly a: RunContextInput) {
+    const { flow, exec, run, task, stores } = a;
+    this.flow = flow;
+    this.execution = exec;
+    this.taskRun = run;
+    this.task = task;
+    this.attempt = a.attempt;
+    this.signal = a.signal;
+    this.secrets = new ExecutionSecrets(stores, exec.id);
+    this.variables = buildVariables(flow, exec, run, task, { open: stores.secrets?.openInput });
+    this.dir = workingDirOf(flow, exec, run, a.attempt, a.workRoot);
+    this.variables.workingDir = this.dir;
+    this.storagePrefix = taskRunStoragePath(exec, run.taskId, run.id);
+    if (stores.processes) this.processes = { registry: stores.processes, owner: { executionId: exec.id, taskRunId: run.id, attempt: a.attempt } };
+  }
+
+  render(template: string, extra?: Record<string, unknown>): string { return this.renderer().render(template, this.vars(extra)); }
+  renderValue<T = unknown>(value: T, extra?: Record<string, unknown>): T { return this.renderer().renderValue(value, this.vars(extra)) as T; }
+  renderTyped(value: unknown, extra?: Record<string, unknown>): unknown { return this.renderer().renderTyped(value, this.vars(extra)); }
+
+  get logger(): TaskLogger {
+    return (this.loggerView ??= makeLogger(this.a.stores, this.execution, this.taskRun, this.attempt, (this.task.logLevel as LogLevel | undefined) ?? 'TRACE'));
+  }
+
   // The task's views: files and KV entries its execution may reach (operator/tenancy), KV values it sets masked with
-  // its execution's secrets too (operator/secrets); never the whole store. Its templates' kv() and read() use them too.
-  // Built on first use: most attempts (Return, Log...) never touch them.
-  const storage = lazy(() => scopedStorage(stores.storage, fileCallerOf(exec, flow), a.grants ?? NO_GRANTS));
-  const kv = lazy(() => scopedKv(executionKV(stores, exec.id), exec.namespace, a.grants ?? NO_GRANTS));
-  const errorLogs = (): unknown[] => {
-    if (!a.errorLogs) throw new ExpressionError('errorLogs(): the error logs were not read for this task; call errorLogs() in its own properties');
-    return structuredClone(a.errorLogs);
-  };
-  const r = renderer.forSecrets(secrets, { get kv() { return kv(); }, get storage() { return storage(); }, errorLogs });
-  const wd = workingDirFor(flow, exec, run, attempt, a.workRoot);
-  base.workingDir = wd.path;
-  let created = false;
-  return {
-    flow, execution: exec, taskRun: run, task, attempt,
-    render: (t, extra) => r.render(t, vars(extra)),
-    renderValue: (v, extra) => r.renderValue(v, vars(extra)),
-    renderTyped: (v, extra) => r.renderTyped(v, vars(extra)),
-    variables: base,
-    logger: makeLogger(stores, exec, run, attempt, (task.logLevel as LogLevel | undefined) ?? 'TRACE'),
-    get storage() { return storage(); },
-    get kv() { return kv(); },
-    get namespaceFiles() { return scopedNamespaceFiles(stores.storage, exec.namespace, a.grants ?? NO_GRANTS, a.limits); },
-    get logs() { return scopedLogs(stores.logs, exec.namespace, a.grants ?? NO_GRANTS); },
-    storagePrefix: taskRunStoragePath(exec, run.taskId, run.id),
-    get workingDir() {
-      if (!created) { wd.create(); created = true; }
-      return wd.path;
-    },
-    signal: a.signal,
-    secrets,
-    ...(stores.processes ? { processes: { registry: stores.processes, owner: { executionId: exec.id, taskRunId: run.id, attempt } } } : {}),
-  };
+  // its execution's secrets too (operator/secrets); never the whole store.
+  get storage(): InternalStorage {
+    return (this.storageView ??= scopedStorage(this.a.stores.storage, fileCallerOf(this.execution, this.flow), this.a.grants ?? NO_GRANTS));
+  }
+
+  get kv(): KVStore {
+    return (this.kvView ??= scopedKv(executionKV(this.a.stores, this.execution.id), this.execution.namespace, this.a.grants ?? NO_GRANTS));
+  }
+
+  get namespaceFiles(): NamespaceFilesView {
+    return scopedNamespaceFiles(this.a.stores.storage, this.execution.namespace, this.a.grants ?? NO_GRANTS, this.a.limits);
+  }
+
+  get logs(): ExecutionLogReader { return scopedLogs(this.a.stores.logs, this.execution.namespace, this.a.grants ?? NO_GRANTS); }
+
+  get executions(): ExecutionReader { return scopedExecutions(this.a.stores.executions, this.execution.namespace, this.a.grants ?? NO_GRANTS); }
+
+  get workingDir(): string {
+    if (!this.dirCreated) { mkdirSync(this.dir, { recursive: true }); this.dirCreated = true; }
+    return this.dir;
+  }
+
+  /** `errorLogs()` of its templates: the lines read before the attempt (RenderViews). */
+  errorLogs(): unknown[] {
+    if (!this.a.errorLogs) throw new ExpressionError('errorLogs(): the error logs were not read for this task; call errorLogs() in its own properties');
+    return structuredClone(this.a.errorLogs);
+  }
+
+  private vars(extra: Record<string, unknown> | undefined): Record<string, unknown> {
+    return extra ? { ...this.variables, ...extra } : this.variables;
+  }
+
+  private renderer(): Renderer {
+    return (this.rendering ??= this.a.renderer.forSecrets(this.secrets, this));
+  }
+}
+
+export function buildRunContext(a: RunContextInput): RunContext {
+  return new EmbeddedRunContext(a);
 }

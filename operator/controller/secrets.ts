@@ -40,6 +40,8 @@ export interface RenderSources {
   now?(): Date;
 }
 
+type RenderOp = 'render' | 'renderTyped' | 'renderValue';
+
 /** The namespace a rendering is for, from the variables the caller built (never from the template). */
 function namespaceOf(vars: Record<string, unknown>): string | undefined {
   const flow = vars.flow as { namespace?: unknown } | undefined;
@@ -101,15 +103,26 @@ export function createSecretRenderer(stores: Stores, env: NodeJS.ProcessEnv = pr
   const withEnvs = Object.keys(envs).length === 0 ? (vars: Record<string, unknown>) => vars
     : (vars: Record<string, unknown>) => (vars.envs === undefined ? { ...vars, envs } : vars);
   /** Runs one top-level rendering with its secret sink, its views and the namespace of its variables. */
-  const within = <T>(s: typeof sink, v: RenderViews | undefined, vars: Record<string, unknown>, f: () => T): T => {
-    const prev = [sink, views, namespace] as const;
-    [sink, views, namespace] = [s, v, namespaceOf(vars)];
-    try { return f(); } finally { [sink, views, namespace] = prev; }
+  const within = (s: typeof sink, v: RenderViews | undefined, op: RenderOp, t: unknown, vars: Record<string, unknown>): unknown => {
+    const prevSink = sink, prevViews = views, prevNamespace = namespace;
+    sink = s; views = v; namespace = namespaceOf(vars);
+    try {
+      const all = withEnvs(vars);
+      return op === 'render' ? base.render(t as string, all) : op === 'renderTyped' ? base.renderTyped(t, all) : base.renderValue(t, all);
+    } finally { sink = prevSink; views = prevViews; namespace = prevNamespace; }
   };
-  const renderer = (s: typeof sink, v?: RenderViews): Renderer => ({
-    render: (t, vars) => within(s, v, vars, () => base.render(t, withEnvs(vars))),
-    renderTyped: (t, vars) => within(s, v, vars, () => base.renderTyped(t, withEnvs(vars))),
-    renderValue: (t, vars) => within(s, v, vars, () => base.renderValue(t, withEnvs(vars))),
-  });
-  return { ...renderer(undefined), forSecrets: (s, v) => renderer(s, v) };
+  /** A renderer with its sink and views: one object per task attempt (its methods on the prototype, no closures). */
+  class Scoped implements Renderer {
+    constructor(private readonly s: typeof sink, private readonly v: RenderViews | undefined) {}
+    render(t: string, vars: Record<string, unknown>): string { return within(this.s, this.v, 'render', t, vars) as string; }
+    renderTyped(t: unknown, vars: Record<string, unknown>): unknown { return within(this.s, this.v, 'renderTyped', t, vars); }
+    renderValue<T>(t: T, vars: Record<string, unknown>): T { return within(this.s, this.v, 'renderValue', t, vars) as T; }
+  }
+  const root = new Scoped(undefined, undefined);
+  return {
+    render: (t, vars) => root.render(t, vars),
+    renderTyped: (t, vars) => root.renderTyped(t, vars),
+    renderValue: (t, vars) => root.renderValue(t, vars),
+    forSecrets: (s, v) => new Scoped(s, v),
+  };
 }

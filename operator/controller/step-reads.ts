@@ -21,48 +21,49 @@ export interface StepViews { kv: Pick<KVStore, 'get'>; storage: Pick<InternalSto
 
 /** The values one batch of events has fetched, and what its last run asked for without having it. */
 export class StepReads {
-  private readonly kvs = new Map<string, Kept<KVEntry | undefined>>();
-  private readonly files = new Map<string, Kept<Buffer>>();
-  private readonly sizes = new Map<string, Kept<number | undefined>>();
-  private missing = new Map<string, Miss>();
+  // Made on first use: most steps fetch nothing, and a batch makes one of these per step.
+  private kvs: Map<string, Kept<KVEntry | undefined>> | undefined;
+  private files: Map<string, Kept<Buffer>> | undefined;
+  private sizes: Map<string, Kept<number | undefined>> | undefined;
+  private missing: Map<string, Miss> | undefined;
 
   /** A miss is recorded and answered "absent": the run's result is discarded anyway. */
   kv(namespace: string, key: string): KVEntry | undefined {
     const id = JSON.stringify([namespace, key]);
-    const kept = this.kvs.get(id);
-    if (!kept) { this.missing.set(`kv${id}`, { kind: 'kv', namespace, key }); return undefined; }
+    const kept = this.kvs?.get(id);
+    if (!kept) { (this.missing ??= new Map()).set(`kv${id}`, { kind: 'kv', namespace, key }); return undefined; }
     if ('error' in kept) throw kept.error;
     return kept.value;
   }
 
   read(uri: string): Buffer {
-    const kept = this.files.get(uri);
-    if (!kept) { this.missing.set(`read${uri}`, { kind: 'read', uri }); return Buffer.alloc(0); }
+    const kept = this.files?.get(uri);
+    if (!kept) { (this.missing ??= new Map()).set(`read${uri}`, { kind: 'read', uri }); return Buffer.alloc(0); }
     if ('error' in kept) throw kept.error;
     return kept.value;
   }
 
   /** Size of a file, undefined when it does not exist (the file functions). */
   stat(uri: string): number | undefined {
-    const kept = this.sizes.get(uri);
-    if (!kept) { this.missing.set(`stat${uri}`, { kind: 'stat', uri }); return undefined; }
+    const kept = this.sizes?.get(uri);
+    if (!kept) { (this.missing ??= new Map()).set(`stat${uri}`, { kind: 'stat', uri }); return undefined; }
     if ('error' in kept) throw kept.error;
     return kept.value;
   }
 
   /** Whether the last run asked for a value not fetched yet. */
-  get missed(): boolean { return this.missing.size > 0; }
+  get missed(): boolean { return this.missing !== undefined && this.missing.size > 0; }
 
-  begin(): void { this.missing = new Map(); }
+  begin(): void { this.missing = undefined; }
 
   /** Fetches what the last run missed. A transient failure is thrown (the batch is retried); others are kept and rethrown to the template. */
   async fetch(stores: StepViews): Promise<void> {
-    for (const miss of this.missing.values()) {
+    for (const miss of this.missing?.values() ?? []) {
       const [map, id, get] = miss.kind === 'kv'
-        ? [this.kvs as Map<string, Kept<unknown>>, JSON.stringify([miss.namespace, miss.key]), () => stores.kv.get(miss.namespace, miss.key)]
+        ? [(this.kvs ??= new Map()) as Map<string, Kept<unknown>>, JSON.stringify([miss.namespace, miss.key]), () => stores.kv.get(miss.namespace, miss.key)]
         : miss.kind === 'read'
-          ? [this.files as Map<string, Kept<unknown>>, miss.uri, () => stores.storage.get(miss.uri)]
-          : [this.sizes as Map<string, Kept<unknown>>, miss.uri, async () => ((await stores.storage.exists(miss.uri)) ? stores.storage.size(miss.uri) : undefined)];
+          ? [(this.files ??= new Map()) as Map<string, Kept<unknown>>, miss.uri, () => stores.storage.get(miss.uri)]
+          : [(this.sizes ??= new Map()) as Map<string, Kept<unknown>>, miss.uri, async () => ((await stores.storage.exists(miss.uri)) ? stores.storage.size(miss.uri) : undefined)];
       try {
         map.set(id, { value: await get() });
       } catch (err) {
@@ -70,7 +71,7 @@ export class StepReads {
         map.set(id, { error: err });
       }
     }
-    this.missing = new Map();
+    this.missing = undefined;
   }
 }
 

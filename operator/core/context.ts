@@ -6,22 +6,22 @@ import { type RunIndex, snapshotIndex } from './run-index.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
 /**
- * Reads a SECRET input's value as stored (encrypted at rest) in clear; injected by the edges that hold the key (the
- * controller, the task runner). Without it, templates see the stored form.
+ * Reads an input's value as stored in clear: SECRET values, and texts of other inputs holding a known secret, are
+ * encrypted at rest (operator/secrets). Injected by the edges that hold the key (the controller, the task runner);
+ * returns `stored` itself when nothing in it is encrypted. Without it, templates see the stored form.
  */
 export type OpenSecret = (execution: Execution, inputId: string, stored: unknown) => unknown;
 
-/** The execution's inputs as templates see them: SECRET inputs (and ARRAY of SECRET items) opened. */
-export function openInputs(flow: Flow, execution: Execution, open?: OpenSecret): Record<string, unknown> {
+/** The execution's inputs as templates see them: every input opened (`open`); the same object when nothing was sealed. */
+export function openInputs(execution: Execution, open?: OpenSecret): Record<string, unknown> {
   const inputs = execution.inputs ?? {};
   if (!open) return inputs;
   let out: Record<string, unknown> | undefined;
-  for (const def of flow.inputs ?? []) {
-    const secretItems = def.type === 'ARRAY' && def.itemType === 'SECRET';
-    if ((def.type !== 'SECRET' && !secretItems) || !Object.hasOwn(inputs, def.id)) continue;
-    const stored = inputs[def.id];
+  for (const [id, stored] of Object.entries(inputs)) {
+    const opened = open(execution, id, stored);
+    if (opened === stored) continue;
     out ??= { ...inputs };
-    out[def.id] = Array.isArray(stored) ? stored.map((v) => open(execution, def.id, v)) : open(execution, def.id, stored);
+    out[id] = opened;
   }
   return out ?? inputs;
 }
@@ -105,7 +105,7 @@ function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
 
 /**
  * The variables of a template rendered for `run` (or for the execution). `index` is the live index of an engine step;
- * without it the record is taken as a snapshot (indexed once, see run-index.ts). `open` reads SECRET inputs in clear.
+ * without it the record is taken as a snapshot (indexed once, see run-index.ts). `open` reads encrypted inputs in clear.
  */
 export function buildVariables(
   flow: Flow, execution: Execution, run?: TaskRun, task?: Task,
@@ -117,7 +117,7 @@ export function buildVariables(
       id: execution.id, startDate: execution.state.startDate, originalId: execution.originalId, state: execution.ending?.state ?? execution.state.current,
     },
     labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
-    inputs: nestInputs(openInputs(flow, execution, open)),
+    inputs: nestInputs(openInputs(execution, open)),
     outputs: buildOutputs(execution, index),
     vars: flow.variables ?? {},
     trigger: execution.trigger?.variables ?? {},

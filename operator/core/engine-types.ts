@@ -1,4 +1,5 @@
 // Events the engine consumes, actions it emits, and the dependencies injected into it (time, ids, rendering).
+import type { SharedRuns } from './shared-runs.js';
 import type { OpenSecret } from './context.js';
 import type { FlowIndex } from './flow-index.js';
 import type { Limits } from './limits.js';
@@ -17,6 +18,11 @@ export interface TaskOutcome {
    * against the task's `retry` policy.
    */
   infrastructure?: boolean;
+  /**
+   * Values the attempt declared sensitive, sealed (operator/secrets `sealedValues`): a task Pod's runner reports them so
+   * the operator masks them too. The controller takes them off before the engine sees the outcome.
+   */
+  secrets?: string[];
 }
 
 export type TimerKind = 'retry' | 'timeout' | 'pause' | 'loop' | 'flow-retry';
@@ -90,7 +96,7 @@ export interface EngineDeps {
   /** In [0, 1): random retry delays. */
   random(): number;
   renderer: Renderer;
-  /** Opens SECRET inputs for templates (absent: they are seen as stored). */
+  /** Opens encrypted input values for templates (absent: they are seen as stored). */
   openSecret?: OpenSecret;
   /** Safety limits (task runs per execution, subflow depth); DEFAULT_LIMITS when not given. */
   limits?: Limits;
@@ -105,4 +111,6 @@ export interface StepContext {
   /** The runs of `exec` by id and by parent, kept in line as runs are created (run-index.ts). */
   runs: RunIndex;
   index: FlowIndex;
+  /** Runs shared frozen with the record the step was given, copied on first change (shared-runs.ts). */
+  shared?: SharedRuns;
 }

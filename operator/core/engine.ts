@@ -1,6 +1,5 @@
 // The engine: step(flow, execution, event) → new execution + actions. Pure: time, ids, randomness and rendering are
 // injected; no I/O. Event handlers update the record, then `advance` resolves what runs next until nothing changes.
-import { isDeepStrictEqual } from 'node:util';
 import type { Action, EngineDeps, EngineEvent, StepContext } from './engine-types.js';
 import { kindOf, taskRunOverflow } from './budget.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow, isFlowableType } from './flow-index.js';
@@ -10,8 +9,9 @@ import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
-import { copyData, freezeData } from './keyed.js';
+import { copyData, freezeData, sameData } from './keyed.js';
 import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
+import { copyShared, ownShared, type SharedRuns } from './shared-runs.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
 import { mergeLabels, metadataOf } from './execution.js';
@@ -36,6 +36,18 @@ export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || 
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
   if (live.length === 0) return { execution, actions: [] };
+  if (live.every((e) => e.type === 'task-result')) {
+    // Results only: the runs still going are shared and copied on first change (shared-runs.ts). A change to a shared
+    // run elsewhere throws (it is frozen) and nothing of the given record was changed: stepped again the usual way.
+    try {
+      const { exec, copied, shared, index } = copyShared(execution);
+      const result = stepOn(flow, exec, index, events, deps, shared);
+      settleRuns(execution, exec, [...copied, ...shared.owned], shared);
+      return result;
+    } catch (err) {
+      if (!(err instanceof TypeError)) throw err;
+    }
+  }
   const full = live.some(touchesEnded);
   const { exec, copied } = copyRecord(execution, full);
   const result = stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
@@ -76,13 +88,13 @@ export function handBackUnchanged(exec: Execution): void {
   const runs = exec.taskRunList;
   const again = handedBack.get(exec) ?? [];
   for (const { at, original } of list) {
-    if (runs[at]?.id === original.id && isDeepStrictEqual(runs[at], original)) { runs[at] = original; again.push(at); }
+    if (runs[at]?.id === original.id && sameData(runs[at], original)) { runs[at] = original; again.push(at); }
   }
   handedBack.set(exec, again);
 }
 
-function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps): StepResult {
-  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow) };
+function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps, shared?: SharedRuns): StepResult {
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow), shared };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
@@ -99,9 +111,10 @@ function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent
  * changes them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at,
  * unless the whole record was copied (`copied` undefined).
  */
-function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined): void {
+function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined, shared?: SharedRuns): void {
   const runs = exec.taskRunList;
-  const swapped: number[] = [];
+  // Runs still going handed back as the given (frozen) objects: those shared all along, and those swapped back below.
+  const swapped: number[] = shared ? [...shared.at.values()].map((s) => s.list) : [];
   handedBack.set(exec, swapped);
   if (!copied) {
     for (const run of runs) if (isTerminal(run.state.current)) freezeData(run);
@@ -110,7 +123,7 @@ function settleRuns(before: Execution, exec: Execution, copied: number[] | undef
   if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
   for (const i of copied) {
     const original = before.taskRunList[i]!;
-    if (Object.isFrozen(original) && runs[i]!.id === original.id && isDeepStrictEqual(runs[i], original)) {
+    if (Object.isFrozen(original) && runs[i]!.id === original.id && sameData(runs[i], original)) {
       runs[i] = original;
       if (!isTerminal(original.state.current)) swapped.push(i);
     } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
@@ -133,6 +146,13 @@ const thawed = new WeakMap<Execution, { at: number; original: TaskRun }[]>();
  */
 function thawRuns(exec: Execution, index: RunIndex, positions: readonly number[]): { at: number; original: TaskRun }[] {
   const thawed: { at: number; original: TaskRun }[] = [];
+  // Where each run is among its siblings, built once per parent when needed (a fan-out thaws thousands of siblings).
+  const places = new Map<string, Map<TaskRun, number>>();
+  const placeOf = (key: string, run: TaskRun): number => {
+    let m = places.get(key);
+    if (!m) places.set(key, m = new Map((index.children.get(key) ?? []).map((r, i) => [r, i])));
+    return m.get(run) ?? -1;
+  };
   for (const at of positions) {
     const original = exec.taskRunList[at];
     if (!original || !Object.isFrozen(original) || isTerminal(original.state.current)) continue;
@@ -142,9 +162,9 @@ function thawRuns(exec: Execution, index: RunIndex, positions: readonly number[]
       const copy = copyData(original, true);
       exec.taskRunList[at] = copy;
       index.byId.set(copy.id, copy);
-      const siblings = index.children.get(copy.parentTaskRunId ?? '');
-      const i = siblings?.indexOf(kept ?? original) ?? -1;
-      if (i >= 0) siblings![i] = copy;
+      const key = copy.parentTaskRunId ?? '';
+      const i = placeOf(key, kept ?? original);
+      if (i >= 0) index.children.get(key)![i] = copy;
     }
     thawed.push({ at, original });
   }
@@ -204,8 +224,9 @@ const HANDLERS: { [K in EngineEvent['type']]: Handler<K> } = {
   },
 
   'task-result'(ctx, e) {
-    const run = ctx.runs.byId.get(e.taskRunId);
-    if (!run || isTerminal(run.state.current)) return;
+    const found = ctx.runs.byId.get(e.taskRunId);
+    if (!found || isTerminal(found.state.current)) return;
+    const run = ownShared(ctx, found);
     const { outcome } = e;
     const attemptState = outcome.state === 'KILLED' || run.state.current === 'KILLING' ? 'KILLED' : outcome.state;
     if (!endAttempt(ctx, run, e.attempt, attemptState)) return;

@@ -1,7 +1,8 @@
 // copyData (keyed.ts), the copy an engine step makes of its record: a deep copy that keeps prototype-free objects
 // prototype-free, copies an own `__proto__` key as a key, and shares nothing with the original.
 import { describe, expect, it } from 'vitest';
-import { copyData, dict, parseJsonSafe } from './keyed.js';
+import { isDeepStrictEqual } from 'node:util';
+import { copyData, dict, parseJsonSafe, sameData } from './keyed.js';
 
 describe('copyData', () => {
   it('copies deeply: changing the copy leaves the original as it was', () => {
@@ -40,5 +41,29 @@ describe('copyData', () => {
     const copy = copyData({ date });
     expect(copy.date).not.toBe(date);
     expect(copy.date.getTime()).toBe(date.getTime());
+  });
+});
+
+describe('sameData (what settleRuns compares a copied run with its original by)', () => {
+  const free = (entries: Record<string, unknown>) => Object.assign(dict(), entries);
+  const cases: [string, unknown, unknown][] = [
+    ['equal nested data', { a: [1, { b: 'x' }], c: null }, { a: [1, { b: 'x' }], c: null }],
+    ['a changed leaf', { a: [1, { b: 'x' }] }, { a: [1, { b: 'y' }] }],
+    ['a key more', { a: 1 }, { a: 1, b: 2 }],
+    ['a key set to undefined against a missing key', { a: 1, b: undefined }, { a: 1, c: undefined }],
+    ['undefined against absent', { a: undefined }, {}],
+    ['arrays of other lengths', [1, 2], [1, 2, 3]],
+    ['an array against an object', [1], { 0: 1 }],
+    ['plain against prototype-free', { a: 1 }, free({ a: 1 })],
+    ['prototype-free alike', free({ a: [1] }), free({ a: [1] })],
+    ['NaN', { n: NaN }, { n: NaN }],
+    ['0 and -0', [0], [-0]],
+    ['1 and "1"', [1], ['1']],
+    ['dates', { d: new Date(5) }, { d: new Date(5) }],
+    ['other dates', { d: new Date(5) }, { d: new Date(6) }],
+  ];
+  it.each(cases)('%s: as isDeepStrictEqual', (_name, a, b) => {
+    expect(sameData(a, b)).toBe(isDeepStrictEqual(a, b));
+    expect(sameData(b, a)).toBe(isDeepStrictEqual(b, a));
   });
 });

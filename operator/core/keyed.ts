@@ -1,6 +1,7 @@
 // Objects keyed by names that a flow author or an API caller chose (input ids, loop values, label keys, JSON keys):
 // built without a prototype, so that no key (`__proto__`, `constructor`, `prototype`) can reach Object.prototype or
 // swap an object's prototype, and ids holding such segments are refused where they are declared.
+import { isDeepStrictEqual } from 'node:util';
 
 /** Key segments refused in ids at save, and never used as a path into an object. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -74,6 +75,32 @@ export function copyData<T>(value: T, shareFrozen = false): T {
 }
 
 /**
+ * Whether two values of JSON-like data are equal in depth, as `isDeepStrictEqual` says: primitives by `Object.is`,
+ * arrays item by item, objects of the same kind (plain or prototype-free) with the same own keys and equal values.
+ * Several times faster than `isDeepStrictEqual` on task runs (an engine step compares every run it copied with its
+ * original: 100,000 of them in a fan-out). Objects that are not plain data (a Date...) are left to `isDeepStrictEqual`.
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return Object.is(a, b);
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const proto = Object.getPrototypeOf(a);
+  if (proto !== Object.getPrototypeOf(b)) return false;
+  if (proto !== Object.prototype && proto !== null) return isDeepStrictEqual(a, b);
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) {
+    if (!Object.hasOwn(b, k) || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/**
  * Freezes JSON-like data in depth (objects already frozen are taken as frozen all the way down). A record written to
  * the store is frozen so that its parts can be shared with the next version instead of copied (see `copyRecord`).
  */
@@ -81,6 +108,7 @@ export function freezeData<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
   Object.freeze(value);
   if (Array.isArray(value)) for (const v of value) freezeData(v);
-  else for (const k of Object.keys(value)) freezeData((value as Record<string, unknown>)[k]);
+  // for-in, not Object.keys: no array per object (records hold plain data, whose prototypes add no enumerable keys).
+  else for (const k in value) if (Object.hasOwn(value, k)) freezeData((value as Record<string, unknown>)[k]);
   return value;
 }

@@ -83,7 +83,7 @@ export const LIMIT_SETTINGS = {
   },
   storageMaxItemBytes: {
     env: 'STORAGE_MAX_ITEM_BYTES', default: 10 * 1024 * 1024, min: 1024,
-    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) read, in bytes',
+    doc: 'longest line (one item) the row-file tasks (core.storage.Split, FilterItems, DeduplicateItems) and the serdes.* converters read, in bytes; also one CSV record, JSON item, XML row and decompressed Avro block',
   },
   storageMaxSplitFiles: {
     env: 'STORAGE_MAX_SPLIT_FILES', default: 10_000, min: 1,
@@ -93,9 +93,25 @@ export const LIMIT_SETTINGS = {
     env: 'STORAGE_MAX_PURGE_FILES', default: 10_000, min: 1,
     doc: 'files and folders of its execution one core.storage.PurgeCurrentExecutionFiles may list and delete (its `uris` output lists the files); beyond it the task fails before deleting anything',
   },
+  serdesMaxRowGroupBytes: {
+    env: 'SERDES_MAX_ROW_GROUP_BYTES', default: 256 * 1024 * 1024, min: 1024,
+    doc: 'largest Parquet row group (uncompressed bytes) serdes.parquet.ParquetToIon reads and IonToParquet buffers (its `rowGroupSize` may not exceed it): memory holds one row group',
+  },
   storageMaxDistinctKeys: {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
+  },
+  archiveMaxExtractedBytes: {
+    env: 'ARCHIVE_MAX_EXTRACTED_BYTES', default: 4 * 1024 * 1024 * 1024, min: 1024,
+    doc: 'bytes one compress.ArchiveDecompress or FileDecompress may write to internal storage (all entries together, counted as they are decompressed, so a zip bomb stops there), in bytes',
+  },
+  archiveMaxEntries: {
+    env: 'ARCHIVE_MAX_ENTRIES', default: 10_000, min: 1,
+    doc: 'files one compress.ArchiveDecompress may extract or one compress.ArchiveCompress may archive',
+  },
+  fsListMaxEntries: {
+    env: 'FS_LIST_MAX_ENTRIES', default: 10_000, min: 1,
+    doc: 'entries one fs.sftp.List may read from the server (all folders of a recursive listing together)',
   },
   namespaceMaxBytes: {
     env: 'NAMESPACE_MAX_BYTES', default: 256 * 1024, min: 1024,
@@ -104,6 +120,22 @@ export const LIMIT_SETTINGS = {
   runnerStartTimeoutMs: {
     env: 'RUNNER_START_TIMEOUT_MS', default: 300_000, min: 100,
     doc: 'time a task runner keeps retrying transient failures of its start (KV list, internal storage, log store, the attempt input) and of the write of its result before it gives up as an infrastructure failure, in milliseconds',
+  },
+  jdbcFetchMaxBytes: {
+    env: 'JDBC_FETCH_MAX_BYTES', default: 10 * 1024 * 1024, min: 1024,
+    doc: 'largest result (its rows as JSON) a jdbc Query or Queries statement with fetchType FETCH or FETCH_ONE returns into the execution; larger results are refused (fetchType STORE streams them to a file), in bytes',
+  },
+  jdbcMaxFetchSize: {
+    env: 'JDBC_MAX_FETCH_SIZE', default: 100_000, min: 1,
+    doc: 'largest `fetchSize` of a jdbc Query or Queries task (rows read from the server per round trip and held at once)',
+  },
+  jdbcConnectTimeoutMs: {
+    env: 'JDBC_CONNECT_TIMEOUT_MS', default: 30_000, min: 100,
+    doc: 'time a jdbc Query or Queries task waits for its database connection (a URL `connectTimeout` may only shorten it), in milliseconds',
+  },
+  inferenceCompletionWindowSeconds: {
+    env: 'INFERENCE_COMPLETION_WINDOW_SECONDS', default: 86_400, min: 1,
+    doc: 'time a batch inference job may take from its submission (also the longest `completion_window` a request may ask); unfinished items then end as expired, the finished ones are kept, in seconds',
   },
 } as const satisfies Record<string, LimitSetting>;
 

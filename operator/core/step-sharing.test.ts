@@ -6,6 +6,7 @@ import { stepMany, stepOwned } from './engine.js';
 import type { EngineEvent } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
+import { snapshotIndex } from './run-index.js';
 import type { Execution, TaskRun } from './types.js';
 
 const P = 'ai.service.plugin.';
@@ -89,5 +90,54 @@ describe('engine steps share what did not change', () => {
     expect(r.execution).not.toBe(stored);
     expect(running.state.current).toBe('RUNNING');
     expect(r.execution.taskRunList.find((x) => x.id === running.id)!.state.current).toBe('SUCCESS');
+  });
+});
+
+describe('a step of task results copies only the runs its results change (shared-runs.ts)', () => {
+  const fanOut = (n: number) => `id: f\nnamespace: test\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${JSON.stringify(Array.from({ length: n }, (_, i) => `v${i}`))}\n`
+    + `    tasks:\n      - id: r\n        type: ${P}core.debug.Return\n        format: "{{ taskrun.value }}"\n`;
+  const children = (exec: Execution) => exec.taskRunList.filter((r) => r.taskId === 'r');
+  const result = (run: TaskRun, state: 'SUCCESS' | 'FAILED'): EngineEvent =>
+    ({ type: 'task-result', taskRunId: run.id, attempt: 1, outcome: { state, ...(state === 'FAILED' ? { error: 'boom' } : { outputs: { value: run.value } }) } });
+
+  it('the running children it did not touch are the written objects, in the record and in its index: no copy made', () => {
+    const h = new EngineHarness(fanOut(200));
+    h.send({ type: 'start', runningCount: 0 });
+    const before = written(h.exec);
+    const [a, b, ...rest] = children(before);
+    const r = stepMany(h.flow, before, [result(a!, 'SUCCESS'), result(b!, 'SUCCESS')], h.deps);
+    expect(changedRuns(before, r.execution).map((x) => `${x.value}:${x.state.current}`)).toEqual(['v0:SUCCESS', 'v1:SUCCESS']);
+    const index = snapshotIndex(r.execution);
+    // Copying every running child (the usual way) leaves the step's index holding equal copies; sharing leaves the originals.
+    expect(rest.every((x) => index.byId.get(x.id) === x && index.children.get(x.parentTaskRunId!)!.includes(x))).toBe(true);
+    expect(a!.state.current).toBe('RUNNING'); // the given record is as it was
+  });
+
+  it('a result that changes other running runs (an Exit kills them) steps the usual way: the same outcome', () => {
+    const h = new EngineHarness(`id: f\nnamespace: test\ntasks:\n  - id: par\n    type: ${P}core.flow.Parallel\n    tasks:\n`
+      + `      - id: r\n        type: ${P}core.debug.Return\n        format: x\n`
+      + `      - id: seq\n        type: ${P}core.flow.Sequential\n        tasks:\n`
+      + `          - id: s\n            type: ${P}core.debug.Return\n            format: y\n`
+      + `          - id: exit\n            type: ${P}core.execution.Exit\n            state: KILLED\n`);
+    h.send({ type: 'start', runningCount: 0 });
+    const s = h.exec.taskRunList.find((x) => x.taskId === 's')!;
+    const event = result(s, 'SUCCESS');
+    // The same step on a record whose runs are not frozen (nothing to share: every run going is copied).
+    const expected = stepMany(h.flow, JSON.parse(JSON.stringify(h.exec)) as Execution, [event], h.deps).execution;
+    const before = written(h.exec);
+    const r = stepMany(h.flow, before, [event], h.deps);
+    // The Exit kills the running Return 'r', a frozen run shared by the results-only path: that path threw, the step
+    // ran on copies, and the given record is as it was.
+    expect(r.execution.taskRunList.find((x) => x.taskId === 'r')!.state.current).not.toBe('RUNNING');
+    // The same record but for the ids of the runs the step created (the aborted try drew some ids already).
+    const shape = (e: Execution) => ({ ...e, taskRunList: e.taskRunList.map(({ id: _id, ...rest }) => rest) });
+    expect(shape(r.execution)).toEqual(shape(expected));
+    expect(before.taskRunList.find((x) => x.taskId === 'r')!.state.current).toBe('RUNNING');
+  });
+
+  it('drives a fan-out to the same end as before: every child SUCCESS with its value', () => {
+    const h = new EngineHarness(fanOut(300)).drive();
+    expect(h.exec.state.current).toBe('SUCCESS');
+    expect(children(h.exec).map((r) => r.outputs?.value)).toEqual(Array.from({ length: 300 }, (_, i) => `v${i}`));
   });
 });

@@ -2,6 +2,7 @@
 // endpoint and limits, read from the environment and an optional JSON file (see README.md beside this file).
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { limitsFromEnv } from '../core/limits.js';
 import { hashToken } from './auth.js';
 
 /** The contract's model identifiers. */
@@ -61,6 +62,15 @@ export interface InferenceConfig {
   structuredRetries: number;
   /** Ids mapped to the demo model (the service warns about them at start). */
   demoModelIds: string[];
+  /** Longest completion window of a job, in seconds (INFERENCE_COMPLETION_WINDOW_SECONDS, a limit). */
+  completionWindowSeconds: number;
+  /** Finished jobs' rows are purged this many hours after they ended (INFERENCE_RETENTION_HOURS; 0 keeps them). */
+  retentionHours: number;
+  /** Finished items are flushed to a partial JSONL file every `flushItems` items or `flushSeconds` seconds. */
+  flushItems: number;
+  flushSeconds: number;
+  /** New attempts of one item after a transient model-server error (INFERENCE_SERVER_RETRIES). */
+  modelRetries: number;
 }
 
 interface FileConfig {
@@ -69,7 +79,8 @@ interface FileConfig {
   storage?: Partial<StorageConfig>;
   threads?: number;
   modelsDir?: string;
-  limits?: { maxInputs?: number; maxTokens?: number; defaultMaxTokens?: number; structuredRetries?: number };
+  limits?: { maxInputs?: number; maxTokens?: number; defaultMaxTokens?: number; structuredRetries?: number; modelRetries?: number };
+  retentionHours?: number;
 }
 
 function readFileConfig(env: NodeJS.ProcessEnv): FileConfig {
@@ -103,9 +114,9 @@ export function tokenHashesFrom(text: string | undefined): string[] {
  */
 export const defaultThreads = (): number => Math.max(1, availableParallelism() - 1);
 
-function intEnv(v: string | undefined, dflt: number): number {
+function intEnv(v: string | undefined, dflt: number, min = 1): number {
   const n = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isInteger(n) && n > 0 ? n : dflt;
+  return Number.isInteger(n) && n >= min ? n : dflt;
 }
 
 function modelRegistry(env: NodeJS.ProcessEnv, file: FileConfig): { models: Record<string, ModelConfig>; demo: string[] } {
@@ -152,5 +163,10 @@ export function loadInferenceConfig(env: NodeJS.ProcessEnv = process.env): Infer
     defaultMaxTokens: limits.defaultMaxTokens ?? 256,
     structuredRetries: limits.structuredRetries ?? 2,
     demoModelIds: demo,
+    completionWindowSeconds: limitsFromEnv({ INFERENCE_COMPLETION_WINDOW_SECONDS: env.INFERENCE_COMPLETION_WINDOW_SECONDS }).inferenceCompletionWindowSeconds,
+    retentionHours: intEnv(env.INFERENCE_RETENTION_HOURS, file.retentionHours ?? 720, 0),
+    flushItems: intEnv(env.INFERENCE_FLUSH_ITEMS, 100),
+    flushSeconds: intEnv(env.INFERENCE_FLUSH_SECONDS, 5),
+    modelRetries: intEnv(env.INFERENCE_SERVER_RETRIES, limits.modelRetries ?? 5, 0),
   };
 }

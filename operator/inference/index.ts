@@ -4,13 +4,16 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendRegistry } from './backends/registry.js';
 import { loadInferenceConfig, type InferenceConfig } from './config.js';
+import { embeddedBox } from '../secrets/key.js';
+import { JobSecrets } from './auth.js';
 import { JobStore } from './db.js';
 import { JobRunner } from './runner.js';
 import { InferenceServiceImpl, type InferenceService } from './service.js';
 import { InferenceWorker } from './worker.js';
 
-export type { InferenceService, JobResultView, SubmitResult } from './service.js';
-export { AuthError, IdempotencyConflictError, RequestError } from './service.js';
+export type { InferenceService, JobList, JobResultView, SubmitResult } from './service.js';
+export type { ModelDetails } from './backends/types.js';
+export { AuthError, IdempotencyConflictError, listLimit, NotFoundError, RequestError, SchemaMismatchError } from './service.js';
 export { loadInferenceConfig, CONTRACT_MODEL_IDS } from './config.js';
 
 export interface StartOptions {
@@ -22,7 +25,11 @@ export interface StartOptions {
   worker?: boolean;
 }
 
-export async function startInferenceService(opts: StartOptions): Promise<InferenceService & { stop(): Promise<void>; config: InferenceConfig }> {
+export async function startInferenceService(opts: StartOptions): Promise<InferenceService & {
+  stop(): Promise<void>; config: InferenceConfig;
+  /** Purges the rows of jobs that ended more than INFERENCE_RETENTION_HOURS before `now` (the worker does it every 10 minutes). */
+  purge(now?: number): number;
+}> {
   const log = opts.log ?? ((m: string) => console.warn(m));
   const config = loadInferenceConfig(opts.env ?? process.env);
   mkdirSync(opts.dataDir, { recursive: true });
@@ -31,15 +38,20 @@ export async function startInferenceService(opts: StartOptions): Promise<Inferen
       'map them to real GGUF files or an OpenAI-compatible server (see operator/inference/README.md)');
   }
   if (config.tokenHashes.length === 0) log('inference: no access tokens configured (ACCESS_TOKENS); every submission will be refused with 401');
-  const store = new JobStore(join(opts.dataDir, 'inference.db'));
+  // Job rows keep the owner's token as a keyed hash and the bucket folder sealed, under the service's encryption key.
+  const secrets = new JobSecrets(embeddedBox(opts.env ?? process.env, opts.dataDir));
+  const store = new JobStore(join(opts.dataDir, 'inference.db'), secrets);
   const backends = new BackendRegistry(config, config.modelsDir ?? join(opts.dataDir, 'models'));
-  const runner = new JobRunner(store, backends, config);
-  const worker = new InferenceWorker(store, runner, log);
-  const service = new InferenceServiceImpl(config, store, backends, () => worker.wake());
+  // GGUF paths are checked at start (and again at submit and before each job).
+  for (const id of backends.ids()) { const why = backends.unavailable(id); if (why) log(`inference: ${why}; jobs for it are refused`); }
+  const runner = new JobRunner(store, backends, config, secrets, undefined, log);
+  const worker = new InferenceWorker(store, runner, log, 2, config.retentionHours);
+  const service = new InferenceServiceImpl(config, store, backends, secrets, worker);
   if (opts.worker !== false) worker.start();
   let stopped = false;
   return Object.assign(service, {
     config,
+    purge: (now?: number) => worker.purge(now),
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;

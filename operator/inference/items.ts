@@ -32,10 +32,18 @@ export function promptFor(req: BatchRequest, input: unknown): { system?: string;
   return { system: system || undefined, prompt };
 }
 
-/** Deterministic per-item seed: the same request and seed give the same answers. */
+/** Deterministic per-item seed: the same request and seed give the same answers; each retry samples with another seed. */
 export const itemSeed = (req: BatchRequest, index: number, attempt: number): number =>
   ((req.seed ?? 0) + index * 7919 + attempt * 104729) >>> 0;
 
+/** Sampling temperature of an attempt: retries after a schema mismatch sample hotter (a greedy failure would repeat). */
+export const attemptTemperature = (temperature: number | undefined, attempt: number): number | undefined =>
+  attempt === 0 ? temperature : Math.min(1.5, (temperature ?? 0.8) + 0.25 * attempt);
+
+/**
+ * Runs one item. A backend failure (after the backend's own retries of transient errors) fails the item with its
+ * message; only an answer that does not match `structured_output` is regenerated, with another seed and temperature.
+ */
 export async function runItem(backend: CompletionBackend, req: BatchRequest, input: unknown, index: number,
   retries: number, signal?: AbortSignal): Promise<ItemOutcome> {
   let p: { system?: string; prompt: string };
@@ -45,23 +53,22 @@ export async function runItem(backend: CompletionBackend, req: BatchRequest, inp
   let promptTokens = 0, completionTokens = 0, lastError = '';
   const attempts = req.structured_output ? retries + 1 : 1;
   for (let attempt = 0; attempt < attempts; attempt++) {
+    let r;
     try {
-      const r = await backend.complete({
+      r = await backend.complete({
         system: p.system, prompt: p.prompt, maxTokens: req.max_tokens, schema: req.structured_output,
-        seed: itemSeed(req, index, attempt), temperature: req.temperature, signal,
+        seed: itemSeed(req, index, attempt), temperature: attemptTemperature(req.temperature, attempt), signal,
       });
-      promptTokens += r.promptTokens;
-      completionTokens += r.completionTokens;
-      if (!req.structured_output) return { status: 'DONE', output: r.text, promptTokens, completionTokens };
-      const checked = checkAnswer(req.structured_output, r.text);
-      if (checked.ok) return { status: 'DONE', output: checked.value, promptTokens, completionTokens };
-      lastError = `${checked.error}${r.finishReason === 'length' ? ' (stopped at max_tokens)' : ''}`;
     } catch (e) {
       if (signal?.aborted) throw e;
-      lastError = (e as Error).message;
-      if (!req.structured_output) break;
+      return { status: 'FAILED', error: (e as Error).message, promptTokens, completionTokens };
     }
+    promptTokens += r.promptTokens;
+    completionTokens += r.completionTokens;
+    if (!req.structured_output) return { status: 'DONE', output: r.text, promptTokens, completionTokens };
+    const checked = checkAnswer(req.structured_output, r.text);
+    if (checked.ok) return { status: 'DONE', output: checked.value, promptTokens, completionTokens };
+    lastError = `${checked.error}${r.finishReason === 'length' ? ' (stopped at max_tokens)' : ''}`;
   }
-  const error = req.structured_output ? `answer did not match structured_output after ${attempts} attempts: ${lastError}` : lastError;
-  return { status: 'FAILED', error, promptTokens, completionTokens };
+  return { status: 'FAILED', error: `answer did not match structured_output after ${attempts} attempts: ${lastError}`, promptTokens, completionTokens };
 }

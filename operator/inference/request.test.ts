@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestError, validateRequest } from './request.js';
 
-const limits = { modelIds: ['llama2_7b', 'mistral_7b'], maxInputs: 3, maxTokens: 100, defaultMaxTokens: 16 };
+const limits = { modelIds: ['llama2_7b', 'mistral_7b'], maxInputs: 3, maxTokens: 100, defaultMaxTokens: 16, completionWindowSeconds: 86400 };
 const ok = { model: 'llama2_7b', list_inputs: ['a'], bucket_name: 'my-bucket', session: 's1' };
 const fieldOf = (body: unknown): string | undefined => {
   try { validateRequest(body, limits); return undefined; } catch (e) { return (e as RequestError).field; }
@@ -16,6 +16,12 @@ describe('validateRequest', () => {
     const r = validateRequest({ ...ok, list_inputs: undefined, input_json_file: 'in/put.json', storage_provider: 'gcs',
       role_arn: 'arn:aws:iam::123456789012:role/r', structured_output: '{"type":"object"}' }, limits);
     expect(r.structured_output).toEqual({ type: 'object' });
+  });
+  it('reads completion_window as OpenAI writes it or in seconds, up to the limit', () => {
+    expect(validateRequest({ ...ok, completion_window: '24h' }, limits).completion_window).toBe(86_400);
+    expect(validateRequest({ ...ok, completion_window: '90m' }, limits).completion_window).toBe(5400);
+    expect(validateRequest({ ...ok, completion_window: 30 }, limits).completion_window).toBe(30);
+    expect(() => validateRequest({ ...ok, completion_window: '25h' }, limits)).toThrow(/INFERENCE_COMPLETION_WINDOW_SECONDS/);
   });
   it.each([
     ['body', []],
@@ -31,5 +37,8 @@ describe('validateRequest', () => {
     ['input_json_file', { ...ok, input_json_file: '/etc/passwd' }],
     ['question', { ...ok, question: 3 }],
     ['seed', { ...ok, seed: 'x' }],
+    ['completion_window', { ...ok, completion_window: '2d' }],
+    ['completion_window', { ...ok, completion_window: 'soon' }],
+    ['completion_window', { ...ok, completion_window: 0 }],
   ])('names %s', (field, body) => expect(fieldOf(body)).toBe(field));
 });

@@ -20,13 +20,15 @@ export interface BatchRequest {
   seed?: number;
   /** Extension: sampling temperature. */
   temperature?: number;
+  /** Extension (OpenAI Batch's `completion_window`): seconds after submission at which unfinished items expire. */
+  completion_window?: number;
 }
 
 export class RequestError extends Error {
   constructor(readonly field: string, message: string) { super(`${field}: ${message}`); this.name = 'RequestError'; }
 }
 
-export interface RequestLimits { modelIds: string[]; maxInputs: number; maxTokens: number; defaultMaxTokens: number }
+export interface RequestLimits { modelIds: string[]; maxInputs: number; maxTokens: number; defaultMaxTokens: number; completionWindowSeconds: number }
 
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._=@+-]{0,199}$/;
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -84,6 +86,21 @@ function optNumber(b: Body, f: string, integer: boolean): number | undefined {
   return v;
 }
 
+const WINDOW_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `completion_window`: `"24h"` (OpenAI's form; also `m`, `s`, `d`) or a number of seconds, at most the limit. */
+function completionWindow(b: Body, limits: RequestLimits): number | undefined {
+  const v = b.completion_window;
+  if (v === undefined || v === null) return undefined;
+  const m = typeof v === 'string' ? /^(\d{1,9})([smhd])$/.exec(v.trim()) : null;
+  const seconds = typeof v === 'number' ? v : m ? Number(m[1]) * WINDOW_UNITS[m[2]] : NaN;
+  if (!Number.isInteger(seconds) || seconds < 1) throw new RequestError('completion_window', 'must be a duration such as "24h", "90m" or a number of seconds');
+  if (seconds > limits.completionWindowSeconds) {
+    throw new RequestError('completion_window', `at most ${limits.completionWindowSeconds} seconds (setting INFERENCE_COMPLETION_WINDOW_SECONDS)`);
+  }
+  return seconds;
+}
+
 /** Validates a parsed JSON body. Throws RequestError naming the offending field. */
 export function validateRequest(body: unknown, limits: RequestLimits): BatchRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new RequestError('body', 'must be a JSON object');
@@ -112,5 +129,6 @@ export function validateRequest(body: unknown, limits: RequestLimits): BatchRequ
     max_tokens: maxTokens(b, limits), role_arn: roleArn || undefined, region: optString(b, 'region') || undefined,
     return_output: ret === true, structured_output: schemaOf(b),
     seed: optNumber(b, 'seed', true), temperature: optNumber(b, 'temperature', false),
+    completion_window: completionWindow(b, limits),
   };
 }

@@ -3,10 +3,12 @@
 // drives the background worker that runs jobs.
 import { createHash, randomBytes } from 'node:crypto';
 import type { BackendRegistry } from './backends/registry.js';
-import { hashToken, tokenMatches } from './auth.js';
+import type { ModelDetails } from './backends/types.js';
+import { tokenMatches, type JobSecrets } from './auth.js';
 import type { InferenceConfig } from './config.js';
-import type { JobRow, JobStore } from './db.js';
+import { contractStatus, FINAL_STATES, type JobState, type JobStore, type JobSummary } from './db.js';
 import { validateRequest, RequestError, type BatchRequest } from './request.js';
+import { resultFiles } from './results.js';
 import { checkAnswer, compileSchema } from './structured.js';
 
 /** 401: missing or unknown access token. */
@@ -17,15 +19,28 @@ export class AuthError extends Error {
 export class IdempotencyConflictError extends Error {
   constructor(readonly taskId: string) { super('Idempotency-Key was already used with a different request'); this.name = 'IdempotencyConflictError'; }
 }
+/** 404: no job with that id belongs to the caller. */
+export class NotFoundError extends Error {
+  constructor() { super('no such task_id'); this.name = 'NotFoundError'; }
+}
+/** 422: a chat answer that does not match the requested schema; `completion` is the chat completion with the raw answer. */
+export class SchemaMismatchError extends Error {
+  constructor(message: string, readonly completion: Record<string, unknown>) { super(message); this.name = 'SchemaMismatchError'; }
+}
 export { RequestError };
 
 export interface SubmitResult { task_id: string; created: boolean }
 
 export interface JobResultView {
   task_id: string;
+  /** The contract's status: QUEUED, RUNNING, then SUCCESS or FAILED (cancelled and expired jobs are FAILED). */
   status: 'QUEUED' | 'RUNNING' | 'SUCCESS' | 'FAILED';
+  /** The lifecycle state (db.ts JobState): VALIDATING, IN_PROGRESS, FINALIZING, CANCELLING, CANCELLED, EXPIRED... */
+  state: JobState;
   model: string;
   backend: string | null;
+  /** The GGUF file or server URL that answered. */
+  model_file?: string | null;
   progress: { total: number | null; done: number; failed: number };
   tokens: { prompt: number; completion: number; total: number };
   bucket: string;
@@ -33,12 +48,18 @@ export interface JobResultView {
   result_key?: string | null;
   /** The result file's name inside the session folder (the key without `<access_token>/<session>/`). */
   result_file: string | null;
+  /** Names (inside the session folder) of the output and error JSONL files and the manifest, once the job ended. */
+  files?: { output: string; errors: string; manifest: string } | null;
   error?: string;
   created: string;
   started: string | null;
   finished: string | null;
+  /** End of the completion window: unfinished items then expire. */
+  expires_at?: string;
   outputs?: { index: number; output: unknown; error?: string }[];
 }
+
+export interface JobList { object: 'list'; data: JobResultView[]; first_id: string | null; last_id: string | null; has_more: boolean }
 
 export interface InferenceService {
   /** Throws AuthError, RequestError (field named) or IdempotencyConflictError. */
@@ -48,12 +69,26 @@ export interface InferenceService {
    * token) is included only when `token` is the job owner's.
    */
   getResult(taskId: string, token?: string): JobResultView | undefined;
+  /** Cancels the caller's job (NotFoundError for another token's); answers its view after the request. */
+  cancel(token: string | undefined, taskId: string): JobResultView;
+  /** The caller's jobs, newest first, `limit` (1..100) per page after the job id `after`. */
+  list(token: string | undefined, limit?: number, after?: string): JobList;
   /** OpenAI-compatible `/v1/chat/completions` over the configured models (token required). */
   chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
   models(): string[];
+  modelDetails(id: string): ModelDetails | undefined;
 }
 
 const newTaskId = (): string => randomBytes(16).toString('hex');
+export const LIST_MAX = 100;
+
+/** `limit` of a list request: 1..100, default 20 (OpenAI's). */
+export function listLimit(v: unknown): number {
+  if (v === undefined || v === null || v === '') return 20;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > LIST_MAX) throw new RequestError('limit', `must be an integer between 1 and ${LIST_MAX}`);
+  return n;
+}
 
 /** The request fields a result view shows; parsed once per job, not on every poll (the request holds every input). */
 interface RequestSummary { model: string; bucket_name: string; return_output: boolean }
@@ -63,7 +98,7 @@ export class InferenceServiceImpl implements InferenceService {
   private summaries = new Map<string, RequestSummary>();
 
   constructor(private config: InferenceConfig, private store: JobStore, private backends: BackendRegistry,
-    private wake: () => void) {}
+    private secrets: JobSecrets, private worker: { wake(): void; cancel(id: string): void }) {}
 
   private authenticate(token: string | undefined): string {
     if (!token || !tokenMatches(token, this.config.tokenHashes)) throw new AuthError();
@@ -72,22 +107,29 @@ export class InferenceServiceImpl implements InferenceService {
 
   models(): string[] { return this.backends.ids(); }
 
+  modelDetails(id: string): ModelDetails | undefined { return this.backends.details(id); }
+
   submit(token: string | undefined, body: unknown, idempotencyKey?: string): SubmitResult {
     const t = this.authenticate(token);
     const req = validateRequest(body, {
       modelIds: this.models(), maxInputs: this.config.maxInputs, maxTokens: this.config.maxTokens,
-      defaultMaxTokens: this.config.defaultMaxTokens,
+      defaultMaxTokens: this.config.defaultMaxTokens, completionWindowSeconds: this.config.completionWindowSeconds,
     });
+    const missing = this.backends.unavailable(req.model);
+    if (missing) throw new RequestError('model', missing);
     const request = JSON.stringify(req);
     const requestHash = createHash('sha256').update(request).digest('hex');
     const key = idempotencyKey?.trim() || null;
     if (key && key.length > 200) throw new RequestError('Idempotency-Key', 'at most 200 characters');
+    const id = newTaskId();
+    const window = req.completion_window ?? this.config.completionWindowSeconds;
     const { row, created } = this.store.create({
-      id: newTaskId(), token_hash: hashToken(t), idempotency_key: key, request_hash: requestHash, request,
-      folder: `${t}/${req.session}`,
+      id, token_hash: this.secrets.tokenHash(t), idempotency_key: key, request_hash: requestHash, request,
+      folder_sealed: this.secrets.seal(`${t}/${req.session}`, id), session: req.session,
+      expires_at: new Date(Date.now() + window * 1000).toISOString(),
     });
     if (!created && row.request_hash !== requestHash) throw new IdempotencyConflictError(row.id);
-    if (created) this.wake();
+    if (created) this.worker.wake();
     return { task_id: row.id, created };
   }
 
@@ -95,9 +137,29 @@ export class InferenceServiceImpl implements InferenceService {
     if (!/^[0-9a-f]{32}$/.test(taskId)) return undefined;
     const job = this.store.status(taskId);
     if (!job) return undefined;
-    const v = this.view(job, this.summary(job.id));
-    if (!token || !tokenMatches(token, [job.token_hash])) delete v.result_key;
-    return v;
+    return this.view(job, token);
+  }
+
+  /** The caller's own job, or NotFoundError (another token's job is not revealed). */
+  private owned(token: string | undefined, taskId: string): JobSummary {
+    const t = this.authenticate(token);
+    const job = /^[0-9a-f]{32}$/.test(taskId) ? this.store.status(taskId) : undefined;
+    if (!job || !this.secrets.owns(t, job.token_hash)) throw new NotFoundError();
+    return job;
+  }
+
+  cancel(token: string | undefined, taskId: string): JobResultView {
+    this.owned(token, taskId);
+    const state = this.store.requestCancel(taskId);
+    if (state === 'CANCELLING') this.worker.cancel(taskId);
+    return this.view(this.store.status(taskId)!, token);
+  }
+
+  list(token: string | undefined, limit = 20, after?: string): JobList {
+    const t = this.authenticate(token);
+    const { jobs, hasMore } = this.store.list(this.secrets.tokenHash(t), limit, after);
+    const data = jobs.map((j) => this.view(j, token));
+    return { object: 'list', data, first_id: data[0]?.task_id ?? null, last_id: data.at(-1)?.task_id ?? null, has_more: hasMore };
   }
 
   private summary(id: string): RequestSummary {
@@ -111,18 +173,25 @@ export class InferenceServiceImpl implements InferenceService {
     return s;
   }
 
-  private view(job: Omit<JobRow, 'request'>, req: RequestSummary): JobResultView {
+  private view(job: JobSummary, token: string | undefined): JobResultView {
+    const req = this.summary(job.id);
+    const final = FINAL_STATES.includes(job.status);
+    const file = final ? job.result_file : null;
     const v: JobResultView = {
-      task_id: job.id, status: job.status, model: req.model, backend: job.backend,
+      task_id: job.id, status: contractStatus(job.status), state: job.status, model: req.model, backend: job.backend, model_file: job.model_file,
       progress: { total: job.total, done: job.done, failed: job.failed },
       tokens: { prompt: job.prompt_tokens, completion: job.completion_tokens, total: job.prompt_tokens + job.completion_tokens },
-      bucket: req.bucket_name, result_key: job.status === 'SUCCESS' || job.status === 'FAILED' ? job.result_key : null,
-      result_file: null,
-      created: job.created, started: job.started, finished: job.finished,
+      bucket: req.bucket_name, result_file: file, files: null,
+      created: job.created, started: job.started, finished: job.finished, expires_at: job.expires_at,
     };
-    if (v.result_key) v.result_file = v.result_key.slice(job.folder.length + 1);
+    if (file && job.result_stem) {
+      const f = resultFiles(job.result_stem);
+      v.files = { output: f.output, errors: f.errors, manifest: f.manifest };
+    }
+    // The key begins with the owner's token, which is not stored: only the owner's request can show it.
+    if (token && this.secrets.owns(token, job.token_hash)) v.result_key = file ? `${token}/${job.session}/${file}` : null;
     if (job.error) v.error = job.error;
-    if (req.return_output && (job.status === 'SUCCESS' || job.status === 'FAILED') && job.total !== null) {
+    if (req.return_output && final && job.total !== null) {
       v.outputs = this.store.items(job.id).map((it) => ({
         index: it.idx, output: it.output === null ? null : JSON.parse(it.output), ...(it.error ? { error: it.error } : {}),
       }));
@@ -137,16 +206,19 @@ export class InferenceServiceImpl implements InferenceService {
     const r = await backend.complete({
       system: c.system, prompt: c.prompt, maxTokens: c.maxTokens, schema: c.schema, seed: c.seed, temperature: c.temperature,
     });
-    if (c.schema) {
-      const checked = checkAnswer(c.schema, r.text);
-      if (!checked.ok) throw new Error(`the model's answer did not match the schema: ${checked.error}`);
-    }
-    return {
+    const completion = {
       id: `chatcmpl-${newTaskId()}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: c.model,
       system_fingerprint: backend.label,
       choices: [{ index: 0, message: { role: 'assistant', content: r.text }, finish_reason: r.finishReason }],
       usage: { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens },
     };
+    if (c.schema) {
+      const checked = checkAnswer(c.schema, r.text);
+      if (!checked.ok) {
+        throw new SchemaMismatchError(`the model's answer did not match response_format's schema: ${checked.error}${r.finishReason === 'length' ? ' (stopped at max_tokens)' : ''}`, completion);
+      }
+    }
+    return completion;
   }
 }
 

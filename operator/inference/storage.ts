@@ -33,6 +33,12 @@ function endpointOf(cfg: StorageConfig, access: BucketAccess): Endpoint {
   };
 }
 
+/** The storage endpoint a request's bucket is reached at, for messages (`http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com`). */
+export function endpointUrl(cfg: StorageConfig, access: Pick<BucketAccess, 'provider' | 'region'>): string {
+  const ep = endpointOf(cfg, { ...access, bucket: '', sessionName: '' });
+  return `${ep.useSSL ? 'https' : 'http'}://${ep.endPoint}${ep.port ? `:${ep.port}` : ''}`;
+}
+
 /** A minio client for the request's bucket. */
 export function bucketClient(cfg: StorageConfig, access: BucketAccess): Client {
   const ep = endpointOf(cfg, access);
@@ -71,25 +77,53 @@ export async function readInputFile(client: Client, bucket: string, key: string,
   return parsed;
 }
 
-export function unreachable(bucket: string, e: unknown): StorageError {
-  const code = codeOf(e);
-  const why = code === 'NoSuchBucket' ? 'does not exist' : `is unreachable (${code ? `${code}: ` : ''}${(e as Error).message})`;
+const CREDENTIAL_CODES = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'InvalidToken', 'InvalidClientTokenId']);
+
+/** A storage failure as the caller should read it: missing bucket, refused credentials, or the endpoint out of reach. */
+export function unreachable(bucket: string, e: unknown, endpoint?: string): StorageError {
+  let code = codeOf(e);
+  const cause = (e as { cause?: { code?: string } }).cause?.code;
+  if ((!code || code === 'Error' || code === 'TypeError') && cause) code = cause;
+  const at = endpoint ? ` at ${endpoint}` : '';
+  const message = (e as Error).message || code;
+  let why: string;
+  if (code === 'NoSuchBucket') why = `does not exist${at}`;
+  else if (CREDENTIAL_CODES.has(code)) why = `refused the service's credentials${at} (${code}: ${message}); check S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY or role_arn`;
+  else why = `is unreachable${at} (${code && code !== message ? `${code}: ` : ''}${message})`;
   return new StorageError(`bucket '${bucket}' ${why}`);
 }
 
-/** Object names directly under `prefix` (used so a new result file sorts after everything there). */
-export async function listNames(client: Client, bucket: string, prefix: string): Promise<string[]> {
+/** Writes a text object (JSONL results). */
+export async function writeText(client: Client, bucket: string, key: string, text: string, contentType: string): Promise<void> {
+  const body = Buffer.from(text, 'utf8');
+  try {
+    await client.putObject(bucket, key, body, body.length, { 'Content-Type': contentType });
+  } catch (e) { throw unreachable(bucket, e); }
+}
+
+/** Deletes every object under `prefix` (files this service owns, such as partial results). */
+export async function removePrefix(client: Client, bucket: string, prefix: string): Promise<void> {
+  const names: string[] = [];
+  try {
+    for await (const o of client.listObjectsV2(bucket, prefix, true)) names.push((o as { name: string }).name);
+    if (names.length) await client.removeObjects(bucket, names);
+  } catch (e) { throw unreachable(bucket, e); }
+}
+
+/**
+ * Object names directly under `prefix` (used so a new result file sorts after everything there). Also the check,
+ * before any generation, that the bucket exists and the credentials may use it: a failure names the bucket, the
+ * `endpoint` and the cause.
+ */
+export async function listNames(client: Client, bucket: string, prefix: string, endpoint?: string): Promise<string[]> {
   const names: string[] = [];
   try {
     const stream = client.listObjectsV2(bucket, prefix, false);
     for await (const o of stream) if ((o as { name?: string }).name) names.push((o as { name: string }).name.slice(prefix.length));
-  } catch (e) { throw unreachable(bucket, e); }
+  } catch (e) { throw unreachable(bucket, e, endpoint); }
   return names;
 }
 
 export async function writeJson(client: Client, bucket: string, key: string, value: unknown): Promise<void> {
-  const body = Buffer.from(JSON.stringify(value, null, 2), 'utf8');
-  try {
-    await client.putObject(bucket, key, body, body.length, { 'Content-Type': 'application/json' });
-  } catch (e) { throw unreachable(bucket, e); }
+  await writeText(client, bucket, key, JSON.stringify(value, null, 2), 'application/json');
 }

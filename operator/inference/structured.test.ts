@@ -16,6 +16,19 @@ describe('grammarSchemaFor', () => {
     expect(grammarSchemaFor({ type: 'integer', minimum: 0, maximum: 1e6 }, false)).toEqual({ type: 'integer' });
   });
   it.each([
+    [{ type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4 }, { enum: [1, 2, 3] }],
+    [{ type: 'integer', minimum: 0, maximum: 1000, multipleOf: 250 }, { enum: [0, 250, 500, 750, 1000] }],
+    [{ type: 'integer', minimum: -1e9, maximum: 1e9, multipleOf: 1e7 }, { enum: Array.from({ length: 201 }, (_, i) => (i - 100) * 1e7) }],
+    [{ type: 'number', minimum: 1, maximum: 5, multipleOf: 2 }, { enum: [2, 4] }],
+    [{ type: 'number', minimum: 1, maximum: 5 }, { type: 'number' }],
+    [{ type: 'integer', minimum: 1 }, { type: 'integer' }],
+    [{ type: 'integer', minimum: 5, exclusiveMaximum: 5 }, { type: 'integer' }],
+  ])('enforces the bounds of %j in the grammar where an enum can', (schema, grammar) => {
+    expect(grammarSchemaFor(schema, false)).toEqual(grammar);
+    // every value the grammar admits is valid against the schema
+    for (const v of (grammar as { enum?: number[] }).enum ?? []) expect(checkAnswer(schema, JSON.stringify(v)).ok).toBe(true);
+  });
+  it.each([
     [{ allOf: [{ type: 'string' }] }],
     [{ type: 'object' }],
     [{}],

@@ -68,19 +68,29 @@ function convert(s: S, demo: boolean, root = false): S {
   if (type === 'object') return { ...out, ...objectSchema(s, demo) };
   if (type === 'array') return { ...out, ...arraySchema(s, demo) };
   if (type === 'string') return { ...out, ...stringSchema(s, demo) };
-  if (type === 'integer') return { ...out, ...integerSchema(s) };
+  if (type === 'integer' || type === 'number') return { ...out, ...boundedSchema(s, type) };
   if (!IMMUTABLE.has(type as string)) throw new Unsupported();
   return { ...out, type };
 }
 
 const MAX_ENUM_RANGE = 256;
 
-/** A small bounded integer range becomes an enum: grammars cannot bound numbers, enums they can. */
-function integerSchema(s: S): S {
-  const lo = typeof s.minimum === 'number' ? Math.ceil(s.minimum) : undefined;
-  const hi = typeof s.maximum === 'number' ? Math.floor(s.maximum) : undefined;
-  if (lo === undefined || hi === undefined || hi < lo || hi - lo >= MAX_ENUM_RANGE) return { type: 'integer' };
-  return { enum: Array.from({ length: hi - lo + 1 }, (_, i) => lo + i) };
+/**
+ * Bounded integers become an enum (grammars cannot bound numbers, enums they can): `minimum`/`maximum`, the exclusive
+ * forms and `multipleOf`, when at most 256 values remain. A `number` whose `multipleOf` is an integer holds integers
+ * only, so it is treated the same way. Anything wider keeps the plain integer/number grammar (validated afterwards).
+ */
+function boundedSchema(s: S, type: 'integer' | 'number'): S {
+  const step = typeof s.multipleOf === 'number' && Number.isInteger(s.multipleOf) && s.multipleOf > 0 ? s.multipleOf : type === 'integer' ? 1 : undefined;
+  if (step === undefined) return { type };
+  const lows = [typeof s.minimum === 'number' ? Math.ceil(s.minimum) : undefined,
+    typeof s.exclusiveMinimum === 'number' ? Math.floor(s.exclusiveMinimum) + 1 : undefined].filter((v) => v !== undefined) as number[];
+  const highs = [typeof s.maximum === 'number' ? Math.floor(s.maximum) : undefined,
+    typeof s.exclusiveMaximum === 'number' ? Math.ceil(s.exclusiveMaximum) - 1 : undefined].filter((v) => v !== undefined) as number[];
+  if (!lows.length || !highs.length) return { type };
+  const first = Math.ceil(Math.max(...lows) / step), last = Math.floor(Math.min(...highs) / step);
+  if (last < first || last - first >= MAX_ENUM_RANGE) return { type };
+  return { enum: Array.from({ length: last - first + 1 }, (_, i) => (first + i) * step) };
 }
 
 function objectSchema(s: S, demo: boolean): S {

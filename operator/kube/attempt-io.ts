@@ -10,7 +10,12 @@ import { storageSegments, storageUri } from '../storage/local.js';
 import { ATTEMPTS_FOLDER, executionStoragePath, type ExecutionRef } from '../storage/paths.js';
 import type { InternalStorage } from '../store/types.js';
 
-export interface AttemptInput { flow: Flow; execution: Execution }
+export interface AttemptInput {
+  flow: Flow;
+  execution: Execution;
+  /** The values the operator knows secret for the execution (a credential an earlier task declared), sealed for it. */
+  secrets?: string[];
+}
 
 /** Exit code of a runner that failed itself (sysexits EX_TEMPFAIL): the operator reads it as an infrastructure failure. */
 export const RUNNER_FAILURE_EXIT_CODE = 75;

@@ -55,6 +55,8 @@ const RUNNER_ENV = [
   'RUNNER_START_TIMEOUT_MS',
   // Task type packages (operator/plugins/load.ts): the runner image must hold them too.
   'PLUGINS',
+  // The server's public URL, the start of the execution links notifications send (plugins/notifications/summary.ts).
+  'PUBLIC_URL',
   // Out-of-cluster runs (a laptop, the tests' simulated node): task Pods reach the API server the way the operator does.
   'KUBECONFIG',
 ];

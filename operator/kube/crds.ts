@@ -271,6 +271,7 @@ function inferenceJobCrd(): Schema {
       }, ['name', 'key']),
       idempotencyKey: str('Idempotency-Key header of the submission.'),
       requestHash: str('Hash of the request body (to detect a reused idempotency key with another body).'),
+      cancelRequested: bool('Set by the owner\'s cancel (POST /v1/batches/{id}/cancel): the runner stops and ends the job CANCELLED with what is done; a job without a runner yet ends CANCELLED at once.'),
     }, ['model', 'bucket_name', 'session']),
     status: obj('Progress of the job, written by the operator.', {
       status: str('QUEUED, RUNNING, SUCCESS, FAILED or CANCELLED; SUCCESS and FAILED are final.', { enum: INFERENCE_STATUSES }),

@@ -41,6 +41,8 @@ export interface KubeLauncherOptions {
    * in the informer caches (read when the partition comes here: launch() adopts them) but are not settled here.
    */
   owns?: (executionId: string) => boolean;
+  /** The execution's known secret values, sealed (`SecretLayer.sealedValues`): written into each attempt input. */
+  knownSecrets?: (executionId: string) => string[];
 }
 
 interface Attempt extends AttemptKey {
@@ -194,7 +196,8 @@ export class KubeLauncher implements Launcher {
   /** Writes the attempt's input file (after any write of the same file still in flight: a stale prepared one). */
   private writeInput(flow: Flow, exec: Execution, taskRunId: string, attempt: number): Promise<string> {
     const key = `${taskRunId}:${attempt}`;
-    const p = writeAttemptInput(this.o.storage, { flow, execution: exec }, taskRunId, attempt, this.inputWrites.get(key));
+    const secrets = this.o.knownSecrets?.(exec.id) ?? [];
+    const p = writeAttemptInput(this.o.storage, { flow, execution: exec, ...(secrets.length ? { secrets } : {}) }, taskRunId, attempt, this.inputWrites.get(key));
     this.inputWrites.set(key, p);
     const done = () => { if (this.inputWrites.get(key) === p) this.inputWrites.delete(key); };
     p.then(done, done);

@@ -133,6 +133,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       launcher: (report) => (launcher = new KubeLauncher({
         kc: o.kc, namespace: o.namespace, storage: o.storage, report, settings: launcherSettings,
         executionResource: (id) => kubeStores.executions.resourceOf(id), ...(owns ? { owns } : {}),
+        knownSecrets: (id) => layer.sealedValues(id),
       })),
       ...(o.metrics ? { observe: (ms: number, ok: boolean) => { o.metrics!.reconcileDuration.observe({ kind: 'execution' }, ms / 1000); if (!ok) o.metrics!.reconcileErrors.inc({ kind: 'execution' }); } } : {}),
     });

@@ -15,6 +15,14 @@ import { sleepDefinition } from './sleep.js';
 import { httpDownloadDefinition, httpRequestDefinition } from './http.js';
 import { inferenceDefinitions } from './inference/index.js';
 import { templatedDefinition } from './templated.js';
+import { compressDefinitions } from './compress/archive.js';
+import { sftpDefinitions } from './fs/sftp.js';
+import { gitClone } from './git/clone.js';
+import { gitPush } from './git/push.js';
+import { NOTIFICATION_DEFINITIONS } from './notifications/index.js';
+import { SERDES_DEFINITIONS } from './serdes/index.js';
+import { mysqlQueries, mysqlQuery } from './jdbc/mysql.js';
+import { postgresQueries, postgresQuery } from './jdbc/postgresql.js';
 import { languageDefinitions } from './scripts/languages.js';
 import { pythonCommandsDefinition, pythonScriptDefinition } from './scripts/python.js';
 import { shellCommandsDefinition, shellScriptDefinition } from './scripts/shell.js';
@@ -38,6 +46,11 @@ export const BUILTIN_DEFINITIONS: readonly PluginDefinition[] = [
   shellScriptDefinition, shellCommandsDefinition, pythonScriptDefinition, pythonCommandsDefinition, ...languageDefinitions,
   // S3 and batch inference.
   ...inferenceDefinitions,
+  // Notifications, databases, files and archives, git, serialisation.
+  ...NOTIFICATION_DEFINITIONS,
+  postgresQuery, postgresQueries, mysqlQuery, mysqlQueries,
+  ...compressDefinitions, gitClone, gitPush, ...sftpDefinitions,
+  ...SERDES_DEFINITIONS,
 ];
 
 /** Definitions registered after startup began (third-party packages), in registration order. */

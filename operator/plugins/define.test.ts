@@ -97,6 +97,30 @@ describe('definePlugin', () => {
     t!.ctx.logger.info('the password is hunter2-7');
     expect(t!.messages().join('\n')).not.toContain('hunter2-7');
   });
+
+  it('reads a list of declared objects, written as a list or rendered from an expression', async () => {
+    const listDef = definePlugin({
+      type: 'test.List', title: 'List', description: 'A test task.',
+      properties: { files: p.objectList({ name: p.string().required(), size: p.integer({ min: 0 }) }) },
+      async run(_ctx, props) { seen.push(props.files); return { state: 'SUCCESS' }; },
+    });
+    const props = listDef.schema.properties as Record<string, Record<string, unknown>>;
+    expect(props.files.anyOf).toContainEqual({ type: 'array', items: expect.objectContaining({ required: ['name'], additionalProperties: false }) });
+    const go = (files: unknown, variables?: Record<string, unknown>) => {
+      t = makeTestContext({ task: { id: 'l', type: listDef.type, files } as never, variables });
+      return listDef.runnable.run(t.ctx);
+    };
+    seen.length = 0;
+    expect((await go([{ name: '{{ inputs.n }}', size: '3' }], { inputs: { n: 'a.txt' } })).state).toBe('SUCCESS');
+    expect(seen[0]).toEqual([{ name: 'a.txt', size: 3 }]);
+    await t!.cleanup();
+    expect((await go('{{ inputs.list | toJson }}', { inputs: { list: [{ name: 'b' }, { name: 'c', size: 1 }] } })).state).toBe('SUCCESS');
+    expect(seen[1]).toEqual([{ name: 'b', size: undefined }, { name: 'c', size: 1 }]);
+    await t!.cleanup();
+    expect(await go([{ size: 1 }])).toEqual({ state: 'FAILED', error: "Missing required property 'files[0].name'" });
+    await t!.cleanup();
+    expect(await go('{{ 3 }}')).toEqual({ state: 'FAILED', error: "Property 'files' must be a list of maps" });
+  });
 });
 
 describe('defineTrigger', () => {

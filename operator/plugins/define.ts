@@ -190,6 +190,25 @@ export const p = {
       if (!isRecord(v)) throw new Error(`Property '${name}' must be a map`);
       return readProps(ctx, props, v, `${name}.`);
     }, { label: `object (${Object.keys(props).join(', ')})` }),
+  /**
+   * A list of nested objects of declared properties (each item typed and rendered as declared), or an expression
+   * rendering to one (e.g. `{{ inputs.files | toJson }}`, a JSON list).
+   */
+  objectList: <S extends Props>(props: S): Prop<PropValues<S>[] | undefined> =>
+    prop({ anyOf: [{ type: 'array', items: objectSchema(props) }, TEMPLATE] }, (ctx, raw, name) => {
+      if (raw === undefined) return undefined;
+      let v = typeof raw === 'string' ? ctx.renderTyped(raw) : raw;
+      if (typeof v === 'string') {
+        const s = v.trim();
+        if (s === '') return [];
+        try { v = JSON.parse(s); } catch { throw new Error(`Property '${name}' must be a list of maps, got text that is not JSON`); }
+      }
+      if (!Array.isArray(v)) throw new Error(`Property '${name}' must be a list of maps`);
+      return v.map((item, i) => {
+        if (!isRecord(item)) throw new Error(`Property '${name}[${i}]' must be a map`);
+        return readProps(ctx, props, item, `${name}[${i}].`);
+      });
+    }, { label: `list of objects (${Object.keys(props).join(', ')})` }),
   /** The raw value, not rendered (for properties the plugin renders itself, e.g. with extra variables), with a schema. */
   raw: (schema: Schema = {}): Prop<unknown> => prop(schema, (_ctx, raw) => raw),
 };

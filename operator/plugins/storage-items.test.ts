@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { deduplicateItemsPlugin, filterItemsPlugin } from './storage-items.js';
 import { makeTestContext, type TestContext } from './testing.js';
+import { parseIon } from '../storage/ion.js';
 
 let t: TestContext | undefined;
 afterEach(async () => { await t?.cleanup(); t = undefined; delete process.env.STORAGE_MAX_DISTINCT_KEYS; });
@@ -18,7 +19,7 @@ async function run(plugin: typeof filterItemsPlugin, props: Record<string, unkno
   t.ctx.task.from = await t.stores.storage.put('company/team/flow1/executions/exec1/rows.ion', Buffer.from(content));
   const r = await plugin.run(t.ctx);
   const ids = r.state === 'SUCCESS'
-    ? (await t.stores.storage.get(r.outputs!.uri as string)).toString().split('\n').filter(Boolean).map((l) => JSON.parse(l).id)
+    ? (await t.stores.storage.get(r.outputs!.uri as string)).toString().split('\n').filter(Boolean).map((l) => (parseIon(l) as { id: unknown }).id)
     : [];
   return { r, ids };
 }
@@ -43,9 +44,13 @@ describe('FilterItems', () => {
     expect((await run(filterItemsPlugin, { filterCondition: '{{ nope.x }}', errorOrNullBehavior: 'EXCLUDE' })).ids).toEqual([]);
   });
 
-  it('refuses an unknown filterType and a line that is not a JSON row', async () => {
+  it('refuses an unknown filterType and a line that is not an ION row; reads Ion text (unquoted names, timestamps)', async () => {
     expect((await run(filterItemsPlugin, { filterCondition: '{{ true }}', filterType: 'KEEP' })).r.error).toMatch(/filterType.*INCLUDE, EXCLUDE/);
-    expect((await run(filterItemsPlugin, { filterCondition: '{{ true }}' }, '{id:1}\n')).r.error).toMatch(/Item 1 is not a JSON row/);
+    expect((await run(filterItemsPlugin, { filterCondition: '{{ true }}' }, '{id:\n')).r.error).toMatch(/Item 1 is not an ION row/);
+    const ion = '{id:1,at:2024-01-31T10:00:00Z}\n{id:2,at:2023-01-01}\n';
+    const { r } = await run(filterItemsPlugin, { filterCondition: "{{ at == '2024-01-31T10:00:00Z' and id == 1 }}" }, ion.replace(/\n$/, '\n'));
+    expect(r.error).toBeUndefined();
+    expect(r.outputs).toMatchObject({ processedItemsTotal: 2, droppedItemsTotal: 1 });
   });
 });
 

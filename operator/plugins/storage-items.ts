@@ -1,13 +1,14 @@
 // core.storage.FilterItems and DeduplicateItems: Kestra's tasks over row files (one item a line). Items are JSON
-// objects, one a line (the JSON form of Kestra's ION rows); their fields are variables of the task's expression. Both
+// objects, one a line (Kestra's ION rows, Ion text or its JSON subset: operator/storage/ion.ts); their fields are
+// variables of the task's expression (timestamps as text). Both
 // stream the file (DeduplicateItems reads it twice and keeps one hash per distinct key, bounded by
 // STORAGE_MAX_DISTINCT_KEYS) and write the kept lines to a new `.ion` file of the task run.
 import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseJsonSafe } from '../core/keyed.js';
 import { limitError, limitsFromEnv, type Limits } from '../core/limits.js';
 import { truthy } from '../expr/values.js';
+import { parseIon } from '../storage/ion.js';
 import { LineFile, readLines } from '../storage/lines.js';
 import { STRING } from '../model/schema-common.js';
 import { definePlugin, p } from './define.js';
@@ -35,7 +36,7 @@ const ITEM_OUTPUTS = {
 /** The fields of one item, as variables. */
 function itemVariables(line: string, at: number): Record<string, unknown> {
   let item: unknown;
-  try { item = parseJsonSafe(line); } catch (err) { throw new Error(`Item ${at + 1} is not a JSON row: ${errorMessage(err)}`); }
+  try { item = parseIon(line, 'plain'); } catch (err) { throw new Error(`Item ${at + 1} is not an ION row: ${errorMessage(err)}`); }
   if (!isRecord(item)) throw new Error(`Item ${at + 1} is not an object`);
   return item;
 }

@@ -15,6 +15,7 @@ import { fileCallerOf } from '../tenancy/files.js';
 import { NO_GRANTS, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedLogs } from '../tenancy/scoped-logs.js';
+import { scopedExecutions } from '../tenancy/scoped-executions.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import type { RunContext, TaskLogger } from './types.js';
 
@@ -108,6 +109,7 @@ export function makeTestContext(opts: TestContextOptions): TestContext {
     namespaceFiles: scopedNamespaceFiles(stores.storage, namespace, opts.grants ?? NO_GRANTS),
     kv: scopedKv(stores.kv, namespace, opts.grants ?? NO_GRANTS),
     logs: scopedLogs(stores.logs, namespace, opts.grants ?? NO_GRANTS),
+    executions: scopedExecutions(stores.executions, namespace, opts.grants ?? NO_GRANTS),
     storagePrefix: taskRunStoragePath({ namespace, flowId: flow.id, id: execution.id }, opts.task.id, taskRun.id),
     workingDir, signal: controller.signal, secrets,
     processes: { registry: stores.processes, owner: { executionId: execution.id, taskRunId: taskRun.id, attempt: 1 } },

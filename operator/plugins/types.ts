@@ -5,6 +5,7 @@ import type { NamespaceFilesView } from '../tenancy/scoped-namespace-files.js';
 import type { Execution, Flow, Label, LogLevel, Metric, Task, TaskRun } from '../core/types.js';
 import type { InternalStorage, KVStore, ProcessRegistry, TaskProcess } from '../store/types.js';
 import type { ExecutionLogReader } from '../tenancy/scoped-logs.js';
+import type { ExecutionReader } from '../tenancy/scoped-executions.js';
 
 export interface TaskLogger {
   trace(message: string): void;
@@ -44,6 +45,8 @@ export interface RunContext {
   namespaceFiles: NamespaceFilesView;
   /** Log lines of executions this one may read (core.log.Fetch): its namespace's, or a granted one's. */
   logs: ExecutionLogReader;
+  /** Executions this one may read (the notifications' *Execution tasks): its namespace's, or a granted one's. */
+  executions: ExecutionReader;
   /** Storage path prefix for files of this task run: `<ns>/<flow>/executions/<exec>/tasks/<task>/<taskrun>`. */
   storagePrefix: string;
   /** Working directory to use (shared when inside a WorkingDirectory task), already created. */

@@ -120,6 +120,7 @@ export function withTask(ctx: RunContext, task: Task): RunContext {
     kv: ctx.kv,
     namespaceFiles: ctx.namespaceFiles,
     logs: ctx.logs,
+    executions: ctx.executions,
     storagePrefix: ctx.storagePrefix,
     get workingDir() { return ctx.workingDir; },
     signal: ctx.signal,

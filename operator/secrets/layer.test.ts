@@ -30,13 +30,13 @@ describe('SecretBox', () => {
 });
 
 describe('sealInputs', () => {
-  it('seals SECRET values (and SECRET items), leaves other inputs', () => {
+  it('seals SECRET values (and SECRET items), leaves other inputs without a known secret', () => {
     const l = layer();
-    const e = exec('e1', { pw: 'p4ssw0rd', many: ['one1', 'two2'], name: 'p4ssw0rd' });
+    const e = exec('e1', { pw: 'p4ssw0rd', many: ['one1', 'two2'], name: 'plain name' });
     const sealed = l.sealInputs(e, DEFS);
     expect(isSealed(sealed.inputs.pw)).toBe(true);
     expect((sealed.inputs.many as string[]).every(isSealed)).toBe(true);
-    expect(sealed.inputs.name).toBe('p4ssw0rd');
+    expect(sealed.inputs.name).toBe('plain name');
     expect(box.open(sealed.inputs.pw as string, inputAad(e, 'pw'))).toBe('p4ssw0rd');
     expect(l.sealInputs(sealed, DEFS)).toBe(sealed); // already sealed for this execution: unchanged
   });
@@ -55,6 +55,127 @@ describe('sealInputs', () => {
     const l = new SecretLayer({ values: () => [] });
     expect(() => l.sealInputs(exec('e1', { pw: 'p4ssw0rd' }), DEFS)).toThrow(/ENCRYPTION_KEY/);
     expect(l.sealInputs(exec('e1', { name: 'x' }), DEFS).inputs).toEqual({ name: 'x' });
+  });
+});
+
+describe('sealInputs: a known secret in any input is sealed, not masked, so tasks still read it', () => {
+  const PW = 'db-Pa55word';
+  const stored = (l: SecretLayer, e: Execution) => l.sealInputs(e, DEFS);
+  const opened = (l: SecretLayer, e: Execution) => Object.fromEntries(Object.entries(e.inputs).map(([id, v]) => [id, l.openInput(e, id, v)]));
+
+  it.each<[string, unknown]>([
+    ['a STRING value', PW],
+    ['a text holding it', `user:${PW}@host`],
+    ['an item of a list', ['a-item', PW]],
+    ['a nested JSON value', { db: { user: 'kestra', password: PW, port: 5432, tls: true, none: null } }],
+    ['a JSON object key', { [PW]: 'granted' }],
+    ['its base64 form', Buffer.from(PW).toString('base64')],
+  ])('%s: stored without it, opened to the value given', (_name, value) => {
+    const l = layer();
+    l.remember('e1', [PW]); // a task declared it a credential (ctx.secrets.add)
+    const e = exec('e1', { name: value, other: 'unrelated text' });
+    const s = stored(l, e);
+    expect(JSON.stringify(s.inputs)).not.toContain(PW);
+    expect(JSON.stringify(s.inputs)).not.toContain(MASK);
+    expect(s.inputs.other).toBe('unrelated text');
+    expect(opened(l, s)).toEqual({ name: value, other: 'unrelated text' });
+    expect(stored(l, s)).toBe(s); // sealed for this execution: unchanged on the next write
+  });
+
+  it('records sharing one inputs object (successive writes): a value declared between two writes is sealed at the next', () => {
+    const l = layer();
+    const first = exec('e1', { name: PW });
+    expect(stored(l, first)).toBe(first); // nothing known yet: stored as given
+    expect(stored(l, { ...first })).toEqual(first); // the same inputs, nothing new: unchanged (the walk is skipped)
+    l.remember('e1', [PW]);
+    const next = stored(l, { ...first, state: { ...first.state } });
+    expect(isSealed(next.inputs.name)).toBe(true);
+    expect(l.openInput(next, 'name', next.inputs.name)).toBe(PW);
+  });
+
+  it('numbers, booleans and short texts stay as they are; an input without a secret is the same object', () => {
+    const l = layer();
+    l.remember('e1', [PW]);
+    const obj = { port: 5432, tls: true, user: 'kestra' };
+    const s = stored(l, exec('e1', { obj, n: 7, ok: false }));
+    expect(s.inputs.obj).toBe(obj);
+    expect(s.inputs).toEqual({ obj, n: 7, ok: false });
+  });
+
+  it('a source secret (SECRET_<NAME>) given as an input is sealed too', () => {
+    const l = layer(['global-s3cret']);
+    const s = stored(l, exec('e1', { name: 'global-s3cret' }));
+    expect(isSealed(s.inputs.name)).toBe(true);
+    expect(l.openInput(s, 'name', s.inputs.name)).toBe('global-s3cret');
+  });
+
+  it('after a restart (a new layer, same key) the record teaches the secret back: it is masked elsewhere, the input opens', () => {
+    const first = layer();
+    first.remember('e1', [PW]);
+    const s = stored(first, exec('e1', { name: PW }));
+    const restarted = layer();
+    restarted.track(s);
+    expect(restarted.masker('e1').mask(`echo ${PW}`)).toBe(`echo ${MASK}`);
+    expect(restarted.openInput(s, 'name', s.inputs.name)).toBe(PW);
+  });
+
+  it('a replay copy (same originalId) keeps the sealed text; a copy into another execution is a clear text that looks sealed', () => {
+    const l = layer();
+    l.remember('e1', [PW]);
+    const first = stored(l, exec('e1', { name: PW }));
+    const replay = { ...first, id: 'e2' };
+    expect(stored(l, replay).inputs.name).toBe(first.inputs.name);
+    expect(l.openInput(replay, 'name', replay.inputs.name)).toBe(PW);
+    const copied = stored(l, exec('e3', { name: first.inputs.name }));
+    expect(copied.inputs.name).not.toBe(first.inputs.name);
+    expect(l.openInput(copied, 'name', copied.inputs.name)).toBe(first.inputs.name); // never the clear value
+  });
+
+  it('a Subflow child: a value its parent knows is sealed in the child', () => {
+    const l = layer();
+    l.remember('p1', [PW]);
+    const child = stored(l, exec('c1', { x: PW }, { parent: { executionId: 'p1', taskRunId: 't', namespace: 'n', flowId: 'f' } }));
+    expect(isSealed(child.inputs.x)).toBe(true);
+    expect(l.openInput(child, 'x', child.inputs.x)).toBe(PW);
+  });
+
+  it('without a key the known secret is left for masking, as before; a sealed-looking text passes', () => {
+    const l = new SecretLayer({ values: () => [] });
+    l.remember('e1', [PW]);
+    const e = exec('e1', { name: PW });
+    expect(stored(l, e)).toBe(e);
+    expect(l.masker('e1').maskDeep(e.inputs)).toEqual({ name: MASK });
+  });
+
+  it('an input value sealed for another input or execution does not open: the error names the input', () => {
+    const l = layer();
+    const e = exec('e1', {});
+    expect(() => l.openInput(e, 'name', { deep: [box.seal(PW, inputAad(e, 'other'))] })).toThrow("Input 'name' cannot be decrypted");
+    expect(() => new SecretLayer({ values: () => [] }).openInput(e, 'name', box.seal(PW, inputAad(e, 'name')))).toThrow(/no encryption key is set \(ENCRYPTION_KEY\)/);
+  });
+});
+
+describe('values reported between the operator and a task Pod\'s runner', () => {
+  it('sealedValues carries an execution\'s values sealed for it; learnSealed remembers them for that execution only', () => {
+    const runner = layer();
+    runner.remember('e1', ['declared-credential']);
+    const sealed = runner.sealedValues('e1');
+    expect(sealed).toHaveLength(1);
+    expect(JSON.stringify(sealed)).not.toContain('declared-credential');
+    const operator = layer();
+    operator.learnSealed('e2', sealed); // sealed for e1: opens nowhere else
+    expect(operator.masker('e2').mask('declared-credential')).toBe('declared-credential');
+    operator.learnSealed('e1', [...sealed, 'fpenc1:not-sealed-here', box.seal('x-other', inputAad(exec('e1', {}), 'pw'))]);
+    expect(operator.masker('e1').mask('declared-credential x-other')).toBe(`${MASK} x-other`);
+  });
+
+  it('without a key nothing is reported nor learnt', () => {
+    const l = new SecretLayer({ values: () => [] });
+    l.remember('e1', ['declared-credential']);
+    expect(l.sealedValues('e1')).toEqual([]);
+    expect(layer().sealedValues('unknown')).toEqual([]);
+    l.learnSealed('e2', layer().sealedValues('e1'));
+    expect(l.masker('e2').size).toBe(0);
   });
 });
 

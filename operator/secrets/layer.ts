@@ -1,15 +1,18 @@
 // The secrets of one process: the masker of every value of the secret source (refreshed when the source changes), the
-// values each execution adds (its decrypted SECRET inputs, what its tasks declare sensitive, its parent's values), and
-// the box that seals and opens SECRET inputs. Sinks ask `masker(executionId)`; the engine and task attempts read SECRET
-// inputs through `openInput`.
+// values each execution adds (its decrypted sealed inputs, what its tasks declare sensitive, its parent's values), and
+// the box that seals and opens input values: SECRET ones, and any input text a known secret appears in. Sinks ask
+// `masker(executionId)`; the engine and task attempts read inputs through `openInput`.
 import type { Execution, Input } from '../core/types.js';
-import { createMasker, maskable, type Masker } from './masker.js';
-import { inputAad, isSealed, type SecretBox } from './sealed.js';
+import { createMasker, mapStrings, maskable, type Masker } from './masker.js';
+import { inputAad, isSealed, reportedAad, type SecretBox } from './sealed.js';
 
 export interface SecretLayerOptions {
   /** Every value of the secret source, read at start and again on `refresh()`. */
   values: () => Iterable<string>;
-  /** Seals and opens SECRET inputs; without it, an execution with a SECRET input cannot be stored. */
+  /**
+   * Seals and opens input values; without it, an execution with a SECRET input cannot be stored, and a known secret
+   * in another input is masked instead of sealed.
+   */
   box?: SecretBox;
   /** Executions whose own values are kept (the oldest forgotten first; default 10,000). */
   maxExecutions?: number;
@@ -18,7 +21,9 @@ export interface SecretLayerOptions {
 interface ExecutionSecrets { values: Set<string>; masker?: Masker }
 
 /** The input definitions whose values are sealed: SECRET, and ARRAY of SECRET items. */
-export const sealedInputs = (defs: Input[] | undefined): Input[] =>
+const isEmpty = (o: object): boolean => { for (const _ in o) return false; return true; };
+
+const sealedInputs = (defs: Input[] | undefined): Input[] =>
   (defs ?? []).filter((d) => d.type === 'SECRET' || (d.type === 'ARRAY' && d.itemType === 'SECRET'));
 
 export class SecretLayer {
@@ -28,6 +33,10 @@ export class SecretLayer {
   /** Opened sealed values by (additional data, sealed text): records are tracked at every write. */
   private readonly opened = new Map<string, string>();
   private readonly max: number;
+  /** Inputs objects already learnt (`track`), by execution id: successive records of an execution share them. */
+  private readonly tracked = new WeakMap<object, string>();
+  /** Inputs objects with nothing left to seal for (execution id, masker): a write that changed neither skips the walk. */
+  private readonly settled = new WeakMap<object, { id: string; masker: Masker }>();
 
   constructor(private readonly o: SecretLayerOptions) {
     this.box = o.box;
@@ -59,54 +68,110 @@ export class SecretLayer {
     }
   }
 
-  /** Learns the secret values of a record: its sealed inputs (opened) and its parent's values. */
+  /**
+   * The values `executionId` added, each sealed for it: what a task Pod's runner reports with its outcome, so the
+   * operator masks (and seals in inputs) the credentials its tasks declared. None without a key.
+   */
+  sealedValues(executionId: string): string[] {
+    const box = this.box;
+    const e = this.executions.get(executionId);
+    if (!box || !e) return [];
+    return [...e.values].map((v) => box.seal(v, reportedAad(executionId)));
+  }
+
+  /** Remembers the values a runner reported (`sealedValues`); one that does not open (another key, execution) is ignored. */
+  learnSealed(executionId: string, sealed: readonly string[]): void {
+    const box = this.box;
+    if (!box) return;
+    this.remember(executionId, sealed.map((s) => box.open(s, reportedAad(executionId))).filter((v): v is string => v !== undefined));
+  }
+
+  /** Learns the secret values of a record: its sealed input values, at any depth (opened), and its parent's values. */
   track(exec: Execution): void {
     const parent = exec.parent && this.executions.get(exec.parent.executionId);
     if (parent) this.remember(exec.id, parent.values);
-    if (!this.box) return;
-    for (const [id, value] of Object.entries(exec.inputs ?? {})) {
-      for (const v of Array.isArray(value) ? value : [value]) {
-        if (!isSealed(v)) continue;
-        const clear = this.open(v, inputAad(exec, id));
+    const inputs = exec.inputs;
+    if (!this.box || !inputs || isEmpty(inputs) || this.tracked.get(inputs) === exec.id) return;
+    for (const [id, value] of Object.entries(inputs)) {
+      const learn = (s: string): string => {
+        const clear = isSealed(s) ? this.open(s, inputAad(exec, id)) : undefined;
         if (clear !== undefined) this.remember(exec.id, [clear]);
-      }
+        return s;
+      };
+      mapStrings(value, learn, learn);
     }
+    this.tracked.set(inputs, exec.id);
   }
 
-  /** Seals every clear value of the record's SECRET inputs (`defs`: its flow revision's inputs); the same record when none. */
+  /**
+   * The record with its inputs sealed (`defs`: its flow revision's inputs); the same record when nothing changed.
+   * SECRET values (and SECRET items) are always sealed, and cannot be stored without a key. With a key, so is every
+   * text of any input, at any depth, object keys included, in which a known secret of the execution appears (a
+   * password given as a STRING that a task declared a credential): the record never shows it, yet tasks read it in
+   * clear (`openInput`), where masking would have handed them `******`. So is a text that only looks sealed (copied
+   * from another execution): it opens to itself. Without a key, such texts are left for the masking that follows.
+   * The layer learns the record on the way (`track`).
+   */
   sealInputs(exec: Execution, defs: Input[] | undefined): Execution {
+    if (!exec.inputs || isEmpty(exec.inputs)) { this.track(exec); return exec; }
     let inputs: Record<string, unknown> | undefined;
+    const set = (id: string, before: unknown, after: unknown): void => {
+      if (after === before) return;
+      inputs ??= { ...exec.inputs };
+      inputs[id] = after;
+    };
+    const secret = new Set<string>();
     for (const def of sealedInputs(defs)) {
+      secret.add(def.id);
       const value = exec.inputs?.[def.id];
       if (value === undefined || value === null) continue;
-      const sealed = Array.isArray(value) ? value.map((v) => this.sealOne(exec, def.id, v)) : this.sealOne(exec, def.id, value);
-      if (Array.isArray(value) ? (sealed as unknown[]).every((v, i) => v === value[i]) : sealed === value) continue;
-      inputs ??= { ...exec.inputs };
-      inputs[def.id] = sealed;
+      const seal = (v: unknown): unknown => (typeof v === 'string' ? this.sealText(this.boxFor(def.id), inputAad(exec, def.id), v) : v);
+      const sealed = Array.isArray(value) ? value.map(seal) : seal(value);
+      set(def.id, value, Array.isArray(value) && (sealed as unknown[]).every((v, i) => v === value[i]) ? value : sealed);
+    }
+    const withSecret = inputs ? { ...exec, inputs } : exec;
+    this.track(withSecret);
+    const box = this.box;
+    const all = withSecret.inputs;
+    if (!box || !all || isEmpty(all)) return withSecret;
+    const m = this.masker(exec.id);
+    const before = this.settled.get(all);
+    if (!(before?.id === exec.id && before.masker === m)) {
+      for (const [id, value] of Object.entries(all)) {
+        if (secret.has(id)) continue;
+        const seal = (s: string): string => (isSealed(s) || (m.size > 0 && m.mask(s) !== s) ? this.sealText(box, inputAad(exec, id), s) : s);
+        set(id, value, mapStrings(value, seal, seal));
+      }
+      this.settled.set(inputs ?? all, { id: exec.id, masker: m });
     }
     return inputs ? { ...exec, inputs } : exec;
   }
 
   /**
-   * The clear value of a SECRET input as stored in `exec`, remembered for masking. A value that is not sealed (a
-   * record from before encryption) is returned as it is; a sealed one that does not open is an error.
+   * The clear value of an input as stored in `exec` (any input type: each sealed text in it, at any depth, opened),
+   * remembered for masking. A value without sealed texts is returned as it is; a sealed text that does not open is an
+   * error.
    */
   openInput = (exec: Execution, inputId: string, stored: unknown): unknown => {
-    if (!isSealed(stored)) return stored;
-    if (!this.box) throw new Error(`SECRET input '${inputId}' is encrypted and no encryption key is set (ENCRYPTION_KEY)`);
-    const clear = this.open(stored, inputAad(exec, inputId));
-    if (clear === undefined) throw new Error(`SECRET input '${inputId}' cannot be decrypted: it was encrypted with another ENCRYPTION_KEY or for another execution`);
-    this.remember(exec.id, [clear]);
-    return clear;
+    const open = (s: string): string => {
+      if (!isSealed(s)) return s;
+      if (!this.box) throw new Error(`Input '${inputId}' is encrypted and no encryption key is set (ENCRYPTION_KEY)`);
+      const clear = this.open(s, inputAad(exec, inputId));
+      if (clear === undefined) throw new Error(`Input '${inputId}' cannot be decrypted: it was encrypted with another ENCRYPTION_KEY or for another execution`);
+      this.remember(exec.id, [clear]);
+      return clear;
+    };
+    return mapStrings(stored, open, open);
   };
 
-  private sealOne(exec: Execution, inputId: string, value: unknown): unknown {
-    if (typeof value !== 'string') return value;
-    const aad = inputAad(exec, inputId);
+  private boxFor(inputId: string): SecretBox {
     if (!this.box) throw new Error(`SECRET input '${inputId}' cannot be stored: no encryption key is set (ENCRYPTION_KEY, the base64 of 32 bytes)`);
-    // Sealed for this very execution (a replay or retry copy) stays; anything else, a sealed-looking text included, is a clear value.
-    if (isSealed(value) && this.open(value, aad) !== undefined) return value;
-    return this.box.seal(value, aad);
+    return this.box;
+  }
+
+  /** `text` sealed for `aad`. Sealed for this very execution (a replay or retry copy) it stays; anything else, a sealed-looking text included, is a clear value. */
+  private sealText(box: SecretBox, aad: string, text: string): string {
+    return isSealed(text) && this.open(text, aad) !== undefined ? text : box.seal(text, aad);
   }
 
   private open(sealed: string, aad: string): string | undefined {

@@ -1,11 +1,11 @@
 // The masking layer over the stores, applied once where text is persisted, whoever produced it: execution records
-// (SECRET inputs sealed first, then labels, inputs, outputs, task-run values, outputs, errors and engine bookkeeping,
+// (inputs sealed first: SECRET ones, and any input text holding a known secret; then labels, inputs, outputs, task-run values, outputs, errors and engine bookkeeping,
 // trigger variables and the execution error masked), log lines and KV values. Every home composes its stores with it
 // (embedded main, the cluster operator and API, the task runner).
 import type { TaskOutcome } from '../core/engine-types.js';
 import type { Execution, Input, TaskRun } from '../core/types.js';
 import type { ExecutionStore, FlowStore, KVStore, LogStore, StoredExecution, Stores } from '../store/types.js';
-import { sealedInputs, type SecretLayer } from './layer.js';
+import type { SecretLayer } from './layer.js';
 import type { Masker } from './masker.js';
 import { isSealed } from './sealed.js';
 
@@ -71,8 +71,8 @@ function maskRun(run: TaskRun, m: Masker): TaskRun {
 }
 
 /**
- * The record with every text a flow, a task or a caller put in it masked: labels, inputs (not the sealed SECRET
- * values), outputs, trigger variables, the error, and each task run's loop value, outputs, error and bookkeeping.
+ * The record with every text a flow, a task or a caller put in it masked: labels, inputs (not the sealed values; with
+ * a key, `SecretLayer.sealInputs` has sealed every input text this would change), outputs, trigger variables, the error, and each task run's loop value, outputs, error and bookkeeping.
  * Identifiers, states and dates are the engine's and stay. The same record when nothing changed.
  */
 export function maskExecution(exec: Execution, m: Masker): Execution {
@@ -125,8 +125,7 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
   };
   const prepare = async (exec: Execution): Promise<Execution> => {
     const defs = await declared(exec);
-    const sealed = sealedInputs(defs).length ? layer.sealInputs(exec, defs) : exec;
-    layer.track(sealed);
+    const sealed = layer.sealInputs(exec, defs);
     return maskExecution(sealed, layer.masker(sealed.id));
   };
   const seen = <T extends StoredExecution | undefined>(s: T): T => { if (s) layer.track(s.execution); return s; };

@@ -87,8 +87,9 @@ describe('maskDeep', () => {
     expect(Object.getPrototypeOf(m.maskDeep(d))).toBe(null);
   });
 
-  it('leaves strings `keep` accepts', () => {
+  it('leaves strings and keys `keep` accepts', () => {
     expect(m.maskDeep({ a: `enc:${SECRET}`, b: SECRET }, { keep: (s) => s.startsWith('enc:') })).toEqual({ a: `enc:${SECRET}`, b: MASK });
+    expect(m.maskDeep({ [`enc:${SECRET}`]: 1, [SECRET]: 2 }, { keep: (s) => s.startsWith('enc:') })).toEqual({ [`enc:${SECRET}`]: 1, [MASK]: 2 }); // keys too
   });
 
   it('leaves keys when asked to', () => {

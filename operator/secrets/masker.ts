@@ -13,7 +13,7 @@ export const MIN_SECRET_LENGTH = 4;
 export interface DeepOptions {
   /** Mask object keys too (default true; false for objects whose keys are the engine's own). */
   keys?: boolean;
-  /** Strings left as they are (encrypted inputs). */
+  /** Strings (values and keys) left as they are (encrypted inputs). */
   keep?: (s: string) => boolean;
 }
 
@@ -120,28 +120,50 @@ class RegexMasker implements Masker {
     return more.length ? new RegexMasker(new Set([...this.values, ...more])) : this;
   }
 
+  private readonly maskText = (s: string): string => this.mask(s);
+
   private deep<T>(value: T, keys: boolean, keep?: (s: string) => boolean): T {
-    if (typeof value === 'string') return (keep?.(value) ? value : this.mask(value)) as T;
-    if (Array.isArray(value)) {
-      let changed = false;
-      const out = value.map((v) => { const m = this.deep(v, keys, keep); if (m !== v) changed = true; return m; });
-      return (changed ? out : value) as T;
-    }
-    if (value === null || typeof value !== 'object') return value;
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return value; // JSON-like data only
-    let changed = false;
-    const entries = Object.entries(value).map(([k, v]) => {
-      const mk = keys ? this.mask(k) : k;
-      const mv = this.deep(v, keys, keep);
-      if (mk !== k || mv !== v) changed = true;
-      return [mk, mv] as const;
-    });
-    if (!changed) return value;
-    const out = Object.create(proto) as Record<string, unknown>;
-    for (const [k, v] of entries) out[k] = v;
-    return out as T;
+    if (value === undefined || value === null) return value;
+    const leaf = keep ? (s: string): string => (keep(s) ? s : this.mask(s)) : this.maskText;
+    return mapStrings(value, leaf, keys ? leaf : undefined);
   }
+}
+
+/**
+ * JSON-like data (plain objects, arrays, scalars) with each string passed through `leaf`, and each object key through
+ * `key` when given. Unchanged parts are shared, and the value itself is returned when nothing changed; objects of
+ * other classes are left as they are.
+ */
+export function mapStrings<T>(value: T, leaf: (s: string) => string, key?: (k: string) => string): T {
+  if (typeof value === 'string') return leaf(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const m = mapStrings(v, leaf, key);
+      if (m !== v) (out ??= value.slice())[i] = m;
+    }
+    return (out ?? value) as T;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value; // JSON-like data only
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = obj[k];
+    const mk = key ? key(k) : k;
+    const mv = mapStrings(v, leaf, key);
+    if (!out && (mk !== k || mv !== v)) {
+      // The first change: a copy of the entries before it, in order.
+      out = Object.create(proto) as Record<string, unknown>;
+      for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
+    }
+    if (out) out[mk] = mv;
+  }
+  return (out ?? value) as T;
 }
 
 /** Values worth masking: long enough, and not made of the mask's own character (masking would feed on itself). */

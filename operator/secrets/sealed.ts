@@ -1,7 +1,7 @@
 // Encryption at rest of SECRET input values (AES-256-GCM): a sealed value is `fpenc1:` + base64(iv | ciphertext | tag),
 // bound to the execution it was sealed for (namespace, flow, original execution id, input id as additional data), so a
 // sealed value copied into another execution or another input never opens there.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 export const SEALED_PREFIX = 'fpenc1:';
 const IV_BYTES = 12;
@@ -12,6 +12,9 @@ export const KEY_BYTES = 32;
 export function inputAad(exec: { namespace: string; flowId: string; originalId: string }, inputId: string): string {
   return JSON.stringify([exec.namespace, exec.flowId, exec.originalId, inputId]);
 }
+
+/** The additional data of the values a task Pod's runner reports sealed to the operator (`SecretLayer.sealedValues`). */
+export const reportedAad = (executionId: string): string => JSON.stringify(['reported', executionId]);
 
 export const isSealed = (v: unknown): v is string => typeof v === 'string' && v.startsWith(SEALED_PREFIX);
 
@@ -26,6 +29,15 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(aad, 'utf8'));
     const body = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final()]);
     return SEALED_PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64');
+  }
+
+  /**
+   * A keyed hash (HMAC-SHA256, hex) of `value` under a subkey derived for `purpose`: what to store in place of a
+   * credential that must only be recognised later (compare in constant time).
+   */
+  keyedHash(value: string, purpose: string): string {
+    const sub = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `flowpilot keyed hash: ${purpose}`, 32));
+    return createHmac('sha256', sub).update(value, 'utf8').digest('hex');
   }
 
   /** The clear value, or undefined when `sealed` was not sealed with this key for this `aad` (or is not sealed). */

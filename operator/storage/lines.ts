@@ -14,7 +14,7 @@ export async function* readLines(stream: NodeJS.ReadableStream, limits: Pick<Lim
   let parts: Buffer[] = [];
   let held = 0;
   const take = (tail: Buffer): string => {
-    const line = Buffer.concat([...parts, tail]);
+    const line = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
     parts = [];
     held = 0;
     const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
@@ -36,21 +36,34 @@ export async function* readLines(stream: NodeJS.ReadableStream, limits: Pick<Lim
   if (held > 0) yield take(Buffer.alloc(0));
 }
 
-/** A local file written line by line with backpressure, then handed to internal storage as a stream. */
+/** A local file written line by line (or in any pieces of text) with backpressure, then handed to internal storage as a stream. */
 export class LineFile {
   private readonly out: WriteStream;
   bytes = 0;
   lines = 0;
 
-  constructor(readonly path: string) {
+  /** `encoding`: how text is written (UTF-8 unless a task's `charset` says otherwise). */
+  constructor(readonly path: string, private readonly encoding: BufferEncoding = 'utf8') {
     this.out = createWriteStream(path, { flags: 'wx' });
   }
 
+  /** Text not yet handed to the file: written in pieces of about 64 KiB, not one system call a line. */
+  private pending: string[] = [];
+  private pendingChars = 0;
+
   async write(text: string): Promise<void> {
-    const data = Buffer.from(text, 'utf8');
-    this.bytes += data.length;
+    this.bytes += Buffer.byteLength(text, this.encoding);
     this.lines++;
-    if (!this.out.write(data)) await once(this.out, 'drain');
+    this.pending.push(text);
+    this.pendingChars += text.length;
+    if (this.pendingChars >= 65_536 && !this.out.write(this.takePending())) await once(this.out, 'drain');
+  }
+
+  private takePending(): Buffer {
+    const data = Buffer.from(this.pending.length === 1 ? this.pending[0] : this.pending.join(''), this.encoding);
+    this.pending = [];
+    this.pendingChars = 0;
+    return data;
   }
 
   private closing: Promise<unknown> | undefined;
@@ -59,6 +72,7 @@ export class LineFile {
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = this.out.closed ? Promise.resolve() : once(this.out, 'close');
+      if (this.pending.length > 0 && !this.out.closed) this.out.write(this.takePending());
       this.out.end();
     }
     await this.closing;

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import { startServerProcess } from '../support/server-process.js';
-import { describeFanOut, fanOut, post, readExecution, type FanOutFigures, type LoopKind } from './fanout.js';
+import { describeFanOut, fanOut, LOOP_DELAY_PROBE_ARGS, loopDelayReader, post, readExecution, type FanOutFigures, type LoopKind } from './fanout.js';
 import { describeLoad, load, loadSettings, measureFloor, stop, type LoadFigures, type LoadSettings } from './load.js';
-import { check, formatSummary, growth, median, percentile, type SummaryRow } from './stats.js';
+import { check, formatSummary, gcTotals, growth, median, percentile, type GcTotals, type SummaryRow } from './stats.js';
 
 const returnFlow = (id: string, n: number) => `id: ${id}
 namespace: bench
@@ -61,28 +61,31 @@ async function readAll(base: string, flowId: string, since: string, total: numbe
   return [...byId.values()];
 }
 
-interface ThroughputFigures { load: LoadFigures; executions: number; perS: number; p50Ms: number; p99Ms: number; maxMs: number }
+interface ThroughputFigures { load: LoadFigures; executions: number; perS: number; p50Ms: number; p99Ms: number; maxMs: number; gc?: GcTotals }
 
 /**
  * autocannon on POST /executions/bench/three for the run's duration, then (untimed) until every created execution
  * ended SUCCESS; executions/s from the first creation to the last end, latency per execution from its record.
  */
-async function throughput(base: string, pid: number, settings: LoadSettings): Promise<ThroughputFigures> {
+async function throughput(base: string, pid: number, settings: LoadSettings, gcTrace?: () => string): Promise<ThroughputFigures> {
   await post(`${base}/flows`, returnFlow('three', 3), 'application/x-yaml');
   const url = `${base}/executions/bench/three`;
   const warmSince = new Date().toISOString();
   await load(url, pid, settings, true, 2); // warm-up: JIT, caches, connections
   await waitAllSuccess(base, 'three', warmSince);
   const since = new Date().toISOString();
+  const traced = gcTrace?.().length ?? 0;
   const figures = await load(url, pid, settings, true);
   if (figures.non2xx) throw new Error(`3-task flow: ${figures.non2xx} creations were not answered 2xx`);
   const count = await waitAllSuccess(base, 'three', since);
+  // The server's collections from the start of the load until every execution ended (BENCH_GC_TRACE).
+  const gc = gcTrace && gcTotals(gcTrace().slice(traced));
   const execs = await readAll(base, 'three', since, count);
   const created = execs.map((e) => Date.parse(e.state.startDate));
   const ended = execs.map((e) => Date.parse(e.state.endDate));
   const latencies = execs.map((e, i) => ended[i]! - created[i]!);
   const span = (Math.max(...ended) - Math.min(...created)) / 1000;
-  return { load: figures, executions: count, perS: count / span, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: Math.max(...latencies) };
+  return { load: figures, executions: count, perS: count / span, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: Math.max(...latencies), ...(gc ? { gc } : {}) };
 }
 
 /** Median over `runs` of the ms per task of a `tasks`-task sequential Return flow, end to end (record's end - start). */
@@ -114,6 +117,8 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
     rows.push(check(`${kind} ms/item growth ${fmt(Math.min(...items))} -> ${fmt(Math.max(...items))}`, growth(runs), '<=', 1.5, 'x'));
   }
   rows.push(check(`${kind} worst /healthz meanwhile`, Math.max(...runs.map((r) => r.worstHealthzMs)), '<', 100, ' ms', 0));
+  const blocks = runs.flatMap((r) => (r.maxLoopDelayMs === undefined ? [] : [r.maxLoopDelayMs]));
+  if (blocks.length) rows.push({ figure: `${kind} longest event-loop block`, result: `${Math.round(Math.max(...blocks))} ms`, target: '' });
   rows.push({ figure: `${kind} peak server RSS`, result: `${Math.max(...runs.map((r) => r.peakRssMb))} MiB`, target: 'bounded' });
   return rows;
 }
@@ -122,14 +127,14 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
  * Every loop run, smallest sizes first (so a 100,000-item run's heap does not weigh on the small ones), with the read
  * of the EachParallel execution nearest 10,000 items right after it ran; then the summary rows.
  */
-async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number): Promise<SummaryRow[]> {
+async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number, loopDelay: () => Promise<number>): Promise<SummaryRow[]> {
   const order = [...plan].sort((a, b) => a[1] - b[1]);
   const each = plan.filter(([k]) => k === 'EachParallel').map(([, n]) => n);
   const readAt = each.length ? each.reduce((a, b) => (Math.abs(b - 10_000) < Math.abs(a - 10_000) ? b : a)) : undefined;
   const runs: FanOutFigures[] = [];
   const rows: SummaryRow[] = [];
   for (const [kind, n] of order) {
-    const f = await fanOut(base, pid, dataDir, kind, n);
+    const f = await fanOut(base, pid, dataDir, kind, n, loopDelay);
     console.log(describeFanOut(f));
     runs.push(f);
     if (kind !== 'EachParallel' || n !== readAt) continue;
@@ -167,18 +172,28 @@ export async function runOrchestrationBench(): Promise<void> {
     }
     // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile of the whole group there when it stops (node --cpu-prof).
     const prof = process.env.BENCH_CPU_PROF;
-    const { proc, base } = await startServerProcess(dataDir, 'inherit', {}, prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []);
+    // BENCH_GC_TRACE=1: the server prints a line per collection (node --trace-gc-nvp); the 3-task figure adds them up.
+    // The event-loop probe (loop-delay-probe.ts) reports the server's longest block during each loop run.
+    const gcTrace = process.env.BENCH_GC_TRACE === '1';
+    const nodeArgs = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []), ...(gcTrace ? ['--trace-gc-nvp'] : []), ...LOOP_DELAY_PROBE_ARGS];
+    const { proc, base, output } = await startServerProcess(dataDir, 'inherit', {}, nodeArgs);
     try {
       if (floor) {
         const health = await load(`${base.replace(/\/api\/v1$/, '')}/healthz`, proc.pid!, settings, false);
         console.log(`  load generator: GET /healthz of the server   ${describeLoad(health)}, ${(health.rps / floor.rps).toFixed(1)}x the floor`);
         rows.push({ figure: 'load generator vs GET /healthz', result: `${fmt(health.rps)} req/s`, target: '' });
-        const t = await throughput(base, proc.pid!, settings);
+        const t = await throughput(base, proc.pid!, settings, gcTrace ? output : undefined);
         const ratio = t.perS / floor.rps;
         console.log(`  3-task Return flow, POST /executions/bench/three: creations ${describeLoad(t.load)}`);
         console.log(`    ${t.executions} executions all SUCCESS: ${t.perS.toFixed(0)} executions/s from the first creation to the last end, `
           + `${ratio.toFixed(3)}x the floor`);
         console.log(`    create -> SUCCESS latency (records' end - start): p50 ${t.p50Ms} ms, p99 ${t.p99Ms} ms, max ${t.maxMs} ms`);
+        // Less noisy than executions/s on a busy machine: the server's CPU over the load per execution created meanwhile.
+        console.log(`    server CPU per execution: ${((t.load.serverCores / t.load.rps) * 1e6).toFixed(0)} µs (floor: ${((floor.serverCores / floor.rps) * 1e6).toFixed(0)} µs per request)`);
+        if (t.gc) {
+          console.log(`    server allocation per execution: ${(t.gc.allocatedBytes / t.executions / 1024).toFixed(1)} KiB, GC pauses ${((t.gc.pauseMs * 1000) / t.executions).toFixed(0)} µs `
+            + `(${t.gc.collections} collections; BENCH_GC_TRACE)`);
+        }
         rows.push({ figure: '3-task executions/s (all SUCCESS)', result: `${fmt(t.perS)}/s`, target: '' });
         rows.push(check('3-task executions/s / floor', ratio, '>=', 0.15, 'x', 3));
         rows.push({ figure: '3-task create -> SUCCESS p50 / p99', result: `${t.p50Ms} / ${t.p99Ms} ms`, target: '' });
@@ -192,7 +207,7 @@ export async function runOrchestrationBench(): Promise<void> {
         ...sequentialForEach.map((n) => ['ForEach c=1', n] as [LoopKind, number])];
       if (plan.length) {
         console.log('  fan-out over range(1, N) of a Return task (/healthz probed every 20 ms, RSS sampled; stored = bytes added to the SQLite file):');
-        rows.push(...await fanOuts(base, proc.pid!, dataDir, plan, reads));
+        rows.push(...await fanOuts(base, proc.pid!, dataDir, plan, reads, loopDelayReader(proc.pid!, output)));
       }
     } finally {
       await stop(proc);

@@ -1,5 +1,5 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render selects one group
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|cli|serdes selects one group
 // (kube includes kube-scale, archive and kube-memory); default runs all. The orchestration group's figures, knobs
 // (BENCH_DURATION_S, BENCH_FANOUT, ...) and how each is measured: docs/performance.md.
 import { runOrchestrationBench } from './orchestration.js';
@@ -45,4 +45,16 @@ if (!only || only === 'masking') {
 if (!only || only === 'render') {
   const { runRenderBench } = await import('./render.js');
   await runRenderBench();
+}
+if (!only || only === 'blocks') {
+  const { runBlocksBench } = await import('./blocks.js');
+  await runBlocksBench();
+}
+if (!only || only === 'cli') {
+  const { runCliBench } = await import('./cli.js');
+  await runCliBench();
+}
+if (!only || only === 'serdes') {
+  const { runSerdesBench } = await import('./serdes.js');
+  await runSerdesBench();
 }

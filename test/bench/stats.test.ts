@@ -1,6 +1,6 @@
-// Table tests of the bench's pure helpers (test/bench/stats.ts): percentiles, growth ratio, summary rows and table.
+// Table tests of the bench's pure helpers (test/bench/stats.ts): percentiles, growth ratio, summary rows and table, GC trace totals.
 import { describe, expect, it } from 'vitest';
-import { check, formatSummary, growth, median, percentile } from './stats.js';
+import { check, formatSummary, gcTotals, growth, median, percentile } from './stats.js';
 
 describe('percentile (nearest rank)', () => {
   const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted on purpose
@@ -75,5 +75,19 @@ describe('summary rows', () => {
       '100-task sequential        0.55 ms/task  <= 0.3 ms/task  NO',
       'floor                      9000 req/s                    -',
     ]);
+  });
+});
+
+describe('gcTotals (node --trace-gc-nvp lines)', () => {
+  it('adds up the allocated bytes and pauses of the collection lines, ignoring other output', () => {
+    const text = [
+      'listening on http://127.0.0.1:1234',
+      '[1:0x1]       42 ms: pause=4.1 mutator=35.9 gc=s reduce_memory=0 total_size_before=3960536 allocated=3960536 promoted=0',
+      'inference: a line of the server',
+      '[1:0x1]       47 ms: pause=0.9 mutator=0.4 gc=s allocated=691240 promoted=591120 new_space_survived=260128',
+      '[1:0x1]      900 ms: pause=12.5 mutator=800.0 gc=mc allocated=1000 promoted=0',
+    ].join('\n');
+    expect(gcTotals(text)).toEqual({ allocatedBytes: 3960536 + 691240 + 1000, pauseMs: 4.1 + 0.9 + 12.5, collections: 3 });
+    expect(gcTotals('')).toEqual({ allocatedBytes: 0, pauseMs: 0, collections: 0 });
   });
 });

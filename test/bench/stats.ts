@@ -1,5 +1,6 @@
 // Pure helpers of the orchestration bench: percentiles of samples, the growth ratio of a cost per item across sizes,
-// and the summary table (figure, result, target, met) printed at the end of the group. No I/O; tested in stats.test.ts.
+// the summary table (figure, result, target, met) printed at the end of the group, and the totals of a V8 GC trace.
+// No I/O; tested in stats.test.ts.
 
 /** The p-th percentile (0 < p <= 1) of `xs` by nearest rank (the smallest sample with at least p of them at or below it); NaN when empty. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -40,4 +41,24 @@ export function formatSummary(rows: readonly SummaryRow[]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+/** What the collections of a `node --trace-gc-nvp` trace add up to: bytes allocated between them, pauses, their count. */
+export interface GcTotals { allocatedBytes: number; pauseMs: number; collections: number }
+
+/**
+ * Sums the lines of `--trace-gc-nvp` output in `text` (one line per collection, `pause=<ms>` and `allocated=<bytes>`:
+ * the bytes allocated since the previous collection); other lines are ignored.
+ */
+export function gcTotals(text: string): GcTotals {
+  const totals: GcTotals = { allocatedBytes: 0, pauseMs: 0, collections: 0 };
+  for (const line of text.split('\n')) {
+    const allocated = / allocated=(\d+)/.exec(line);
+    const pause = / pause=([\d.]+)/.exec(line);
+    if (!allocated || !pause) continue;
+    totals.allocatedBytes += Number(allocated[1]);
+    totals.pauseMs += Number(pause[1]);
+    totals.collections++;
+  }
+  return totals;
 }

@@ -22,6 +22,8 @@ interface Expectation {
   executionLabels?: Record<string, string>;
   logs?: string[];
   absentFromLogs?: string[];
+  /** Texts the ended execution, as the API returns it, must not contain (`$HTTP` replaced as in inputs). */
+  absentFromRecord?: string[];
   resume?: boolean | Record<string, unknown>;
   kill?: boolean;
   status?: number;
@@ -178,6 +180,7 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         if (want.error !== undefined) expect(String(runs[0]?.error), `${taskId}: ${summary}`).toContain(want.error);
       }
       if (expectation.outputs) matchesSubset(exec.outputs, expectation.outputs);
+      for (const text of subst(expectation.absentFromRecord ?? []) as string[]) expect(JSON.stringify(exec)).not.toContain(text);
       if (expectation.retryChain) await checkRetryChain(main, id, expectation.retryChain);
       if (expectation.executionLabels) {
         const got = Object.fromEntries(exec.labels.map((l: any) => [l.key, l.value]));

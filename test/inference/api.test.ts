@@ -115,7 +115,10 @@ describe('jobs', () => {
     }
     const all = (await listKeys(s3.client, 'bucket', `${TOKEN}/s3/`)).sort();
     expect(all.at(-1)).toBe(keys[1]);
-    expect(all.at(-2)).toBe(keys[0]);
+    // Each job's JSONL files and manifest sort before its JSON document, after everything that was there before it.
+    expect(all.filter((k) => k.endsWith('.json') && !k.endsWith('-manifest.json') && !k.endsWith('zzz-inputs.json'))).toEqual(keys);
+    const second = keys[1].replace(/\.json$/, '');
+    expect(all.slice(-4)).toEqual([`${second}-errors.jsonl`, `${second}-manifest.json`, `${second}-output.jsonl`, keys[1]]);
   });
 
   it('returns the same task_id for a repeated Idempotency-Key, 409 for a different body', async () => {

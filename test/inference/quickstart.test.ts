@@ -43,7 +43,7 @@ it.skipIf(!registered)('runs the quickstart flow against s3rver and the inferenc
   const file = runs.poll.outputs.vars.result_file as string;
   expect(file).toMatch(/^result-.*\.json$/);
   const doc = JSON.parse(await readObject(s3.client, 'quickstart-bucket', `${TOKEN}/qs/${file}`));
-  expect(doc.counts).toEqual({ total: 3, done: 3, failed: 0 });
+  expect(doc.counts).toEqual({ total: 3, done: 3, failed: 0, not_generated: 0 });
   expect(doc.results.map((r: { input: string }) => r.input)).toEqual(inputs);
   expect(done.outputs.result_uri).toMatch(/^kestra:\/\//);
 }, 180_000);

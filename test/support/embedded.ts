@@ -15,6 +15,8 @@ export interface Embedded {
   createFlow(yaml: string): Promise<any>;
   execute(namespace: string, flowId: string, how?: 'create' | 'trigger', inputs?: Record<string, unknown>): Promise<any>;
   waitFor(id: string, pred: (e: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Saves the flow, executes it and waits for its end: the execution and its task runs by task id (last run wins). */
+  runFlow(yaml: string, timeoutMs?: number): Promise<{ execution: any; runs: Record<string, any> }>;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,12 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env
         if (Date.now() > end) throw new Error(`timed out waiting on ${id}: ${JSON.stringify(body?.state)}`);
         await new Promise((r) => setTimeout(r, 20));
       }
+    },
+    async runFlow(yaml, timeoutMs = 30_000) {
+      const flow = await e.createFlow(yaml);
+      const started = await e.execute(flow.namespace, flow.id);
+      const execution = await e.waitFor(started.id, (x) => ['SUCCESS', 'FAILED', 'WARNING', 'KILLED'].includes(x?.state?.current), timeoutMs);
+      return { execution, runs: Object.fromEntries(execution.taskRunList.map((r: any) => [r.taskId, r])) };
     },
     async close() {
       await controller.stop();

@@ -35,7 +35,8 @@ function requireBinary(path: string, pkg: string): void {
   if (!existsSync(path)) throw new Error(`${path} is missing: install the Debian package '${pkg}' (scripts/install-services.sh does)`);
 }
 
-function run(name: string, cmd: string, args: string[], port: number, dir: string, opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Service> {
+/** Starts a service process in `dir` and waits until it listens on `port`; `stop` ends it and removes `dir`. */
+export function run(name: string, cmd: string, args: string[], port: number, dir: string, opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Service> {
   let out = '';
   const proc = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}) });
   proc.stdout!.on('data', (d) => { out = (out + d).slice(-4000); });
@@ -63,9 +64,10 @@ export interface PostgresTls { cert: string; key: string; hostsslOnly?: boolean 
 
 /**
  * PostgreSQL with `wal_level=logical`; user `postgres`, trust auth on 127.0.0.1 (and ::1); `url` is a postgres:// URL.
- * With `tls`, `ssl=on` with the given certificate and key.
+ * With `tls`, `ssl=on` with the given certificate and key. With `passwordAuth`, TCP logins of users other than `postgres`
+ * need their password (scram-sha-256).
  */
-export async function startPostgres(opts: { tls?: PostgresTls } = {}): Promise<Service & { user: string; database: string }> {
+export async function startPostgres(opts: { tls?: PostgresTls; passwordAuth?: boolean } = {}): Promise<Service & { user: string; database: string }> {
   requireBinary(`${PG_BIN}/postgres`, 'postgresql');
   const dir = mkdtempSync(join(tmpdir(), 'pg-'));
   chmodSync(dir, 0o755);
@@ -89,6 +91,11 @@ export async function startPostgres(opts: { tls?: PostgresTls } = {}): Promise<S
       if (asRoot) chownSync(join(data, 'pg_hba.conf'), ids.uid!, ids.gid!);
     }
   }
+  if (opts.passwordAuth && !opts.tls?.hostsslOnly) {
+    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all postgres ::1/128 trust\n'
+      + 'host all all 127.0.0.1/32 scram-sha-256\nhost all all ::1/128 scram-sha-256\n');
+    if (asRoot) chownSync(join(data, 'pg_hba.conf'), ids.uid!, ids.gid!);
+  }
   const port = await freePort();
   const svc = await run('postgres', `${PG_BIN}/postgres`, [
     '-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
@@ -103,6 +110,38 @@ export async function startPostgres(opts: { tls?: PostgresTls } = {}): Promise<S
     }
   }
   return { ...svc, url: `postgres://postgres@127.0.0.1:${port}/postgres`, user: 'postgres', database: 'postgres' };
+}
+
+const MARIADB_BIN = '/usr/sbin/mariadbd';
+
+/**
+ * MariaDB (Debian's `mariadb-server`) in a temporary data directory on a free port (127.0.0.1) and its own socket, with
+ * the grant tables on: `user` / `password` is an account created at start with a password, all privileges on the
+ * database `database`. Runs as the package's `mysql` account when started as root. `url` is a jdbc:mysql:// URL.
+ */
+export async function startMariaDB(): Promise<Service & { user: string; password: string; database: string }> {
+  requireBinary(MARIADB_BIN, 'mariadb-server');
+  const dir = mkdtempSync(join(tmpdir(), 'mariadb-'));
+  chmodSync(dir, 0o755);
+  const data = join(dir, 'data');
+  const asRoot = process.getuid?.() === 0;
+  const ids = asRoot ? { uid: Number(execFileSync('id', ['-u', 'mysql']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'mysql']).toString().trim()) } : {};
+  if (asRoot) chownSync(dir, ids.uid!, ids.gid!);
+  const userArgs = asRoot ? ['--user=mysql'] : [];
+  execFileSync('/usr/bin/mariadb-install-db', ['--no-defaults', `--datadir=${data}`, '--skip-test-db', '--auth-root-authentication-method=socket', ...userArgs],
+    { stdio: 'pipe', ...ids });
+  const [user, password, database] = ['kestra', `pw-${Math.random().toString(36).slice(2)}`, 'kestra'];
+  writeFileSync(join(dir, 'init.sql'), `CREATE DATABASE IF NOT EXISTS ${database};\n`
+    + `CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY '${password}';\n`
+    + `GRANT ALL PRIVILEGES ON *.* TO '${user}'@'%';\n`);
+  if (asRoot) chownSync(join(dir, 'init.sql'), ids.uid!, ids.gid!);
+  const port = await freePort();
+  const svc = await run('mariadb', MARIADB_BIN, [
+    '--no-defaults', `--datadir=${data}`, `--socket=${join(dir, 'mysqld.sock')}`, `--port=${port}`, '--bind-address=127.0.0.1',
+    `--pid-file=${join(dir, 'mysqld.pid')}`, `--init-file=${join(dir, 'init.sql')}`, '--skip-name-resolve', '--skip-log-bin',
+    '--innodb-buffer-pool-size=32M', '--innodb-log-file-size=16M', '--max-connections=100', ...userArgs,
+  ], port, dir, ids);
+  return { ...svc, url: `jdbc:mysql://127.0.0.1:${port}/${database}`, user, password, database };
 }
 
 export async function startRedis(): Promise<Service> {

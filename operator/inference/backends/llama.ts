@@ -51,12 +51,14 @@ export class LlamaCppBackend implements CompletionBackend {
   readonly kind = 'llama-cpp';
   readonly label: string;
   readonly parallelism: number;
+  readonly source: string;
   private grammars = new Map<string, Promise<LlamaGrammar>>();
   private tokenBias?: TokenBias;
 
   private constructor(private llama: Llama, private model: LlamaModel, private context: LlamaContext,
     private pool: SequencePool, private opts: LlamaBackendOptions) {
     this.parallelism = opts.parallel;
+    this.source = opts.modelPath;
     this.label = opts.demo ? DEMO_BACKEND_LABEL : 'llama-cpp';
     if (opts.demo) this.tokenBias = byteTokenBan(model);
   }
@@ -70,6 +72,9 @@ export class LlamaCppBackend implements CompletionBackend {
     });
     return new LlamaCppBackend(llama, model, context, new SequencePool(context), opts);
   }
+
+  /** Loaded in-process: it answers once created. */
+  async check(): Promise<void> { /* nothing to reach */ }
 
   async complete(req: CompletionRequest): Promise<CompletionResult> {
     const grammar = req.schema ? await this.grammarFor(req.schema) : undefined;

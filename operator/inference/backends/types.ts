@@ -12,6 +12,22 @@ export interface CompletionRequest {
   signal?: AbortSignal;
 }
 
+/** The model server broke the protocol (a body that is not a chat completion): reported as such, never as a schema mismatch. */
+export class ProtocolError extends Error {
+  constructor(message: string) { super(message); this.name = 'ProtocolError'; }
+}
+
+/** What a model id is served by, without loading it (GET /v1/models). */
+export interface ModelDetails {
+  backend: 'llama-cpp' | 'openai-compatible' | 'demo-random-weights';
+  /** GGUF file of an in-process model. */
+  file?: string;
+  /** Base URL (and served model) of an OpenAI-compatible server. */
+  url?: string;
+  /** Context size per sequence in tokens; null when the server decides. */
+  context_size: number | null;
+}
+
 export interface CompletionResult {
   text: string;
   promptTokens: number;
@@ -27,6 +43,10 @@ export interface CompletionBackend {
   readonly label: string;
   /** How many completions may usefully run at once (parallel sequences / concurrent requests). */
   readonly parallelism: number;
+  /** The GGUF file or the server URL (and served model) that answers, written into results. */
+  readonly source: string;
+  /** Fails, naming the URL and the cause, when the backend cannot answer at all (checked before a job generates). */
+  check(signal?: AbortSignal): Promise<void>;
   complete(request: CompletionRequest): Promise<CompletionResult>;
   close(): Promise<void>;
 }

@@ -137,9 +137,16 @@ describe('cluster-mode batch inference', () => {
     const doc = JSON.parse(await readObject(s3.client, 'bucket', view.result_key));
     expect(doc).toMatchObject({ task_id: taskId, status: 'SUCCESS', counts: { total: 3, done: 3, failed: 0 } });
     expect(doc.results.map((x: { input: string }) => x.input)).toEqual(['alpha beta', 'gamma delta', 'epsilon']);
-    // Only the result file remains in the folder: the checkpoint is removed just after the final status is written.
-    await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).length === 1);
-    expect(await listKeys(s3.client, 'bucket', `${TOKEN}/sess-1/`)).toEqual([view.result_key]);
+    // The same result files as the embedded service (results.ts): output and error JSONL, manifest, then the document.
+    const folder = `${TOKEN}/sess-1/`;
+    const output = (await readObject(s3.client, 'bucket', folder + view.files.output)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(output.map((l: { custom_id: string }) => l.custom_id)).toEqual(['0', '1', '2']);
+    expect(await readObject(s3.client, 'bucket', folder + view.files.errors)).toBe('');
+    expect(JSON.parse(await readObject(s3.client, 'bucket', folder + view.files.manifest))).toMatchObject({ task_id: taskId, state: 'SUCCESS', counts: { total: 3, done: 3, failed: 0, not_generated: 0 } });
+    // Only the result files remain in the folder: the checkpoint is removed just after the final status is written.
+    await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', folder)).length === 4);
+    expect((await listKeys(s3.client, 'bucket', folder)).sort()).toEqual([view.files.errors, view.files.manifest, view.files.output, view.result_file].map((f) => folder + f).sort());
+    expect((await listKeys(s3.client, 'bucket', folder)).sort().at(-1)).toBe(view.result_key);
     // Without the owner's token there is no result_key (it begins with the token).
     const anon = await (await fetch(`${base}/get_result/${taskId}`)).json() as Record<string, unknown>;
     expect(anon).toMatchObject({ status: 'SUCCESS', result_file: view.result_file });
@@ -223,4 +230,50 @@ describe('cluster-mode batch inference', () => {
       await new Promise((ok) => broken.server.close(ok));
     }
   }, 120_000);
+
+  it("GET /v1/batches lists the caller's InferenceJobs; completion_window is refused as not offered here", async () => {
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'listed' }), auth);
+    const taskId = r.body.task_id as string;
+    const list = await (await fetch(`${base}/v1/batches?limit=100`, { headers: auth })).json() as { data: { task_id: string; state: string }[]; has_more: boolean };
+    expect(list.data.map((j) => j.task_id)).toContain(taskId);
+    expect(list.data.every((j) => typeof j.state === 'string')).toBe(true);
+    expect((await fetch(`${base}/v1/batches`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const window = await postJson(`${base}/v1/completions`, body({ completion_window: '1h' }), auth);
+    expect(window).toMatchObject({ status: 400, body: { field: 'completion_window' } });
+    await waitForResult(base, taskId, TOKEN);
+  }, 120_000);
+
+  it('cancel stops a running job: its runner ends it CANCELLED with the finished items in the result files', async () => {
+    const inputs = Array.from({ length: 200 }, (_, i) => `input number ${i}`);
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'cancelled', list_inputs: inputs, max_tokens: 48, return_output: false }), auth);
+    const taskId = r.body.task_id as string;
+    await until('a few items done', async () => ((await (await fetch(`${base}/get_result/${taskId}`)).json()) as { progress: { done: number } }).progress.done >= 2, 1200);
+    const c = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
+    expect(c.status).toBe(200);
+    expect(c.body.state).toBe('CANCELLING');
+    expect((await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const v = await waitForResult(base, taskId, TOKEN);
+    expect(v).toMatchObject({ status: 'FAILED', state: 'CANCELLED', error: expect.stringContaining('cancelled by its owner') });
+    expect(v.progress.done).toBeLessThan(200);
+    const folder = `${TOKEN}/cancelled/`;
+    const lines = async (f: string) => (await readObject(s3.client, 'bucket', folder + f)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const output = await lines(v.files.output);
+    const errors = await lines(v.files.errors);
+    expect(output.length).toBe(v.progress.done);
+    expect(output.length + errors.length).toBe(200);
+    expect(errors.every((e: { error: { code: string } }) => e.error.code === 'cancelled')).toBe(true);
+  }, 240_000);
+
+  it('a job cancelled before its runner Job exists is ended CANCELLED by the reconciler', async () => {
+    const taskId = 'd'.repeat(32);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, BROKEN_NS);
+    const ij = buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never, { tokenHash: 'x', requestHash: 'y' });
+    await api.create({ ...ij, spec: { ...ij.spec, cancelRequested: true } });
+    const st = await until('CANCELLED', async () => {
+      const x = (await api.get(inferenceJobName(taskId)))?.status;
+      return x?.status === 'CANCELLED' ? x : undefined;
+    });
+    expect(st.error).toBe('cancelled by its owner before it started');
+    await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
+  }, 60_000);
 });

@@ -2,8 +2,9 @@
 // one, adopts its token Secret (an ownerReference to the InferenceJob: the API may only create Secrets) and creates its
 // runner Job (job.ts) once that Secret exists; a job deleted before its Secret was adopted takes the Secret with it.
 // Watches those Jobs and marks the InferenceJob
-// FAILED with a message when its Job fails for good (backoff limit, deadline) or ends without a final status. Progress
-// and the normal outcome are written by the runner itself (runner.ts).
+// FAILED with a message when its Job fails for good (backoff limit, deadline) or ends without a final status, and
+// CANCELLED when its owner cancels before the runner Job exists. Progress, the normal outcome and a cancel while
+// running are written by the runner itself (runner.ts).
 import {
   BatchV1Api, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions,
   type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod, type V1Secret,
@@ -108,6 +109,11 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     if (!taskId) return fail(r, 'the InferenceJob has no task id label');
     const jobName = runnerJobName(taskId);
     const job = jobs.get(jobName, ns);
+    if (!job && r.spec.cancelRequested) {
+      // Cancelled before its runner started: nothing to stop, nothing was generated.
+      await patchInferenceJobStatus(o.kc, ns, name, { status: 'CANCELLED', error: 'cancelled by its owner before it started', finished: new Date().toISOString() });
+      return;
+    }
     if (!job) {
       const ref = r.spec.tokenSecretRef;
       if (!ref) return fail(r, 'the InferenceJob has no tokenSecretRef: the runner cannot reach the bucket folder');

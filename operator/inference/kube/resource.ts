@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { API_VERSION, GROUP, inferenceJobName, KINDS, LABELS, MANAGER } from '../../kube/names.js';
 import type { ObjectMeta } from '../../kube/store/kube-api.js';
 import type { BatchRequest } from '../request.js';
+import { resultFiles } from '../results.js';
 import type { JobResultView } from '../service.js';
 
 export type InferenceJobStatusName = 'QUEUED' | 'RUNNING' | 'SUCCESS' | 'FAILED' | 'CANCELLED';
@@ -15,6 +16,8 @@ export interface InferenceJobSpec extends Omit<BatchRequest, 'return_output'> {
   tokenSecretRef?: { name: string; key: string };
   idempotencyKey?: string;
   requestHash: string;
+  /** The owner asked to cancel (the runner or, before a runner exists, the reconciler ends the job CANCELLED). */
+  cancelRequested?: boolean;
 }
 
 export interface InferenceJobStatus {
@@ -77,7 +80,7 @@ export function buildInferenceJob(taskId: string, req: BatchRequest, extra: { to
 
 /** The request a runner executes, back from the spec. */
 export function requestOf(spec: InferenceJobSpec): BatchRequest {
-  const { tokenHash: _h, tokenSecretRef: _s, idempotencyKey: _k, requestHash: _r, ...req } = spec;
+  const { tokenHash: _h, tokenSecretRef: _s, idempotencyKey: _k, requestHash: _r, cancelRequested: _c, ...req } = spec;
   return { ...req, storage_provider: req.storage_provider ?? 's3', return_output: req.return_output === true } as BatchRequest;
 }
 
@@ -92,6 +95,7 @@ export function viewOf(r: InferenceJobResource): JobResultView {
   const prompt = s.promptTokens ?? 0, completion = s.completionTokens ?? 0;
   const v: JobResultView = {
     task_id: taskIdOf(r) ?? r.metadata.name, status, model: r.spec.model, backend: s.backend ?? null,
+    state: s.status === 'CANCELLED' ? 'CANCELLED' : r.spec.cancelRequested && !final ? 'CANCELLING' : status === 'RUNNING' ? 'IN_PROGRESS' : status,
     progress: { total: s.total ?? null, done: s.done ?? 0, failed: s.failed ?? 0 },
     tokens: { prompt, completion, total: prompt + completion },
     bucket: r.spec.bucket_name, result_key: key,
@@ -99,6 +103,10 @@ export function viewOf(r: InferenceJobResource): JobResultView {
     result_file: key ? key.slice(key.indexOf(`/${r.spec.session}/`) + r.spec.session.length + 2) : null,
     created: iso(r.metadata.creationTimestamp), started: s.started ?? null, finished: s.finished ?? null,
   };
-  if (s.error) v.error = s.status === 'CANCELLED' ? `cancelled: ${s.error}` : s.error;
+  if (v.result_file) {
+    const f = resultFiles(v.result_file.replace(/\.json$/, ''));
+    v.files = { output: f.output, errors: f.errors, manifest: f.manifest };
+  }
+  if (s.error) v.error = s.error;
   return v;
 }

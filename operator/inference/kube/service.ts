@@ -6,9 +6,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { hashToken, tokenMatches } from '../auth.js';
 import type { InferenceConfig } from '../config.js';
 import { validateRequest } from '../request.js';
-import { AuthError, IdempotencyConflictError, RequestError, type JobResultView, type SubmitResult } from '../service.js';
+import { BackendRegistry } from '../backends/registry.js';
+import type { ModelDetails } from '../backends/types.js';
+import { AuthError, IdempotencyConflictError, NotFoundError, RequestError, type JobList, type JobResultView, type SubmitResult } from '../service.js';
 import { bucketClient } from '../storage.js';
-import { buildInferenceJob, idempotentTaskId, requestOf, viewOf, type InferenceJobResource } from './resource.js';
+import { buildInferenceJob, idempotentTaskId, isFinal, requestOf, viewOf, type InferenceJobResource } from './resource.js';
 import { KubeInferenceJobStore } from './store.js';
 
 export interface ClusterInferenceOptions {
@@ -32,6 +34,33 @@ export class ClusterInferenceService {
 
   models(): string[] { return Object.keys(this.o.config.models); }
 
+  /** From configuration alone (the registry loads nothing until asked for a backend). */
+  modelDetails(id: string): ModelDetails | undefined {
+    return new BackendRegistry(this.o.config, this.o.config.modelsDir ?? '/models').details(id);
+  }
+
+  /**
+   * The owner's cancel: marks the InferenceJob's spec (`cancelRequested`); the runner stops and writes CANCELLED with
+   * what is done, or the reconciler ends a job that has no runner yet. Another token's job is a 404.
+   */
+  async cancel(token: string | undefined, taskId: string): Promise<JobResultView> {
+    const t = this.authenticate(token);
+    const r = /^[0-9a-f]{32}$/.test(taskId) ? await this.store.get(taskId) : undefined;
+    if (!r || !tokenMatches(t, [r.spec.tokenHash])) throw new NotFoundError();
+    const updated = isFinal(r.status?.status) || r.spec.cancelRequested ? r : await this.store.jobs.mergePatch(r.metadata.name, { spec: { cancelRequested: true } });
+    return viewOf(updated);
+  }
+
+  /** The caller's InferenceJobs, newest first (the resources are listed and filtered by the spec's token hash). */
+  async list(token: string | undefined, limit = 20, after?: string): Promise<JobList> {
+    const t = this.authenticate(token);
+    const all = (await this.store.jobs.list()).items.filter((r) => tokenMatches(t, [r.spec.tokenHash]))
+      .map((r) => viewOf(r)).sort((a, b) => (a.created === b.created ? b.task_id.localeCompare(a.task_id) : b.created.localeCompare(a.created)));
+    const from = after ? all.findIndex((v) => v.task_id === after) + 1 : 0;
+    const data = all.slice(from, from + limit);
+    return { object: 'list', data, first_id: data[0]?.task_id ?? null, last_id: data.at(-1)?.task_id ?? null, has_more: from + limit < all.length };
+  }
+
   private authenticate(token: string | undefined): string {
     if (!token || !tokenMatches(token, this.o.config.tokenHashes)) throw new AuthError();
     return token;
@@ -40,7 +69,8 @@ export class ClusterInferenceService {
   async submit(token: string | undefined, body: unknown, idempotencyKey?: string): Promise<SubmitResult> {
     const t = this.authenticate(token);
     const c = this.o.config;
-    const req = validateRequest(body, { modelIds: this.models(), maxInputs: c.maxInputs, maxTokens: c.maxTokens, defaultMaxTokens: c.defaultMaxTokens });
+    const req = validateRequest(body, { modelIds: this.models(), maxInputs: c.maxInputs, maxTokens: c.maxTokens, defaultMaxTokens: c.defaultMaxTokens, completionWindowSeconds: c.completionWindowSeconds });
+    if (req.completion_window !== undefined) throw new RequestError('completion_window', 'is not offered in cluster mode yet');
     const requestHash = createHash('sha256').update(JSON.stringify(req)).digest('hex');
     const key = idempotencyKey?.trim() || undefined;
     if (key && key.length > 200) throw new RequestError('Idempotency-Key', 'at most 200 characters');

@@ -1,5 +1,6 @@
 // Script tasks of the other languages of the contract (Node.js, Ruby, R, Julia, PowerShell): the script is written
 // to a file run by the language's interpreter; Commands run in the shell. Node gets a minimal `@kestra-io/libs`.
+import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ interface Language {
   /** What runs a script file, for the docs. */
   runs: string;
   extension: string;
+  /** The interpreter program the script file (or the default Commands interpreter) needs on PATH. */
+  binary: string;
   /** Command line running the script file. */
   run(file: string): string;
   /** Default interpreter of Commands when the task sets none. */
@@ -53,15 +56,29 @@ async function withNodeLib(plan: ScriptPlan): Promise<ScriptPlan> {
 }
 
 const LANGUAGES: Language[] = [
-  { family: 'node', name: 'Node.js', runs: 'the node binary running flowpilot (with a minimal `@kestra-io/libs`)', extension: 'js', run: (f) => `${quote(process.execPath)} ${f}`, prepare: withNodeLib },
-  { family: 'ruby', name: 'Ruby', runs: '`ruby`', extension: 'rb', run: (f) => `ruby ${f}` },
-  { family: 'r', name: 'R', runs: '`Rscript`', extension: 'R', run: (f) => `Rscript ${f}` },
-  { family: 'julia', name: 'Julia', runs: '`julia` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'jl', run: (f) => `julia ${f}` },
+  { family: 'node', name: 'Node.js', runs: 'the node binary running flowpilot (with a minimal `@kestra-io/libs`)', extension: 'js', binary: process.execPath, run: (f) => `${quote(process.execPath)} ${f}`, prepare: withNodeLib },
+  { family: 'ruby', name: 'Ruby', runs: '`ruby`', extension: 'rb', binary: 'ruby', run: (f) => `ruby ${f}` },
+  { family: 'r', name: 'R', runs: '`Rscript`', extension: 'R', binary: 'Rscript', run: (f) => `Rscript ${f}` },
+  { family: 'julia', name: 'Julia', runs: '`julia` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'jl', binary: 'julia', run: (f) => `julia ${f}` },
   {
-    family: 'powershell', name: 'PowerShell', runs: '`pwsh` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'ps1', run: (f) => `pwsh -NoProfile -NonInteractive -File ${f}`,
+    family: 'powershell', name: 'PowerShell', runs: '`pwsh` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'ps1', binary: 'pwsh', run: (f) => `pwsh -NoProfile -NonInteractive -File ${f}`,
     commandsInterpreter: ['pwsh', '-NoProfile', '-NonInteractive', '-Command'],
   },
 ];
+
+/** Whether `binary` is an executable file, as named or found on PATH. */
+function onPath(binary: string, path = process.env.PATH ?? ''): boolean {
+  const candidates = binary.includes('/') ? [binary] : path.split(':').filter(Boolean).map((d) => join(d, binary));
+  return candidates.some((c) => { try { accessSync(c, constants.X_OK); return true; } catch { return false; } });
+}
+
+/** Fails with the way out when the language's interpreter is not on this machine (Julia and PowerShell are not in Debian). */
+function requireInterpreter(lang: Language): void {
+  if (onPath(lang.binary)) return;
+  throw new Error(`The ${lang.family} interpreter '${lang.binary}' is not installed where this task runs: install it on `
+    + `the worker, or run the flow in cluster mode with the Docker task runner (taskRunner: {type: `
+    + `io.kestra.plugin.scripts.runner.docker.Docker}) and a containerImage that has it: the task's Pod runs that image`);
+}
 
 function scriptDefinition(lang: Language): PluginDefinition {
   return definePlugin({
@@ -72,6 +89,7 @@ function scriptDefinition(lang: Language): PluginDefinition {
     outputs: SCRIPT_OUTPUTS,
     examples: [{ title: `A ${lang.name} script`, code: `id: ${lang.family}\ntype: ai.service.plugin.scripts.${lang.family}.Script\nscript: |\n  # your ${lang.name} code\n` }],
     run: (ctx) => runScriptTask(ctx, async (vars) => {
+      requireInterpreter(lang);
       const name = scriptFileName(ctx, lang.extension);
       const plan: ScriptPlan = { commands: [lang.run(name)], files: { [name]: requireString(ctx, 'script', vars) } };
       return lang.prepare ? lang.prepare(plan) : plan;
@@ -92,6 +110,7 @@ function commandsDefinition(lang: Language): PluginDefinition {
         ? { ...ctx.task, interpreter: lang.commandsInterpreter } : ctx.task;
       const local = task === ctx.task ? ctx : withTask(ctx, task);
       return runScriptTask(local, async (vars) => {
+        if (task !== ctx.task) requireInterpreter(lang);
         const plan: ScriptPlan = { commands: renderCommands(local, vars) };
         return lang.prepare ? lang.prepare(plan) : plan;
       });

@@ -73,8 +73,31 @@ export function pageClause(query: { limit?: number; offset?: number }, params: u
   return 'LIMIT ? OFFSET ?';
 }
 
+/** `toISOString()` form: 2026-01-31T12:00:00.000Z. */
+const ISO_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number written by the ASCII digits of `v` from `at`, `len` of them. */
+function digits(v: string, at: number, len: number): number {
+  let n = 0;
+  for (let i = at; i < at + len; i++) n = n * 10 + v.charCodeAt(i) - 48;
+  return n;
+}
+
+/** Whether a date is written as `toISOString()` would write it (a real day and time: Date.parse rolls 02-30 over to 03-02). */
+function isCanonicalIso(v: string): boolean {
+  if (v.length !== 24 || !ISO_FORM.test(v)) return false;
+  const year = digits(v, 0, 4);
+  const month = digits(v, 5, 2);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  return month >= 1 && days !== undefined && digits(v, 8, 2) >= 1 && digits(v, 8, 2) <= days && digits(v, 11, 2) < 24 && digits(v, 14, 2) < 60 && digits(v, 17, 2) < 60;
+}
+
 /** Normalizes an ISO date to `toISOString()` form so stored dates compare lexicographically; leaves others as is. */
 export function normalizeDate(value: string): string {
+  // Already in that form (the engine's own dates, every write): as is, without a parse and a format per date.
+  if (isCanonicalIso(value)) return value;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? value : new Date(ms).toISOString();
 }

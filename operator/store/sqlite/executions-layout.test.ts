@@ -59,6 +59,29 @@ describe('task runs in rows of their own', () => {
     expect(stored.taskRunList[5_000]).toEqual(run(5_000));
   });
 
+  it('serialises the runs of a large update over several turns of the event loop, and writes them all', async () => {
+    const n = 9_000;
+    const { execution, resourceVersion } = await stores.executions.create({
+      ...sampleExecution('wide', { state: 'RUNNING' }), taskRunList: Array.from({ length: n }, (_, i) => run(i, 'RUNNING')),
+    });
+    // Every run changes (a fan-out's results): 9,000 runs to serialise, at most 2,000 per turn.
+    const ended = { ...execution, taskRunList: execution.taskRunList.map((r) => run(Number(r.value))) };
+    let turns = 0;
+    let done = false;
+    const tick = () => { if (!done) { turns++; setImmediate(tick); } };
+    setImmediate(tick);
+    const before = stores.executions.writeStats.runRows;
+    await stores.executions.update(ended, resourceVersion);
+    done = true;
+    expect(stores.executions.writeStats.runRows - before).toBe(n);
+    // 5 slices (4 yields), then the group commit's own turn: other work ran in between.
+    expect(turns).toBeGreaterThanOrEqual(5);
+    const stored = (await stores.executions.get('wide'))!.execution;
+    expect(stored.taskRunList.every((r) => r.state.current === 'SUCCESS')).toBe(true);
+    expect(stored.taskRunList[n - 1]).toEqual(run(n - 1));
+    expect(Object.isFrozen(ended.taskRunList[0])).toBe(true);
+  });
+
   it('reads back exactly what was written, runs in order, and drops rows past a shorter list', async () => {
     const runs = [run(0), run(1), run(2, 'RUNNING')];
     const { execution } = await stores.executions.create({ ...sampleExecution('e1', { state: 'RUNNING' }), taskRunList: runs });

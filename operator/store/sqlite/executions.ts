@@ -59,18 +59,46 @@ interface RunWrites { rows: [number, string][]; list: TaskRun[]; trimAt: number 
  * list: what the store remembers and the watch feed hands out once the write commits.
  */
 function changedRuns(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): RunWrites {
-  const rows: [number, string][] = [];
-  let bytes = 0;
+  const writes: RunWrites = { rows: [], list: [], trimAt: undefined, bytes: 0 };
+  for (let i = 0; i < runs.length; i++) serialiseRun(runs, before, i, writes);
+  return finishRuns(runs, before, writes);
+}
+
+/** Runs serialised per turn of the event loop by `changedRunsInTurns` (~2,000 task runs: a few ms). */
+const RUNS_PER_TURN = 2_000;
+
+/**
+ * `changedRuns`, serialising at most RUNS_PER_TURN runs per turn of the event loop: the 100,000 changed runs of a
+ * fan-out took ~0.3 s in one go. The caller must not change the record meanwhile (the controller awaits its write; a
+ * run already serialised is frozen, so changing it throws).
+ */
+async function changedRunsInTurns(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined): Promise<RunWrites> {
+  const writes: RunWrites = { rows: [], list: [], trimAt: undefined, bytes: 0 };
+  let room = RUNS_PER_TURN;
   for (let i = 0; i < runs.length; i++) {
-    const run = runs[i]!;
-    if (before && before[i] === run) continue;
-    const body = JSON.stringify(run);
-    rows.push([i, body]);
-    bytes += body.length;
-    freezeData(run);
+    if (!serialiseRun(runs, before, i, writes) || --room > 0) continue;
+    room = RUNS_PER_TURN;
+    await new Promise((r) => setImmediate(r));
   }
-  const trimAt = !before || before.length > runs.length ? runs.length : undefined;
-  return { rows, list: Object.freeze(runs.slice()) as TaskRun[], trimAt, bytes };
+  return finishRuns(runs, before, writes);
+}
+
+/** Serialises and freezes run `i` unless it is the very object of `before` (unchanged); whether it did. */
+function serialiseRun(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined, i: number, writes: RunWrites): boolean {
+  const run = runs[i]!;
+  if (before && before[i] === run) return false;
+  const body = JSON.stringify(run);
+  writes.rows.push([i, body]);
+  writes.bytes += body.length;
+  freezeData(run);
+  return true;
+}
+
+/** Where rows past the end start (a shorter list, or an unknown earlier one), and the frozen run list as written. */
+function finishRuns(runs: readonly TaskRun[], before: readonly TaskRun[] | undefined, writes: RunWrites): RunWrites {
+  writes.trimAt = !before || before.length > runs.length ? runs.length : undefined;
+  writes.list = Object.freeze(runs.slice()) as TaskRun[];
+  return writes;
 }
 
 /** Rows per statement of the task-run writes, largest first (one statement per size; 1 takes what is left). */
@@ -116,8 +144,10 @@ export class SqliteExecutionStore implements ExecutionStore {
       get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
       runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
-      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT OR REPLACE INTO execution_task_runs (seq, idx, body) VALUES
-        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`)),
+      // An upsert, not INSERT OR REPLACE: replacing deletes and re-inserts each row, which with foreign keys on cost
+      // ~8x more for the rows of a fan-out's results (~1.1 s against ~0.14 s for 100,000 rows).
+      putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT INTO execution_task_runs (seq, idx, body) VALUES
+        ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')} ON CONFLICT (seq, idx) DO UPDATE SET body = excluded.body`)),
       trimRuns: db.prepare('DELETE FROM execution_task_runs WHERE seq = ? AND idx >= ?'),
       current: db.prepare('SELECT seq, resource_version, labels FROM executions WHERE id = ?'),
       update: db.prepare(`UPDATE executions SET namespace = @namespace, flow_id = @flow_id, state = @state,
@@ -168,7 +198,9 @@ export class SqliteExecutionStore implements ExecutionStore {
     const known = this.written.get(execution.id);
     // Forgotten until this write commits: a write that fails (alone or with its group) leaves nothing to compare with.
     this.written.delete(execution.id);
-    const runs = changedRuns(execution.taskRunList, known?.resourceVersion === expected ? known.runs : undefined);
+    const before = known?.resourceVersion === expected ? known.runs : undefined;
+    const runs = execution.taskRunList.length > RUNS_PER_TURN ? await changedRunsInTurns(execution.taskRunList, before)
+      : changedRuns(execution.taskRunList, before);
     await this.group.submit(() => {
       const current = this.stmts.current.get(execution.id) as { seq: number; resource_version: number; labels: string } | undefined;
       if (!current) throw new Error(`Execution '${execution.id}' not found`);

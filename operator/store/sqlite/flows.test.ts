@@ -1,6 +1,7 @@
 // Flow revisions and search on a real SQLite file.
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type EmbeddedStores, openEmbeddedStores } from './index.js';
+import { type EmbeddedStores, SqliteFlowStore, openDatabase, openEmbeddedStores } from './index.js';
 import { flowSource, sampleFlow, tempDir } from './test-fixtures.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -77,5 +78,26 @@ describe('SqliteFlowStore search', () => {
     const page = await stores.flows.search({ limit: 2, offset: 1 });
     expect(page.results.map((r) => r.id)).toEqual(['b', 'c']);
     expect(page.total).toBe(5);
+  });
+
+  it('parses a revision once (a frozen flow shared by its readers); the latest revision and the deleted flag are read each time', async () => {
+    const flow = sampleFlow('company', 'cached');
+    await stores.flows.save(flow, flowSource(flow));
+    const a = (await stores.flows.get('company', 'cached'))!;
+    const b = (await stores.flows.get('company', 'cached', 1))!;
+    expect(b.flow).toBe(a.flow);
+    expect(Object.isFrozen(a.flow)).toBe(true);
+    expect(() => { (a.flow as { description?: string }).description = 'changed'; }).toThrow(TypeError);
+    // Another connection (another process on the same file) saves a revision and deletes the flow: seen at once.
+    const db = openDatabase(join(tmp.dir, 'store.db'));
+    const other = new SqliteFlowStore(db);
+    const changed = sampleFlow('company', 'cached', 'second');
+    await other.save(changed, flowSource(changed, '\ndescription: second'));
+    expect((await stores.flows.get('company', 'cached'))).toMatchObject({ revision: 2, flow: { description: 'second' } });
+    expect((await stores.flows.get('company', 'cached', 1))!.flow).toBe(a.flow);
+    await other.delete('company', 'cached');
+    db.close();
+    expect(await stores.flows.get('company', 'cached')).toBeUndefined();
+    expect(await stores.flows.get('company', 'cached', 2)).toMatchObject({ revision: 2, deleted: true });
   });
 });

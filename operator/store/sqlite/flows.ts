@@ -1,5 +1,6 @@
 // Flow revisions on SQLite: every distinct source saved becomes a new immutable revision; deletion flags the latest.
 // `is_latest` marks the newest revision of each flow so searches never need a max() subquery.
+import { freezeData } from '../../core/keyed.js';
 import type { Flow } from '../../core/types.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import type { FlowEvent, FlowQuery, FlowRecord, FlowStore, Page } from '../types.js';
@@ -48,8 +49,20 @@ const FILTER_TARGET: SqlTarget = {
   q: (value, d) => `(${lowerHas('id', d.param(value))} OR ${lowerHas('namespace', d.param(value))} OR ${lowerHas('description', d.param(value))})`,
 };
 
+/** What a revision holds that never changes once saved (its `deleted` flag does: it is read each time). */
+type RevisionParts = Pick<FlowRecord, 'source' | 'flow' | 'updated'>;
+
+/** Parsed revisions kept (the least recently saved or read first forgotten). */
+const PARSED_MAX = 1_000;
+
 export class SqliteFlowStore implements FlowStore {
   private readonly dynamic: StatementCache;
+  /**
+   * Parsed revisions by namespace, id and revision: an execution created through the API reads its flow per request,
+   * and a revision never changes, so its JSON is parsed once. The flow is frozen: it is shared by every reader, as the
+   * controller's per-revision cache shares it already.
+   */
+  private readonly parsed = new Map<string, RevisionParts>();
   private readonly stmts;
   private readonly events = new Emitter<FlowEvent>('flow watch');
 
@@ -57,6 +70,8 @@ export class SqliteFlowStore implements FlowStore {
     this.dynamic = new StatementCache(db);
     this.stmts = {
       latest: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? AND is_latest = 1`),
+      latestHead: db.prepare('SELECT revision, deleted FROM flows WHERE namespace = ? AND id = ? AND is_latest = 1'),
+      revisionHead: db.prepare('SELECT revision, deleted FROM flows WHERE namespace = ? AND id = ? AND revision = ?'),
       revision: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? AND revision = ?`),
       revisions: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? ORDER BY revision`),
       unmarkLatest: db.prepare('UPDATE flows SET is_latest = 0 WHERE namespace = ? AND id = ? AND is_latest = 1'),
@@ -98,12 +113,22 @@ export class SqliteFlowStore implements FlowStore {
   }
 
   async get(namespace: string, id: string, revision?: number): Promise<FlowRecord | undefined> {
-    if (revision !== undefined) {
-      const row = this.stmts.revision.get(namespace, id, revision) as FlowRow | undefined;
-      return row && toRecord(row);
+    type Head = Pick<FlowRow, 'revision' | 'deleted'>;
+    const head = (revision === undefined ? this.stmts.latestHead.get(namespace, id) : this.stmts.revisionHead.get(namespace, id, revision)) as Head | undefined;
+    if (!head || (revision === undefined && head.deleted)) return undefined;
+    const key = `${namespace}\n${id}\n${head.revision}`;
+    let parts = this.parsed.get(key);
+    if (!parts) {
+      const row = this.stmts.revision.get(namespace, id, head.revision) as FlowRow | undefined;
+      if (!row) return undefined; // deleted meanwhile by another connection
+      const { source, flow, updated } = toRecord(row);
+      parts = { source, flow: freezeData(flow), updated };
+      this.parsed.set(key, parts);
+      if (this.parsed.size > PARSED_MAX) this.parsed.delete(this.parsed.keys().next().value!);
     }
-    const row = this.stmts.latest.get(namespace, id) as FlowRow | undefined;
-    return row && !row.deleted ? toRecord(row) : undefined;
+    const record: FlowRecord = { namespace, id, revision: head.revision, ...parts };
+    if (head.deleted) record.deleted = true;
+    return record;
   }
 
   async revisions(namespace: string, id: string): Promise<FlowRecord[]> {
