@@ -10,6 +10,7 @@ import { limitsFromEnv } from '../operator/core/limits.js';
 import { namespaceContextOf } from '../operator/model/index.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
+import { loadPluginPackages } from '../operator/plugins/load.js';
 import { loadClusterSettings } from '../operator/kube/config.js';
 import { openClusterEdges } from '../operator/kube/edges.js';
 import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
@@ -27,6 +28,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const settings = loadClusterSettings(env);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
+  await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, initLogs: true });
   const stores = maskedStores(await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage, archive: edges.archive }), envSecrets(env));
   await stores.ready();

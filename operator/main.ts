@@ -23,6 +23,7 @@ import { limitsFromEnv } from './core/limits.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
 import { parseFlow, resolveInputs } from './model/index.js';
+import { loadPluginPackages } from './plugins/load.js';
 import { killOrphanProcesses } from './plugins/scripts/orphans.js';
 import { embeddedSecrets, maskedStores } from './secrets/index.js';
 import { openEmbeddedStores } from './store/sqlite/index.js';
@@ -53,6 +54,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const limits = limitsFromEnv(env); // a malformed limit setting is refused at start, naming it
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
+  await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
   const stores = maskedStores(openEmbeddedStores(dataDir, { busyTimeoutMs: limits.storeBusyTimeoutMs }), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const triggerDeps = {

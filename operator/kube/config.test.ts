@@ -52,4 +52,9 @@ describe('task Pods', () => {
     expect(runnerEnv({ LOG_STORE_URL: 'postgres://u:pw@db/x', RUNNER_ENV_FROM_SECRETS: REFS }, 'ns'))
       .toContainEqual({ name: 'LOG_STORE_URL', valueFrom: { secretKeyRef: { name: 'logs', key: 'url' } } });
   });
+
+  it('get the operator\'s PLUGINS, so the runner registers the same task type packages', () => {
+    expect(runnerEnv({ PLUGINS: 'flowpilot-plugin-hello' }, 'ns')).toContainEqual({ name: 'PLUGINS', value: 'flowpilot-plugin-hello' });
+    expect(runnerEnv({}, 'ns').map((e) => e.name)).not.toContain('PLUGINS');
+  });
 });

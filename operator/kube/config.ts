@@ -53,6 +53,8 @@ const RUNNER_ENV = [
   'ALLOWED_NAMESPACES', 'EXPRESSION_TIMEOUT_MS', 'EXPRESSION_MAX_BYTES',
   // How long the runner retries its start and its result write (core/limits.ts).
   'RUNNER_START_TIMEOUT_MS',
+  // Task type packages (operator/plugins/load.ts): the runner image must hold them too.
+  'PLUGINS',
   // The server's public URL, the start of the execution links notifications send (plugins/notifications/summary.ts).
   'PUBLIC_URL',
   // Out-of-cluster runs (a laptop, the tests' simulated node): task Pods reach the API server the way the operator does.

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initExpressions } from '../expr/index.js';
+import { loadPluginPackages } from '../plugins/load.js';
 import { createOperatorMetrics, serveMetrics } from '../metrics.js';
 import { inferenceRunnerEnv, loadClusterSettings, loadLauncherSettings } from './config.js';
 import { openClusterEdges } from './edges.js';
@@ -31,6 +32,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const inferencePodEnv = inferenceRunnerEnv(env, settings.namespace);
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
+  await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
   const { storage, logs, archive } = edges;
   const metrics = createOperatorMetrics();

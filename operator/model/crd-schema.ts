@@ -75,5 +75,6 @@ export function toStructural(schema: Schema, defs: Defs = {}): Schema {
 
 /** openAPIV3Schema of a Flow CR's `spec` (the flow document itself). */
 export function flowCrdSchema(): Schema {
-  return toStructural(flowJsonSchema, flowJsonSchema.definitions as Defs);
+  const schema = flowJsonSchema();
+  return toStructural(schema, schema.definitions as Defs);
 }

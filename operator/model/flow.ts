@@ -9,6 +9,7 @@ import { isDuration } from './duration.js';
 import { FlowValidationError, type ValidationIssue } from './errors.js';
 import { normalizeFlowDocument } from './normalize.js';
 import { applyPluginDefaults } from './plugin-defaults.js';
+import { memoByCatalog } from '../plugins/catalog.js';
 import { flowJsonSchema } from './schema-flow.js';
 import { semanticIssues } from './semantic.js';
 import { reservedNameIssues } from './semantic-keys.js';
@@ -18,17 +19,13 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasTemplate = (s: string): boolean => s.includes('{{') || s.includes('{%');
 
-let compiled: ValidateFunction | undefined;
-
-/** The compiled flow schema (ajv, all errors, with our two string formats). */
-function validator(): ValidateFunction {
-  if (compiled) return compiled;
+/** The compiled flow schema (ajv, all errors, with our two string formats), compiled again after the schema changed. */
+const validator: () => ValidateFunction = memoByCatalog(() => {
   const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strict: true, strictRequired: false });
   ajv.addFormat('iso-duration', { type: 'string', validate: (s: string) => hasTemplate(s) || isDuration(s) });
   ajv.addFormat('template', { type: 'string', validate: hasTemplate });
-  compiled = ajv.compile(flowJsonSchema);
-  return compiled;
-}
+  return ajv.compile(flowJsonSchema());
+});
 
 /** Copies the keys of `source` onto `target` as own data properties (a `__proto__` key never reaches a setter). */
 function assignOwn(target: object, source: Obj): void {

@@ -5,7 +5,7 @@ export { parseFlow, validateFlow, validateTask } from './flow.js';
 export { flowJsonSchema } from './schema-flow.js';
 export { flowCrdSchema, toStructural } from './crd-schema.js';
 export {
-  normalizeType, taskTypeInfo, TASK_TYPES, FLOWABLE_TYPES, RUNNABLE_TYPES, TASK_RUNNER_TYPES, TRIGGER_TYPES,
+  normalizeType, taskTypeInfo, taskTypes, FLOWABLE_TYPES, runnableTaskTypes, TASK_RUNNER_TYPES, TRIGGER_TYPES,
   CONDITION_TYPES, PREFIX, type TaskKind,
 } from './task-types.js';
 export { childTaskLists, allTasks, locateAllTasks, type LocatedTask } from './traverse.js';

@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { isDuration } from './duration.js';
 import { flowJsonSchema } from './schema-flow.js';
 import { editorSchema, kestraAlias, pluginDocumentation, pluginList } from './plugin-catalog.js';
-import { TASK_TYPE_SCHEMAS } from './schema-tasks.js';
+import { taskTypeSchemas } from './schema-tasks.js';
 import { CONDITION_TYPES, TASK_RUNNER_TYPES, TRIGGER_TYPES } from './task-types.js';
 
 function compile(schema: object) {
@@ -24,7 +24,7 @@ describe('plugin list', () => {
   const all = (k: 'tasks' | 'triggers' | 'conditions' | 'taskRunners') => plugins.flatMap((p) => p[k].map((e) => e.cls));
 
   it('lists every task, trigger, condition and task runner type the validator accepts', () => {
-    expect(all('tasks').sort()).toEqual(Object.keys(TASK_TYPE_SCHEMAS).sort());
+    expect(all('tasks').sort()).toEqual(Object.keys(taskTypeSchemas()).sort());
     expect(all('conditions').sort()).toEqual([...CONDITION_TYPES].sort());
     expect(all('taskRunners').sort()).toEqual([...TASK_RUNNER_TYPES].sort());
     for (const t of Object.values(TRIGGER_TYPES)) expect(all('triggers')).toContain(t);
@@ -50,6 +50,14 @@ describe('plugin documentation', () => {
     expect(pluginDocumentation('ai.service.plugin.core.condition.ExecutionFlowCondition')!.schema.properties.properties).toHaveProperty('flowId');
     expect(pluginDocumentation('no.such.Type')).toBeUndefined();
   });
+
+  it('gives a declared task type\'s description, outputs and examples', () => {
+    const doc = pluginDocumentation('io.kestra.plugin.core.http.Request')!;
+    expect(doc.markdown).toContain('# HTTP request');
+    expect(doc.markdown).toContain('- `code` (integer): The response status.');
+    expect(doc.markdown).toContain('```yaml\nid: post\n');
+    expect(doc.schema.outputs).toMatchObject({ type: 'object', properties: { code: { type: 'integer' }, body: { type: 'string' } } });
+  });
 });
 
 describe('editor flow schema', () => {
@@ -58,7 +66,7 @@ describe('editor flow schema', () => {
   it('is the validator\'s schema: Kestra shape with a $ref to the main definition', () => {
     const s = editorSchema('flow') as { $ref: string; definitions: Record<string, { properties?: object }> };
     expect(s.$ref).toBe('#/definitions/flow');
-    expect(Object.keys(s.definitions.flow.properties!)).toEqual(Object.keys(flowJsonSchema.properties as object));
+    expect(Object.keys(s.definitions.flow.properties!)).toEqual(Object.keys(flowJsonSchema().properties as object));
   });
 
   it('accepts Kestra\'s type names and refuses unknown properties', () => {

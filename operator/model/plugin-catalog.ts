@@ -1,6 +1,7 @@
 // The plugin catalog the API shows (Kestra's /plugins routes): the task, trigger, condition and task runner types a
 // flow may use, each one's property schema, and the flow JSON schema for editors. All derived from the schema the
 // validator checks flows with (schema-flow.ts), never written twice; editors also get Kestra's `io.kestra.` names.
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 import { roleOf } from './schema-roles.js';
 import { flowJsonSchema } from './schema-flow.js';
 import type { Schema } from './schema-common.js';
@@ -25,13 +26,12 @@ export interface PluginInfo {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const defs = flowJsonSchema.definitions as Record<string, Schema>;
 
 /** Which definition of the flow schema dispatches each kind on `type` (one `if type = X then ...` per type). */
 const DISPATCH: Record<PluginKind, string> = { tasks: 'task', triggers: 'trigger', conditions: 'condition', taskRunners: 'taskRunner' };
 
 /** The `type` a dispatch entry matches and the schema it applies (a `$ref` is resolved). */
-function dispatchEntries(kind: PluginKind): { type: string; schema: Schema }[] {
+function dispatchEntries(defs: Record<string, Schema>, kind: PluginKind): { type: string; schema: Schema }[] {
   const allOf = (defs[DISPATCH[kind]].allOf ?? []) as Obj[];
   return allOf.flatMap((entry) => {
     const type = (((entry.if as Obj | undefined)?.properties as Obj | undefined)?.type as Obj | undefined)?.const;
@@ -43,8 +43,14 @@ function dispatchEntries(kind: PluginKind): { type: string; schema: Schema }[] {
 }
 
 const KINDS = Object.keys(DISPATCH) as PluginKind[];
-const byType = new Map<string, { kind: PluginKind; schema: Schema }>();
-for (const kind of KINDS) for (const { type, schema } of dispatchEntries(kind)) byType.set(type, { kind, schema });
+
+/** The flow schema's definitions and every type with its kind and schema (rebuilt when packages add task types). */
+const catalog = memoByCatalog(() => {
+  const defs = flowJsonSchema().definitions as Record<string, Schema>;
+  const byType = new Map<string, { kind: PluginKind; schema: Schema }>();
+  for (const kind of KINDS) for (const { type, schema } of dispatchEntries(defs, kind)) byType.set(type, { kind, schema });
+  return { defs, byType };
+});
 
 /** Kestra's name of one of our types (`io.kestra.plugin.<same>`), when it maps back onto it. */
 export function kestraAlias(type: string): string | undefined {
@@ -60,7 +66,7 @@ const familyOf = (type: string) => shortType(type).split('.')[0];
 /** Every plugin with the types of each kind it provides (Kestra's GET /plugins). */
 export function pluginList(version: string): PluginInfo[] {
   const families = new Map<string, PluginInfo>();
-  for (const [type, { kind }] of byType) {
+  for (const [type, { kind }] of catalog().byType) {
     const family = familyOf(type);
     let p = families.get(family);
     if (!p) {
@@ -79,7 +85,7 @@ export function pluginList(version: string): PluginInfo[] {
 }
 
 /** Names of the definitions a schema refers to, transitively. */
-function referenced(schema: unknown, out = new Set<string>()): Set<string> {
+function referenced(defs: Record<string, Schema>, schema: unknown, out = new Set<string>()): Set<string> {
   const visit = (v: unknown): void => {
     if (Array.isArray(v)) { v.forEach(visit); return; }
     if (!isObj(v)) return;
@@ -93,18 +99,33 @@ function referenced(schema: unknown, out = new Set<string>()): Set<string> {
   return out;
 }
 
-/** Kestra's DocumentationWithSchema of one type (canonical or Kestra name): its properties and the definitions they use. */
-export function pluginDocumentation(cls: string): { markdown: string; schema: { properties: Schema; definitions: Record<string, Schema> } } | undefined {
+/** The task types declared with definePlugin, by canonical type (their title, description, outputs and examples). */
+const declared = memoByCatalog(() => new Map(pluginDefinitions().map((d) => [d.type, d])));
+
+/**
+ * Kestra's DocumentationWithSchema of one type (canonical or Kestra name): its properties and the definitions they use;
+ * for a task type declared with definePlugin, also its description, outputs (`schema.outputs`) and examples.
+ */
+export function pluginDocumentation(cls: string): { markdown: string; schema: { properties: Schema; outputs?: Schema; definitions: Record<string, Schema> } } | undefined {
   const type = normalizeType(cls);
+  const { defs, byType } = catalog();
   const found = byType.get(type);
   if (!found) return undefined;
-  const definitions = Object.fromEntries([...referenced(found.schema)].map((n) => [n, defs[n]]));
+  const definitions = Object.fromEntries([...referenced(defs, found.schema)].map((n) => [n, defs[n]]));
   const required = Array.isArray(found.schema.required) ? (found.schema.required as string[]) : [];
+  const def = declared().get(type);
+  const outputs = def ? Object.entries(def.outputs) : [];
   const markdown = [
-    `# ${simpleName(type)}`, '', `\`${type}\`${kestraAlias(type) ? ` (Kestra: \`${kestraAlias(type)}\`)` : ''}`, '',
+    `# ${def?.title ?? simpleName(type)}`, '', `\`${type}\`${kestraAlias(type) ? ` (Kestra: \`${kestraAlias(type)}\`)` : ''}`, '',
+    ...(def ? [def.description, ''] : []),
     '## Properties', '', ...Object.keys(found.schema.properties as Obj).map((p) => `- \`${p}\`${required.includes(p) ? ' (required)' : ''}`),
+    ...(outputs.length ? ['', '## Outputs', '', ...outputs.map(([n, o]) => `- \`${n}\` (${o.type}): ${o.description}`)] : []),
+    ...(def?.examples.length ? ['', '## Examples', '', ...def.examples.flatMap((e) => [e.title, '', '```yaml', e.code.trimEnd(), '```', ''])] : []),
   ].join('\n');
-  return { markdown, schema: { properties: { title: simpleName(type), ...found.schema }, definitions } };
+  const outputSchema = outputs.length
+    ? { outputs: { type: 'object', properties: Object.fromEntries(outputs.map(([n, o]) => [n, { type: o.type === 'uri' ? 'string' : o.type, description: o.description }])) } }
+    : {};
+  return { markdown, schema: { properties: { title: def?.title ?? simpleName(type), ...found.schema }, ...outputSchema, definitions } };
 }
 
 /**
@@ -130,18 +151,17 @@ function withAliases(v: unknown): unknown {
   return out;
 }
 
-let editorSchemaCache: Record<string, Schema> | undefined;
+const editorDefinitions = memoByCatalog(() => {
+  const { $schema, $id: _id, definitions, ...flow } = withAliases(flowJsonSchema()) as Obj;
+  void _id;
+  return { $schema, definitions: { flow, ...(definitions as Record<string, Schema>) } } as Record<string, Schema>;
+});
 
 export const SCHEMA_TYPES = ['flow', 'task', 'trigger'] as const;
 export type SchemaType = (typeof SCHEMA_TYPES)[number];
 
 /** The editor schema of a flow, a task or a trigger (Kestra's schema types `flow`, `task`, `trigger`). */
 export function editorSchema(type: SchemaType): Schema {
-  editorSchemaCache ??= (() => {
-    const { $schema, $id: _id, definitions, ...flow } = withAliases(flowJsonSchema) as Obj;
-    void _id;
-    return { $schema, definitions: { flow, ...(definitions as Record<string, Schema>) } } as Record<string, Schema>;
-  })();
-  const { $schema, definitions } = editorSchemaCache as Obj;
+  const { $schema, definitions } = editorDefinitions() as Obj;
   return { $schema, $ref: `#/definitions/${type}`, definitions };
 }

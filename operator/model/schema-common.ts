@@ -93,6 +93,24 @@ export const TASK_COMMON: Record<string, Schema> = {
   workerGroup: ANY,
 };
 
+/** Files to write in a working directory: file name → content or `kestra:///` URI, or JSON text of such a map. */
+export const FILES_MAP_OR_STRING: Schema = { type: ['object', 'string'], additionalProperties: STRING };
+
+/** Kestra's NamespaceFiles: which namespace files a script or a WorkingDirectory gets in its working
+ * directory (plugins/scripts/namespace-files.ts, controller/working-directory.ts). */
+export const NAMESPACE_FILES: Schema = {
+  type: 'object',
+  properties: {
+    enabled: TPL_BOOL,
+    include: STRING_LIST_OR_EXPR,
+    exclude: STRING_LIST_OR_EXPR,
+    namespaces: STRING_LIST_OR_EXPR,
+    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
+    folderPerNamespace: TPL_BOOL,
+  },
+  additionalProperties: false,
+};
+
 export const TASKS: Schema = ref('tasks');
 export const TASKS_REQUIRED: Schema = { type: 'array', minItems: 1, items: ref('task') };
 

@@ -6,7 +6,8 @@ import {
   STRING, TASKS, TASKS_REQUIRED, flowRetrySchema, labelSchema, ref, taskRetrySchema, type Schema,
 } from './schema-common.js';
 import { requiredInCrd, tag } from './schema-roles.js';
-import { TASK_TYPE_SCHEMAS, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
+import { memoByCatalog } from '../plugins/catalog.js';
+import { taskTypeSchemas, taskDispatchSchema, taskRunnerSchema } from './schema-tasks.js';
 import { conditionDispatch } from './schema-conditions.js';
 import { PLUGIN_TRIGGER_SCHEMAS } from './schema-triggers.js';
 import { CONDITION_TYPES, PREFIX, TRIGGER_TYPES } from './task-types.js';
@@ -69,7 +70,8 @@ const listenerSchema: Schema = {
   additionalProperties: false,
 };
 
-const TRIGGER_COMMON: Record<string, Schema> = {
+/** Properties every trigger accepts. */
+export const TRIGGER_COMMON: Record<string, Schema> = {
   id: tag({ type: 'string', pattern: FLOW_ID_PATTERN }, { kind: 'id', dots: true }),
   type: STRING,
   description: STRING,
@@ -105,7 +107,7 @@ const KNOWN_TRIGGERS: Record<string, Schema> = {
   [TRIGGER_TYPES.webhook]: triggerType({ key: { type: 'string', minLength: 1 }, inputs: OBJECT }),
   // Polling and realtime triggers of plugins (operator/triggers/sources).
   ...Object.fromEntries(Object.entries(PLUGIN_TRIGGER_SCHEMAS).map(([t, s]) =>
-    [t, { ...triggerType(s.properties), required: s.required, ...(s.allOf ? { allOf: s.allOf } : {}) }])),
+    [t, { ...triggerType(s.properties as Record<string, Schema>), required: s.required, ...(s.allOf ? { allOf: s.allOf } : {}) }])),
 };
 
 const triggerSchema: Schema = {
@@ -139,8 +141,8 @@ const concurrencySchema: Schema = {
   additionalProperties: false,
 };
 
-/** The whole JSON Schema of a flow document. */
-export const flowJsonSchema: Schema = {
+/** The whole JSON Schema of a flow document (rebuilt when packages register task types: PLUGINS setting). */
+export const flowJsonSchema: () => Schema = memoByCatalog(() => ({
   $schema: 'http://json-schema.org/draft-07/schema#',
   $id: 'https://ai.service/schemas/flow.json',
   title: 'Flow',
@@ -181,6 +183,6 @@ export const flowJsonSchema: Schema = {
     listener: listenerSchema,
     pluginDefault: pluginDefaultSchema,
     concurrency: concurrencySchema,
-    ...TASK_TYPE_SCHEMAS,
+    ...taskTypeSchemas(),
   },
-};
+}));

@@ -1,226 +1,20 @@
-// JSON Schemas of every known task type (keyed by canonical type) and of script task runners.
-// Required properties are enforced; properties not listed here are rejected as unknown.
-import {
-  ANY, BOOL, DURATION, LABELS, LOG_LEVEL, OBJECT, SCALAR, SCALAR_MAP, STRING, STRING_LIST, STRING_LIST_OR_EXPR,
-  TASKS, TASKS_REQUIRED, TPL_BOOL, TPL_NUMBER, ref, taskSchema, tplInt, type Schema,
-} from './schema-common.js';
-import { tag, templatedEnum } from './schema-roles.js';
+// JSON Schemas of every known task type (keyed by canonical type: the flowables' declarations of flowable-types.ts and
+// the definitions of the plugin catalog) and of script task runners. Required properties are enforced; properties not
+// declared are rejected as unknown.
+import { ANY, DURATION, OBJECT, STRING, STRING_LIST, STRING_LIST_OR_EXPR, TPL_BOOL, ref, type Schema } from './schema-common.js';
+import { tag } from './schema-roles.js';
 import { PREFIX, TASK_RUNNER_TYPES, shortType } from './task-types.js';
-import { inferenceTaskSchemas } from './schema-inference.js';
-import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
+import { FLOWABLES } from './flowable-types.js';
 
-/** errors/finally lists accepted by every flowable task that has children. */
-const HANDLERS = { errors: TASKS, finally: TASKS };
-const HTTP_METHOD: Schema = { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] };
-const FILES_MAP_OR_STRING: Schema = { type: ['object', 'string'], additionalProperties: STRING };
-
-const subflowCall: Record<string, Schema> = {
-  namespace: STRING,
-  flowId: STRING,
-  revision: tplInt(1),
-  inputs: OBJECT,
-  labels: LABELS,
-  inheritLabels: BOOL,
-  wait: BOOL,
-  transmitFailed: BOOL,
-  scheduleDate: STRING,
-};
-
-/** Kestra's NamespaceFiles: which namespace files a script or a WorkingDirectory gets in its working
- * directory (plugins/scripts/namespace-files.ts, controller/working-directory.ts). */
-const NAMESPACE_FILES: Schema = {
-  type: 'object',
-  properties: {
-    enabled: TPL_BOOL,
-    include: STRING_LIST_OR_EXPR,
-    exclude: STRING_LIST_OR_EXPR,
-    namespaces: STRING_LIST_OR_EXPR,
-    ifExists: { type: 'string', enum: ['OVERWRITE', 'FAIL', 'WARN', 'IGNORE'] },
-    folderPerNamespace: TPL_BOOL,
-  },
-  additionalProperties: false,
-};
-
-const FLOWABLE: Record<string, Schema> = {
-  'core.flow.Sequential': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
-  'core.flow.Parallel': taskSchema({ tasks: TASKS_REQUIRED, concurrent: tplInt(0), ...HANDLERS }, ['tasks']),
-  'core.flow.Switch': taskSchema({
-    value: SCALAR,
-    cases: { type: 'object', additionalProperties: TASKS },
-    defaults: TASKS,
-    ...HANDLERS,
-  }, ['value']),
-  'core.flow.If': taskSchema({ condition: SCALAR, then: TASKS_REQUIRED, else: TASKS, ...HANDLERS }, ['condition', 'then']),
-  'core.flow.EachSequential': taskSchema({ value: { type: ['array', 'string'] }, tasks: TASKS_REQUIRED, ...HANDLERS },
-    ['value', 'tasks']),
-  'core.flow.EachParallel': taskSchema({
-    value: { type: ['array', 'string'] }, tasks: TASKS_REQUIRED, concurrent: tplInt(0), ...HANDLERS,
-  }, ['value', 'tasks']),
-  'core.flow.ForEachItem': taskSchema({
-    items: STRING,
-    batch: {
-      type: 'object',
-      properties: { rows: tplInt(1), bytes: { type: ['string', 'integer'] }, partitions: tplInt(1) },
-      additionalProperties: false,
-    },
-    ...subflowCall,
-    /** What a restart of the failed execution does (core/foreach-item.ts retryFailedBatches). */
-    restartBehavior: { type: 'string', enum: ['RETRY_FAILED', 'NEW_EXECUTION'] },
-  }, ['items', 'namespace', 'flowId']),
-  // `outputs`: Kestra's deprecated mapping of subflow outputs (before 0.15), rendered by the child (core/subflow.ts).
-  'core.flow.Subflow': taskSchema({ ...subflowCall, outputs: OBJECT }, ['namespace', 'flowId']),
-  'core.flow.AllowFailure': taskSchema({ tasks: TASKS_REQUIRED, ...HANDLERS }, ['tasks']),
-  'core.execution.Fail': taskSchema({ condition: SCALAR, errorMessage: STRING }),
-  'core.flow.WorkingDirectory': taskSchema({
-    tasks: TASKS_REQUIRED,
-    inputFiles: FILES_MAP_OR_STRING,
-    outputFiles: STRING_LIST,
-    namespaceFiles: NAMESPACE_FILES,
-    ...HANDLERS,
-  }, ['tasks']),
-  'core.flow.Pause': taskSchema({
-    delay: DURATION,
-    pauseDuration: DURATION,
-    behavior: { type: 'string', enum: ['RESUME', 'WARN', 'FAIL', 'CANCEL'] },
-    onResume: { type: 'array', items: ref('input') },
-    /** Kestra's deprecated spelling: tasks run after the resume, inside the Pause. */
-    tasks: TASKS,
-    ...HANDLERS,
-  }),
-  'core.flow.ForEach': taskSchema({
-    values: { type: ['array', 'string'] }, concurrencyLimit: tplInt(0), tasks: TASKS_REQUIRED, ...HANDLERS,
-  }, ['values', 'tasks']),
-  'core.flow.LoopUntil': taskSchema({
-    condition: SCALAR,
-    tasks: TASKS_REQUIRED,
-    failOnMaxReached: TPL_BOOL,
-    checkFrequency: {
-      type: 'object',
-      properties: { maxIterations: tplInt(1), maxDuration: DURATION, interval: DURATION },
-      additionalProperties: false,
-    },
-    ...HANDLERS,
-  }, ['condition', 'tasks']),
-  'core.execution.Exit': taskSchema({
-    state: templatedEnum(['SUCCESS', 'WARNING', 'KILLED', 'FAILED', 'CANCELED', 'CANCELLED']),
-  }),
-  'core.flow.DAG': taskSchema({
-    tasks: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        required: ['task'],
-        properties: { task: ref('task'), dependsOn: { type: 'array', items: STRING } },
-        additionalProperties: false,
-      },
-    },
-    concurrent: tplInt(0),
-    ...HANDLERS,
-  }, ['tasks']),
-};
-
-const scriptCommon: Record<string, Schema> = {
-  taskRunner: ref('taskRunner'),
-  containerImage: STRING,
-  env: SCALAR_MAP,
-  inputFiles: FILES_MAP_OR_STRING,
-  outputFiles: STRING_LIST_OR_EXPR,
-  namespaceFiles: NAMESPACE_FILES,
-  beforeCommands: STRING_LIST_OR_EXPR,
-  warningOnStdErr: TPL_BOOL,
-  interpreter: STRING_LIST_OR_EXPR,
-  docker: OBJECT,
-  failFast: TPL_BOOL,
-  targetOS: { type: 'string', enum: ['LINUX', 'WINDOWS', 'AUTO'] },
-  outputDirectory: BOOL,
-  /** Kestra's former runner switch (PROCESS or DOCKER), superseded by taskRunner. */
-  runner: { type: 'string', enum: ['PROCESS', 'DOCKER'] },
-};
-
-/** Script and Commands schemas of one script language family. */
-function scriptFamily(family: string, extra: Record<string, Schema> = {}): Record<string, Schema> {
-  return {
-    [`scripts.${family}.Script`]: taskSchema({ ...scriptCommon, ...extra, script: STRING }, ['script']),
-    [`scripts.${family}.Commands`]: taskSchema({ ...scriptCommon, ...extra, commands: STRING_LIST_OR_EXPR }, ['commands']),
-  };
-}
-
-const httpCommon: Record<string, Schema> = {
-  uri: STRING,
-  method: HTTP_METHOD,
-  headers: SCALAR_MAP,
-  contentType: STRING,
-  body: ANY,
-  options: OBJECT,
-};
-
-/** The Labels task's labels: as flow labels, and a value may also be a map (stored as its JSON text, as Kestra does). */
-const LABEL_VALUE: Schema = { type: ['string', 'number', 'boolean', 'object'] };
-const TASK_LABELS: Schema = {
-  type: ['object', 'array'],
-  additionalProperties: LABEL_VALUE,
-  items: { type: 'object', required: ['key', 'value'], properties: { key: STRING, value: LABEL_VALUE }, additionalProperties: false },
-};
-
-const RUNNABLE: Record<string, Schema> = {
-  'core.http.Request': taskSchema({ ...httpCommon, formData: OBJECT, allowFailed: TPL_BOOL }, ['uri']),
-  'core.http.Download': taskSchema({ ...httpCommon, failOnEmptyResponse: TPL_BOOL }, ['uri']),
-  'core.log.Log': taskSchema({ message: { type: ['string', 'array'], items: STRING }, level: LOG_LEVEL }, ['message']),
-  'core.debug.Return': taskSchema({ format: SCALAR }),
-  'core.debug.Echo': taskSchema({ format: SCALAR, level: LOG_LEVEL }, ['format']),
-  // A string: JSON text of a map or a list of {key, value}, or an expression rendering to one (Kestra accepts both).
-  // A value may be a map (Kestra renders it and stores it as JSON text); flow-level labels stay scalars.
-  'core.execution.Labels': taskSchema({
-    labels: { anyOf: [TASK_LABELS, { type: 'string', format: 'template' }, { type: 'string', pattern: '^\\s*[[{]' }] },
-  }, ['labels']),
-  'core.kv.Set': taskSchema({
-    key: STRING,
-    value: ANY,
-    namespace: STRING,
-    overwrite: TPL_BOOL,
-    ttl: DURATION,
-    kvType: { type: 'string', enum: ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'] },
-  }, ['key', 'value']),
-  'core.kv.Get': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
-  'core.kv.Delete': taskSchema({ key: STRING, namespace: STRING, errorOnMissing: TPL_BOOL }, ['key']),
-  'core.templating.TemplatedTask': taskSchema({ spec: STRING }, ['spec']),
-  ...scriptFamily('shell'),
-  ...scriptFamily('python', { dependencies: STRING_LIST_OR_EXPR, pythonVersion: STRING }),
-  ...['node', 'ruby', 'r', 'julia', 'powershell'].reduce((acc, f) => ({ ...acc, ...scriptFamily(f) }), {}),
-  // Beyond the contract's list (implemented in operator/plugins).
-  'core.execution.Assert': taskSchema({ conditions: STRING_LIST_OR_EXPR, errorMessage: STRING }, ['conditions']),
-  'core.output.OutputValues': taskSchema({ values: OBJECT }, ['values']),
-  'core.flow.Sleep': taskSchema({ duration: DURATION }, ['duration']),
-  'core.storage.Write': taskSchema({ content: ANY, extension: STRING }, ['content']),
-  'core.storage.LocalFiles': taskSchema({ inputs: FILES_MAP_OR_STRING, outputs: STRING_LIST_OR_EXPR }),
-  'core.kv.GetKeys': taskSchema({ prefix: STRING, namespace: STRING }),
-  'core.log.Fetch': taskSchema({ namespace: STRING, flowId: STRING, executionId: STRING, tasksId: STRING_LIST_OR_EXPR, level: STRING }),
-  'core.storage.Concat': taskSchema({ files: STRING_LIST_OR_EXPR, separator: STRING, extension: STRING }, ['files']),
-  'core.storage.Split': taskSchema({ from: STRING, bytes: { type: ['string', 'integer'] }, rows: tplInt(1), partitions: tplInt(1), separator: STRING, regexPattern: STRING }, ['from']),
-  'core.storage.Size': taskSchema({ uri: STRING }, ['uri']),
-  'core.storage.Delete': taskSchema({ uri: STRING, errorOnMissing: TPL_BOOL }, ['uri']),
-  'core.storage.FilterItems': taskSchema({
-    from: STRING,
-    filterCondition: STRING,
-    filterType: { type: 'string', enum: ['INCLUDE', 'EXCLUDE'] },
-    errorOrNullBehavior: { type: 'string', enum: ['FAIL', 'INCLUDE', 'EXCLUDE'] },
-  }, ['from', 'filterCondition']),
-  'core.storage.DeduplicateItems': taskSchema({ from: STRING, expr: STRING }, ['from', 'expr']),
-  'core.storage.PurgeCurrentExecutionFiles': taskSchema({}),
-};
-
-const prefixed = (table: Record<string, Schema>): Record<string, Schema> =>
-  Object.fromEntries(Object.entries(table).map(([k, v]) => [PREFIX + k, v]));
-
-/** Schema per canonical task type. */
-export const TASK_TYPE_SCHEMAS: Record<string, Schema> = Object.fromEntries(
+/** Schema per canonical task type (rebuilt when packages register definitions). */
+export const taskTypeSchemas: () => Record<string, Schema> = memoByCatalog(() => Object.fromEntries(
   Object.entries({
-    ...prefixed(FLOWABLE), ...prefixed(RUNNABLE), ...inferenceTaskSchemas,
-    ...Object.fromEntries(BUILTIN_DEFINITIONS.map((d) => [d.type, d.schema])),
+    ...Object.fromEntries(Object.values(FLOWABLES).map((f) => [PREFIX + f.type, f.schema])),
+    ...Object.fromEntries(pluginDefinitions().map((d) => [d.type, d.schema])),
   })
     .map(([t, schema]) => [t, tag(schema, { kind: 'task-schema', type: shortType(t) })]),
-);
+));
 
 const [PROCESS, DOCKER] = TASK_RUNNER_TYPES;
 
@@ -261,11 +55,12 @@ export const taskRunnerSchema: Schema = {
 
 /** `{ if type is X then <schema of X> }` for every known task type, plus the base task shape. */
 export function taskDispatchSchema(): Schema {
+  const schemas = taskTypeSchemas();
   return {
     type: 'object',
     required: ['id', 'type'],
-    properties: { type: tag({ type: 'string', enum: Object.keys(TASK_TYPE_SCHEMAS) }, { kind: 'task-type' }) },
-    allOf: Object.keys(TASK_TYPE_SCHEMAS).map((t) => ({
+    properties: { type: tag({ type: 'string', enum: Object.keys(schemas) }, { kind: 'task-type' }) },
+    allOf: Object.keys(schemas).map((t) => ({
       if: { properties: { type: { const: t } }, required: ['type'] },
       then: ref(t),
     })),

@@ -1,23 +1,9 @@
-// Property schemas (JSON Schema draft-07) of the plugin triggers: polling (HTTP, PostgreSQL query, S3/MinIO objects)
-// and realtime (Redis list, MQTT, NATS, PostgreSQL row changes, AMQP). Schemas only: the model stays pure, the sources in
-// operator/triggers/sources implement them. schema-flow.ts adds the properties every trigger shares.
+// The plugin trigger types, each declared once with defineTrigger (name, aliases, docs, JSON schema of its own
+// properties): polling (HTTP, PostgreSQL query, S3/MinIO objects) and realtime (Redis list, MQTT, NATS, PostgreSQL row
+// changes, AMQP). Declarations only: the model stays pure, the sources in operator/triggers/sources run them by type.
+// schema-flow.ts adds the properties every trigger shares.
 import { BOOL, DURATION, LABELS, OBJECT, STRING, TPL_BOOL, tplInt, type Schema } from './schema-common.js';
-import { PREFIX } from './task-types.js';
-
-/** Canonical type names of the plugin triggers (Kestra's `io.kestra.plugin.` names map onto them). */
-export const PLUGIN_TRIGGER_TYPES = {
-  http: `${PREFIX}core.http.Trigger`,
-  postgresQuery: `${PREFIX}jdbc.postgresql.Trigger`,
-  minio: `${PREFIX}minio.Trigger`,
-  redisList: `${PREFIX}redis.list.RealtimeTrigger`,
-  mqtt: `${PREFIX}mqtt.RealtimeTrigger`,
-  nats: `${PREFIX}nats.RealtimeTrigger`,
-  natsCore: `${PREFIX}nats.core.RealtimeTrigger`,
-  postgresCdc: `${PREFIX}debezium.postgres.RealtimeTrigger`,
-  amqp: `${PREFIX}amqp.RealtimeTrigger`,
-} as const;
-
-export interface PluginTriggerSchema { properties: Record<string, Schema>; required: string[]; allOf?: Schema[] }
+import { defineTrigger, type TriggerDefinition } from '../plugins/define.js';
 
 const enumOf = (...values: string[]): Schema => ({ type: 'string', enum: values });
 const STRING_OR_LIST: Schema = { type: ['string', 'array'], items: STRING };
@@ -27,7 +13,11 @@ const REQUIRED_STRING: Schema = { type: 'string', minLength: 1 };
 const PLUGIN_COMMON: Record<string, Schema> = { inputs: OBJECT, labels: LABELS, allowConcurrent: BOOL };
 const POLLING: Record<string, Schema> = { ...PLUGIN_COMMON, interval: DURATION };
 
-const http: PluginTriggerSchema = {
+const http = defineTrigger({
+  type: 'core.http.Trigger',
+  title: 'HTTP trigger',
+  kind: 'polling',
+  description: 'Polls a URL every `interval` and starts an execution when `responseCondition` renders true (default: `{{ response.statusCode < 400 }}`).',
   required: ['uri'],
   properties: {
     ...POLLING,
@@ -42,9 +32,13 @@ const http: PluginTriggerSchema = {
     options: OBJECT,
     timeout: DURATION,
   },
-};
+});
 
-const postgresQuery: PluginTriggerSchema = {
+const postgresQuery = defineTrigger({
+  type: 'jdbc.postgresql.Trigger',
+  title: 'PostgreSQL query trigger',
+  kind: 'polling',
+  description: 'Runs a query every `interval` and starts an execution when it returns rows (fetched as `fetchType` says).',
   required: ['url', 'sql'],
   properties: {
     ...POLLING,
@@ -66,9 +60,13 @@ const postgresQuery: PluginTriggerSchema = {
     sslKey: STRING,
     sslKeyPassword: STRING,
   },
-};
+});
 
-const minio: PluginTriggerSchema = {
+const minio = defineTrigger({
+  type: 'minio.Trigger',
+  title: 'S3/MinIO objects trigger',
+  kind: 'polling',
+  description: 'Lists a bucket every `interval` and starts an execution for the new objects, then moves or deletes them (`action`).',
   required: ['bucket', 'action'],
   properties: {
     ...POLLING,
@@ -92,14 +90,22 @@ const minio: PluginTriggerSchema = {
     },
   },
   allOf: [{ if: { properties: { action: { const: 'MOVE' } }, required: ['action'] }, then: { required: ['moveTo'] } }],
-};
+});
 
-const redisList: PluginTriggerSchema = {
+const redisList = defineTrigger({
+  type: 'redis.list.RealtimeTrigger',
+  title: 'Redis list trigger',
+  kind: 'realtime',
+  description: 'One execution per item popped from a Redis list, never lost and never doubled.',
   required: ['url', 'key'],
   properties: { ...PLUGIN_COMMON, url: REQUIRED_STRING, key: REQUIRED_STRING, serdeType: enumOf('STRING', 'JSON') },
-};
+});
 
-const mqtt: PluginTriggerSchema = {
+const mqtt = defineTrigger({
+  type: 'mqtt.RealtimeTrigger',
+  title: 'MQTT trigger',
+  kind: 'realtime',
+  description: 'One execution per message of the MQTT topics.',
   required: ['server', 'topic'],
   properties: {
     ...PLUGIN_COMMON,
@@ -116,9 +122,14 @@ const mqtt: PluginTriggerSchema = {
     httpsHostnameVerificationEnabled: BOOL,
     authMethod: STRING,
   },
-};
+});
 
-const nats: PluginTriggerSchema = {
+const nats = defineTrigger({
+  type: 'nats.RealtimeTrigger',
+  aliases: ['nats.core.RealtimeTrigger'],
+  title: 'NATS trigger',
+  kind: 'realtime',
+  description: 'One execution per message of a NATS JetStream subject (durable consumer).',
   required: ['url', 'subject'],
   properties: {
     ...PLUGIN_COMMON,
@@ -132,11 +143,15 @@ const nats: PluginTriggerSchema = {
     deliverPolicy: enumOf('All', 'Last', 'New', 'ByStartSequence', 'ByStartTime', 'LastPerSubject'),
     batchSize: tplInt(1),
   },
-};
+});
 
 // Debezium-style properties: only values the logical-replication implementation honours are accepted (pgoutput, one
 // inline row per event, no metadata fields, no DDL events); a value it would ignore is rejected naming the field.
-const postgresCdc: PluginTriggerSchema = {
+const postgresCdc = defineTrigger({
+  type: 'debezium.postgres.RealtimeTrigger',
+  title: 'PostgreSQL change trigger',
+  kind: 'realtime',
+  description: 'One execution per row change of PostgreSQL tables (logical replication, pgoutput), with Debezium\'s property names.',
   required: ['hostname', 'database'],
   properties: {
     ...PLUGIN_COMMON,
@@ -170,9 +185,13 @@ const postgresCdc: PluginTriggerSchema = {
     sslKey: STRING,
     sslKeyPassword: STRING,
   },
-};
+});
 
-const amqp: PluginTriggerSchema = {
+const amqp = defineTrigger({
+  type: 'amqp.RealtimeTrigger',
+  title: 'AMQP trigger',
+  kind: 'realtime',
+  description: 'One execution per message of an AMQP (RabbitMQ) queue.',
   required: ['queue'],
   properties: {
     ...PLUGIN_COMMON,
@@ -189,24 +208,31 @@ const amqp: PluginTriggerSchema = {
   },
   // The broker: `url` (amqp://user:pass@host:port/vhost) or `host` (with port, username, password, virtualHost).
   allOf: [{ anyOf: [{ required: ['url'] }, { required: ['host'] }] }],
-};
+});
 
-/** Schema of each plugin trigger's own properties, by canonical type. */
-export const PLUGIN_TRIGGER_SCHEMAS: Record<string, PluginTriggerSchema> = {
-  [PLUGIN_TRIGGER_TYPES.http]: http,
-  [PLUGIN_TRIGGER_TYPES.postgresQuery]: postgresQuery,
-  [PLUGIN_TRIGGER_TYPES.minio]: minio,
-  [PLUGIN_TRIGGER_TYPES.redisList]: redisList,
-  [PLUGIN_TRIGGER_TYPES.mqtt]: mqtt,
-  [PLUGIN_TRIGGER_TYPES.nats]: nats,
-  [PLUGIN_TRIGGER_TYPES.natsCore]: nats,
-  [PLUGIN_TRIGGER_TYPES.postgresCdc]: postgresCdc,
-  [PLUGIN_TRIGGER_TYPES.amqp]: amqp,
-};
+/** Every plugin trigger type, declared once (defineTrigger): the flow schema, the sources' registry and the docs read it. */
+export const TRIGGER_DEFINITIONS: readonly TriggerDefinition[] = [http, postgresQuery, minio, redisList, mqtt, nats, postgresCdc, amqp];
+
+/** Canonical type names of the plugin triggers (Kestra's `io.kestra.plugin.` names map onto them). */
+export const PLUGIN_TRIGGER_TYPES = {
+  http: http.type,
+  postgresQuery: postgresQuery.type,
+  minio: minio.type,
+  redisList: redisList.type,
+  mqtt: mqtt.type,
+  nats: nats.type,
+  postgresCdc: postgresCdc.type,
+  amqp: amqp.type,
+} as const;
+
+/** Schema of each plugin trigger's own properties, by canonical type (aliases too). */
+export const PLUGIN_TRIGGER_SCHEMAS: Record<string, Schema> = Object.fromEntries(
+  TRIGGER_DEFINITIONS.flatMap((d) => [d.type, ...d.aliases].map((t) => [t, d.schema])),
+);
 
 /** The JSON Schema object of one plugin trigger's properties (what a source declares as its `schema`). */
 export function pluginTriggerSchema(type: string): Schema {
   const s = PLUGIN_TRIGGER_SCHEMAS[type];
   if (!s) throw new Error(`no schema for trigger type ${type}`);
-  return { type: 'object', required: s.required, properties: s.properties, ...(s.allOf ? { allOf: s.allOf } : {}) };
+  return s;
 }

@@ -1,7 +1,7 @@
 // Tests of canonical plugin type names, Kestra aliases and task kinds.
 import { describe, expect, it } from 'vitest';
-import { TASK_TYPE_SCHEMAS } from './schema-tasks.js';
-import { normalizeType, TASK_TYPES, taskTypeInfo } from './task-types.js';
+import { taskTypeSchemas } from './schema-tasks.js';
+import { normalizeType, taskTypes, taskTypeInfo } from './task-types.js';
 
 describe('normalizeType', () => {
   it.each([
@@ -51,6 +51,6 @@ describe('taskTypeInfo', () => {
 
 describe('type tables', () => {
   it('every known task type has a schema and vice versa', () => {
-    expect(Object.keys(TASK_TYPE_SCHEMAS).sort()).toEqual([...TASK_TYPES].sort());
+    expect(Object.keys(taskTypeSchemas()).sort()).toEqual([...taskTypes()].sort());
   });
 });

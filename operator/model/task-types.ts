@@ -1,35 +1,12 @@
 // Canonical plugin type names (prefix `ai.service.plugin.`) and the aliases accepted for them:
 // `io.kestra.plugin.*`, the older `io.kestra.core.tasks.*` / `io.kestra.core.models.*` names, and case variants (Dag).
-// Task types declared with definePlugin come from the plugin catalog (operator/plugins/catalog.ts).
-import { BUILTIN_DEFINITIONS } from '../plugins/catalog.js';
+// Task types declared with definePlugin come from the plugin catalog (operator/plugins/catalog.ts); what derives from
+// it is rebuilt when a package registers more (PLUGINS setting).
+import { memoByCatalog, pluginDefinitions } from '../plugins/catalog.js';
 import { PLUGIN_PREFIX } from '../plugins/define.js';
+import { FLOWABLES } from './flowable-types.js';
 
 export const PREFIX = PLUGIN_PREFIX;
-
-const FLOWABLE = [
-  'core.flow.Sequential', 'core.flow.Parallel', 'core.flow.Switch', 'core.flow.If',
-  'core.flow.EachSequential', 'core.flow.EachParallel', 'core.flow.ForEachItem', 'core.flow.Subflow',
-  'core.flow.AllowFailure', 'core.execution.Fail', 'core.flow.WorkingDirectory', 'core.flow.Pause', 'core.flow.DAG',
-  // Beyond the contract's list: Kestra's loop and control flowables (operator/core/loops.ts).
-  'core.flow.ForEach', 'core.flow.LoopUntil', 'core.execution.Exit',
-] as const;
-
-const RUNNABLE = [
-  'core.http.Request', 'core.http.Download', 'core.log.Log', 'core.debug.Return', 'core.execution.Labels',
-  'core.kv.Set', 'core.kv.Get', 'core.kv.Delete', 'core.templating.TemplatedTask',
-  'scripts.shell.Script', 'scripts.shell.Commands', 'scripts.python.Script', 'scripts.python.Commands',
-  // Beyond the contract's list: common Kestra core runnables and other script languages (see operator/plugins).
-  'core.execution.Assert', 'core.output.OutputValues', 'core.flow.Sleep', 'core.storage.Write', 'core.kv.GetKeys',
-  'core.log.Fetch', 'core.storage.Concat', 'core.storage.Split', 'core.storage.Size', 'core.storage.Delete',
-  'core.storage.FilterItems', 'core.storage.DeduplicateItems', 'core.storage.PurgeCurrentExecutionFiles',
-  // Kestra's deprecated core tasks (flagged in deprecationPaths by model/warnings.ts).
-  'core.debug.Echo', 'core.storage.LocalFiles',
-  'scripts.node.Script', 'scripts.node.Commands', 'scripts.ruby.Script', 'scripts.ruby.Commands',
-  'scripts.r.Script', 'scripts.r.Commands', 'scripts.julia.Script', 'scripts.julia.Commands',
-  'scripts.powershell.Script', 'scripts.powershell.Commands',
-  // Batch inference and S3 (operator/plugins/aws, operator/plugins/inference).
-  'aws.s3.Upload', 'aws.s3.Download', 'aws.s3.List', 'aws.s3.Delete', 'inference.BatchCompletion',
-] as const;
 
 export const TASK_RUNNER_TYPES = [`${PREFIX}core.runner.Process`, `${PREFIX}scripts.runner.docker.Docker`] as const;
 
@@ -59,19 +36,32 @@ export function isInternalType(type: string): boolean {
 
 export type TaskKind = 'flowable' | 'runnable';
 
-const KINDS = new Map<string, TaskKind>([
-  ...FLOWABLE.map((t) => [PREFIX + t, 'flowable'] as const),
-  ...RUNNABLE.map((t) => [PREFIX + t, 'runnable'] as const),
-  ...BUILTIN_DEFINITIONS.map((d) => [d.type, 'runnable'] as const),
-]);
+/** The flowable task types (declared in flowable-types.ts). */
+export const FLOWABLE_TYPES: readonly string[] = Object.values(FLOWABLES).map((f) => PREFIX + f.type);
 
-export const FLOWABLE_TYPES: readonly string[] = FLOWABLE.map((t) => PREFIX + t);
-export const RUNNABLE_TYPES: readonly string[] = [...RUNNABLE.map((t) => PREFIX + t), ...BUILTIN_DEFINITIONS.map((d) => d.type)];
-export const TASK_TYPES: readonly string[] = [...FLOWABLE_TYPES, ...RUNNABLE_TYPES];
+const derived = memoByCatalog(() => {
+  const runnable = pluginDefinitions().map((d) => d.type);
+  const kinds = new Map<string, TaskKind>([
+    ...FLOWABLE_TYPES.map((t) => [t, 'flowable'] as const),
+    ...runnable.map((t) => [t, 'runnable'] as const),
+  ]);
+  const tasks = [...FLOWABLE_TYPES, ...runnable];
+  /** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
+  const known = [...tasks, ...TASK_RUNNER_TYPES, ...Object.values(TRIGGER_TYPES), ...CONDITION_TYPES];
+  /** Full-name aliases a definition declares (older class names), by lower-case name. */
+  const definedAliases = new Map(pluginDefinitions().flatMap((d) => d.aliases.map((a) => [a.toLowerCase(), d.type] as const)));
+  return { runnable, kinds, tasks, byLower: new Map(known.map((t) => [t.toLowerCase(), t])), definedAliases };
+});
 
-/** Every canonical name we know (tasks, runners, triggers, conditions), for case-insensitive matching. */
-const KNOWN: readonly string[] = [...TASK_TYPES, ...TASK_RUNNER_TYPES, ...Object.values(TRIGGER_TYPES), ...CONDITION_TYPES];
-const BY_LOWER = new Map(KNOWN.map((t) => [t.toLowerCase(), t]));
+/** Canonical names of the runnable task types (built in and registered by packages). */
+export function runnableTaskTypes(): readonly string[] {
+  return derived().runnable;
+}
+
+/** Canonical names of every task type (flowable and runnable). */
+export function taskTypes(): readonly string[] {
+  return derived().tasks;
+}
 
 /** Whole-name aliases of old Kestra class names (after the `io.kestra.` part). */
 const EXACT_ALIASES: Record<string, string> = {
@@ -79,8 +69,6 @@ const EXACT_ALIASES: Record<string, string> = {
   'core.tasks.flows.Worker': 'core.flow.WorkingDirectory',
   'core.tasks.flows.Dag': 'core.flow.DAG',
   'core.tasks.log.Log': 'core.log.Log',
-  'plugin.fs.http.Request': 'core.http.Request',
-  'plugin.fs.http.Download': 'core.http.Download',
   'core.models.tasks.runners.types.ProcessTaskRunner': 'core.runner.Process',
   'plugin.scripts.runner.docker.DockerTaskRunner': 'scripts.runner.docker.Docker',
   'core.models.triggers.types.Schedule': 'core.trigger.Schedule',
@@ -106,9 +94,6 @@ const PACKAGE_ALIASES: [string, string][] = [
   ['plugin.', ''],
 ];
 
-/** Full-name aliases a definition declares (older class names), by lower-case name. */
-const DEFINED_ALIASES = new Map(BUILTIN_DEFINITIONS.flatMap((d) => d.aliases.map((a) => [a.toLowerCase(), d.type] as const)));
-
 function fromKestra(rest: string): string {
   const exact = Object.hasOwn(EXACT_ALIASES, rest) ? EXACT_ALIASES[rest] : undefined;
   if (exact) return PREFIX + exact;
@@ -125,20 +110,21 @@ function fromKestra(rest: string): string {
 export function normalizeType(type: string): string {
   if (typeof type !== 'string') return type;
   let t = type.trim();
-  const defined = DEFINED_ALIASES.get(t.toLowerCase());
+  const { definedAliases, byLower } = derived();
+  const defined = definedAliases.get(t.toLowerCase());
   if (defined) return defined;
   if (t.startsWith('io.kestra.')) t = fromKestra(t.slice('io.kestra.'.length));
-  const known = BY_LOWER.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
+  const known = byLower.get(t.toLowerCase()) ?? RENAMED.get(t.toLowerCase());
   if (known) return known;
   // Condition names without the `Condition` suffix (newer Kestra spelling).
-  if (t.startsWith(`${PREFIX}core.condition.`)) return BY_LOWER.get(`${t}Condition`.toLowerCase()) ?? t;
+  if (t.startsWith(`${PREFIX}core.condition.`)) return byLower.get(`${t}Condition`.toLowerCase()) ?? t;
   return t;
 }
 
 /** Canonical name and kind of a task type, or undefined when the type is not a task we know. */
 export function taskTypeInfo(type: string): { type: string; kind: TaskKind } | undefined {
   const canonical = normalizeType(type);
-  const kind = KINDS.get(canonical);
+  const kind = derived().kinds.get(canonical);
   return kind ? { type: canonical, kind } : undefined;
 }
 

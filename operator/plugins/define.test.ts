@@ -1,7 +1,7 @@
 // Tests of definePlugin: the schema derived from declared properties, and run() receiving rendered, typed values
 // (real expression renderer and secret layer through the plugin test context).
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, p } from './define.js';
+import { definePlugin, defineTrigger, p } from './define.js';
 import { makeTestContext, type TestContext } from './testing.js';
 
 let t: TestContext | undefined;
@@ -75,6 +75,22 @@ describe('definePlugin', () => {
     expect(await run({ url: 'u', auth: { port: 1 } })).toEqual({ state: 'FAILED', error: "Missing required property 'auth.user'" });
   });
 
+  it('reads text (scalars written in a string\'s place) and durations kept as text', async () => {
+    const d = definePlugin({
+      type: 'test.Text', title: 'T', description: 'd',
+      properties: { format: p.text(), ttl: p.durationText() },
+      async run(_ctx, props) { seen.push(props); return { state: 'SUCCESS' }; },
+    });
+    const props = d.schema.properties as Record<string, Record<string, unknown>>;
+    expect(props.format).toEqual({ type: ['string', 'number', 'boolean'] });
+    expect(props.ttl).toEqual({ type: 'string', format: 'iso-duration' });
+    expect(d.properties.ttl!.label).toBe('duration (ISO 8601)');
+    seen.length = 0;
+    t = makeTestContext({ task: { id: 's', type: d.type, format: 42, ttl: 'PT{{ inputs.n }}S' }, variables: { inputs: { n: 4 } } });
+    expect(await d.runnable.run(t.ctx)).toEqual({ state: 'SUCCESS' });
+    expect(seen[0]).toEqual({ format: '42', ttl: 'PT4S' });
+  });
+
   it('registers a secret property value so the execution masks it', async () => {
     const r = await run({ url: 'u', password: 'hunter2-{{ inputs.n }}' }, { inputs: { n: 7 } });
     expect(r.state).toBe('SUCCESS');
@@ -104,5 +120,19 @@ describe('definePlugin', () => {
     expect(await go([{ size: 1 }])).toEqual({ state: 'FAILED', error: "Missing required property 'files[0].name'" });
     await t!.cleanup();
     expect(await go('{{ 3 }}')).toEqual({ state: 'FAILED', error: "Property 'files' must be a list of maps" });
+  });
+});
+
+describe('defineTrigger', () => {
+  it('gives the canonical name, Kestra\'s name, aliases and the schema of its own properties', () => {
+    const d = defineTrigger({
+      type: 'queue.RealtimeTrigger', aliases: ['queue.core.RealtimeTrigger'], title: 'Queue', description: 'One execution per message.',
+      kind: 'realtime', properties: { url: { type: 'string' } }, required: ['url'], allOf: [{ required: ['url'] }],
+    });
+    expect(d).toMatchObject({
+      type: 'ai.service.plugin.queue.RealtimeTrigger', kestraType: 'io.kestra.plugin.queue.RealtimeTrigger',
+      aliases: ['ai.service.plugin.queue.core.RealtimeTrigger'], kind: 'realtime', outputs: {},
+      schema: { type: 'object', required: ['url'], properties: { url: { type: 'string' } }, allOf: [{ required: ['url'] }] },
+    });
   });
 });

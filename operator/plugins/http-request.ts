@@ -1,8 +1,44 @@
 // Building and sending the HTTP request shared by core.http.Request and core.http.Download (Kestra's
 // AbstractHttp): uri, method, headers, body or formData, options (auth, timeouts, redirects, allowFailed).
 import { dict } from '../core/keyed.js';
+import { p } from './define.js';
 import type { RunContext } from './types.js';
-import { durationMs, isRecord, renderBool, renderString, renderStringMap, requireString } from './util.js';
+import { durationMs, isRecord } from './util.js';
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
+
+/** The properties core.http.Request and core.http.Download share (Kestra's AbstractHttp). */
+export const httpProperties = {
+  uri: p.string().required().describe('The URL.'),
+  method: p.enum(HTTP_METHODS).default('GET').describe('The HTTP method.'),
+  headers: p.stringMap().describe('Request headers.'),
+  contentType: p.string().default('application/json').describe('Content type of the body.'),
+  body: p.text({}).describe('The request body (a map or a list is sent as JSON text).'),
+  options: p.map().describe('Kestra\'s HTTP options: `auth` ({type: BASIC, username, password} or {type: BEARER, token}), `basicAuthUser`/`basicAuthPassword`, `readTimeout`/`readIdleTimeout`/`connectTimeout`/`timeout` (ISO 8601; the shortest applies), `followRedirects` (default true), `maxContentLength` (bytes, default 10 MiB), `allowFailed`.'),
+};
+
+/** What prepareRequest reads: the shared properties, plus the Request task's form and allowFailed. */
+export interface HttpProps {
+  uri: string;
+  method: string;
+  headers?: Record<string, string>;
+  contentType: string;
+  body?: string;
+  options?: Record<string, unknown>;
+  formData?: Record<string, unknown>;
+  allowFailed?: boolean;
+}
+
+/** A rendered option value as text (undefined when absent). */
+const optionText = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+function optionBool(v: unknown, fallback: boolean, name: string): boolean {
+  if (v === undefined || v === null) return fallback;
+  if (typeof v === 'boolean') return v;
+  const s = String(v).trim().toLowerCase();
+  if (s === 'true' || s === 'false') return s === 'true';
+  throw new Error(`Property 'options.${name}' must be a boolean, got '${String(v)}'`);
+}
 
 export interface HttpOptions {
   allowFailed: boolean;
@@ -20,43 +56,40 @@ export interface PreparedRequest {
 
 const DEFAULT_MAX_CONTENT = 10 * 1024 * 1024;
 
-function optionsOf(ctx: RunContext): Record<string, unknown> {
-  const o = ctx.task.options;
-  return isRecord(o) ? o : {};
-}
-
-function timeoutOf(ctx: RunContext, o: Record<string, unknown>): number | undefined {
+function timeoutOf(o: Record<string, unknown>): number | undefined {
   const candidates: unknown[] = [o.readTimeout, o.readIdleTimeout, o.connectTimeout];
   if (isRecord(o.timeout)) candidates.push(o.timeout.readIdleTimeout, o.timeout.connectTimeout);
   else candidates.push(o.timeout);
   const ms = candidates
-    .map((c) => (c === undefined || c === null ? undefined : renderString(ctx, c)))
+    .map(optionText)
     .filter((c): c is string => c !== undefined && c !== '')
     .map((c) => durationMs(c));
   return ms.length ? Math.min(...ms) : undefined;
 }
 
-export function httpOptions(ctx: RunContext): HttpOptions {
-  const o = optionsOf(ctx);
-  const allowFailed = ctx.task.allowFailed !== undefined
-    ? renderBool(ctx, ctx.task.allowFailed, false)
-    : renderBool(ctx, o.allowFailed, false);
-  const redirects = o.followRedirects !== undefined ? o.followRedirects : ctx.task.followRedirects;
-  const max = o.maxContentLength === undefined ? DEFAULT_MAX_CONTENT : Number(ctx.renderTyped(o.maxContentLength));
+/** The options of a request (`options`, rendered), the task's own `allowFailed` winning over `options.allowFailed`. */
+export function httpOptions(props: Pick<HttpProps, 'options' | 'allowFailed'>): HttpOptions {
+  const o = props.options ?? {};
+  const max = o.maxContentLength === undefined ? DEFAULT_MAX_CONTENT : Number(o.maxContentLength);
   return {
-    allowFailed,
-    followRedirects: renderBool(ctx, redirects, true),
-    timeoutMs: timeoutOf(ctx, o),
+    allowFailed: props.allowFailed ?? optionBool(o.allowFailed, false, 'allowFailed'),
+    followRedirects: optionBool(o.followRedirects, true, 'followRedirects'),
+    timeoutMs: timeoutOf(o),
     maxContentLength: Number.isFinite(max) && max > 0 ? max : DEFAULT_MAX_CONTENT,
   };
 }
 
+/** The Authorization header of `options.auth` (or Kestra's older basicAuthUser/Password); the credentials are masked. */
 function authHeader(ctx: RunContext, o: Record<string, unknown>): string | undefined {
   const auth = isRecord(o.auth) ? o.auth : undefined;
-  const type = renderString(ctx, auth?.type)?.toUpperCase();
-  if (type === 'BEARER') return `Bearer ${renderString(ctx, auth?.token) ?? ''}`;
-  const user = type === 'BASIC' ? renderString(ctx, auth?.username) : renderString(ctx, o.basicAuthUser);
-  const pass = type === 'BASIC' ? renderString(ctx, auth?.password) : renderString(ctx, o.basicAuthPassword);
+  const type = optionText(auth?.type)?.toUpperCase();
+  const secret = (v: string | undefined): string | undefined => {
+    if (v) ctx.secrets.add(v);
+    return v;
+  };
+  if (type === 'BEARER') return `Bearer ${secret(optionText(auth?.token)) ?? ''}`;
+  const user = type === 'BASIC' ? optionText(auth?.username) : optionText(o.basicAuthUser);
+  const pass = secret(type === 'BASIC' ? optionText(auth?.password) : optionText(o.basicAuthPassword));
   if (user === undefined) return undefined;
   return 'Basic ' + Buffer.from(`${user}:${pass ?? ''}`).toString('base64');
 }
@@ -97,29 +130,28 @@ function urlEncodedBody(form: Record<string, unknown>): URLSearchParams {
 }
 
 /** Renders the request properties into a fetch() call description. */
-export async function prepareRequest(ctx: RunContext): Promise<PreparedRequest> {
-  const o = optionsOf(ctx);
-  const url = requireString(ctx, 'uri').replace(/ /g, '%20');
-  const method = (renderString(ctx, ctx.task.method) ?? 'GET').toUpperCase();
-  const contentType = ctx.task.contentType === undefined ? 'application/json' : renderString(ctx, ctx.task.contentType);
+export async function prepareRequest(ctx: RunContext, props: HttpProps): Promise<PreparedRequest> {
+  const o = props.options ?? {};
+  const url = props.uri.replace(/ /g, '%20');
+  const method = props.method.toUpperCase();
+  const contentType = props.contentType;
   const headers = new Headers();
   let body: BodyInit | undefined;
-  const rawForm = ctx.task.formData;
-  const form = rawForm === undefined ? undefined : typeof rawForm === 'string' ? ctx.renderTyped(rawForm) : ctx.renderValue(rawForm);
-  if (isRecord(form) && Object.keys(form).length > 0) {
-    body = contentType?.startsWith('multipart/form-data') ? await multipartBody(ctx, form) : urlEncodedBody(form);
-  } else if (ctx.task.body !== undefined && ctx.task.body !== null) {
-    body = renderString(ctx, ctx.task.body);
+  const form = props.formData;
+  if (form && Object.keys(form).length > 0) {
+    body = contentType.startsWith('multipart/form-data') ? await multipartBody(ctx, form) : urlEncodedBody(form);
+  } else if (props.body !== undefined) {
+    body = props.body;
     if (contentType) headers.set('content-type', contentType);
   } else if (contentType) {
     headers.set('content-type', contentType);
   }
   const auth = authHeader(ctx, o);
   if (auth) headers.set('authorization', auth);
-  for (const [k, v] of Object.entries(renderStringMap(ctx, ctx.task.headers))) headers.set(k, v);
+  for (const [k, v] of Object.entries(props.headers ?? {})) headers.set(k, v);
   // fetch sets the multipart content type itself, with its boundary.
   if (body instanceof FormData) headers.delete('content-type');
-  const options = httpOptions(ctx);
+  const options = httpOptions(props);
   const init: RequestInit = { method, headers, body, redirect: options.followRedirects ? 'follow' : 'manual' };
   return { url, method, init, options };
 }

@@ -1,13 +1,13 @@
 // Tests of the runnable plugin registry: canonical names, Kestra aliases, and no flowable types.
 import { describe, expect, it } from 'vitest';
-import { RUNNABLE_TYPES } from '../model/index.js';
+import { runnableTaskTypes } from '../model/index.js';
 import { canonicalType, getRunnable, runnableTypes } from './index.js';
 
 describe('runnable registry', () => {
   it('registers exactly the runnable types the flow validator knows, under the ai.service.plugin prefix', () => {
-    expect([...runnableTypes].sort()).toEqual([...RUNNABLE_TYPES].sort());
-    expect(runnableTypes.every((t) => t.startsWith('ai.service.plugin.'))).toBe(true);
-    for (const type of runnableTypes) expect(getRunnable(type)?.type).toBe(type);
+    expect(runnableTypes().sort()).toEqual([...runnableTaskTypes()].sort());
+    expect(runnableTypes().every((t) => t.startsWith('ai.service.plugin.'))).toBe(true);
+    for (const type of runnableTypes()) expect(getRunnable(type)?.type).toBe(type);
   });
 
   it('maps Kestra names to canonical ones and knows no flowable type', () => {

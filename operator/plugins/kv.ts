@@ -1,69 +1,94 @@
 // core.kv.Set / Get / Delete / GetKeys: key-value store tasks. The run context's KV view enforces which namespaces a
 // flow may reach (operator/tenancy: its own, unless ALLOWED_NAMESPACES grants more). Value typing is the store's.
 import type { KVType } from '../store/types.js';
-import type { RunContext, TaskResult } from './types.js';
-import { plugin, renderBool, renderString, requireString } from './util.js';
+import { definePlugin, p } from './define.js';
 
-const KV_TYPES: readonly KVType[] = ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'];
+const KV_TYPES = ['STRING', 'NUMBER', 'BOOLEAN', 'DATETIME', 'DATE', 'DURATION', 'JSON'] as const satisfies readonly KVType[];
 
-function targetNamespace(ctx: RunContext): string {
-  return renderString(ctx, ctx.task.namespace) ?? ctx.flow.namespace;
-}
+const key = () => p.string().required().describe('The key.');
+const namespace = () => p.string().describe('The namespace of the KV store (default: the flow\'s; another only as ALLOWED_NAMESPACES grants).');
+const errorOnMissing = () => p.boolean().default(false).describe('Fail when the key does not exist.');
 
-function renderKvType(ctx: RunContext): KVType | undefined {
-  const t = renderString(ctx, ctx.task.kvType)?.toUpperCase();
-  if (t === undefined) return undefined;
-  if (!KV_TYPES.includes(t as KVType)) throw new Error(`Invalid kvType '${t}'`);
-  return t as KVType;
-}
-
-async function runSet(ctx: RunContext): Promise<TaskResult> {
-  const key = requireString(ctx, 'key');
-  const namespace = targetNamespace(ctx);
-  const overwrite = renderBool(ctx, ctx.task.overwrite, true);
-  const ttl = renderString(ctx, ctx.task.ttl);
-  const rendered = ctx.renderTyped(ctx.task.value);
-  const kvType = renderKvType(ctx);
-  if (!overwrite && (await ctx.kv.get(namespace, key)) !== undefined) {
-    throw new Error(`Cannot set value for key '${key}'. Key already exists and \`overwrite\` is set to \`false\`.`);
-  }
-  await ctx.kv.set({ namespace, key, value: rendered, type: kvType, ttl, overwrite });
-  return { state: 'SUCCESS' };
-}
-
-async function runGet(ctx: RunContext): Promise<TaskResult> {
-  const key = requireString(ctx, 'key');
-  const namespace = targetNamespace(ctx);
-  const errorOnMissing = renderBool(ctx, ctx.task.errorOnMissing, false);
-  const entry = await ctx.kv.get(namespace, key);
-  if (entry === undefined) {
-    if (errorOnMissing) {
-      throw new Error(`No value found for key '${key}' in namespace '${namespace}' and \`errorOnMissing\` is set to true`);
+export const kvSetDefinition = definePlugin({
+  type: 'core.kv.Set',
+  title: 'Set a KV pair',
+  description: 'Stores a value under a key in a namespace\'s KV store.',
+  properties: {
+    key: key(),
+    value: p.any().required().describe('The value (rendered; an expression may yield a number, a map...).'),
+    namespace: namespace(),
+    overwrite: p.boolean().default(true).describe('Replace an existing value (false: fail when the key exists).'),
+    ttl: p.durationText().describe('How long the pair lives (ISO 8601).'),
+    kvType: p.enum(KV_TYPES).describe('The type the value is stored as (default: from the value).'),
+  },
+  examples: [{ title: 'Remember a count', code: 'id: set\ntype: ai.service.plugin.core.kv.Set\nkey: last_count\nvalue: "{{ outputs.count.value }}"\nkvType: NUMBER\n' }],
+  inline: true,
+  async run(ctx, props) {
+    const ns = props.namespace ?? ctx.flow.namespace;
+    if (!props.overwrite && (await ctx.kv.get(ns, props.key)) !== undefined) {
+      throw new Error(`Cannot set value for key '${props.key}'. Key already exists and \`overwrite\` is set to \`false\`.`);
     }
-    return { state: 'SUCCESS', outputs: {} };
-  }
-  return { state: 'SUCCESS', outputs: { value: entry.value } };
-}
+    await ctx.kv.set({ namespace: ns, key: props.key, value: props.value, type: props.kvType, ttl: props.ttl, overwrite: props.overwrite });
+    return { state: 'SUCCESS' };
+  },
+});
 
-async function runDelete(ctx: RunContext): Promise<TaskResult> {
-  const key = requireString(ctx, 'key');
-  const namespace = targetNamespace(ctx);
-  const errorOnMissing = renderBool(ctx, ctx.task.errorOnMissing, false);
-  const deleted = await ctx.kv.delete(namespace, key);
-  if (!deleted && errorOnMissing) {
-    throw new Error(`No key '${key}' found in namespace '${namespace}' and \`errorOnMissing\` is set to true`);
-  }
-  return { state: 'SUCCESS', outputs: { deleted } };
-}
+export const kvGetDefinition = definePlugin({
+  type: 'core.kv.Get',
+  title: 'Get a KV value',
+  description: 'Reads the value of a key of a namespace\'s KV store into the `value` output (absent when the key does not exist).',
+  properties: { key: key(), namespace: namespace(), errorOnMissing: errorOnMissing() },
+  outputs: { value: { type: 'any', description: 'The stored value, typed as stored.' } },
+  examples: [{ title: 'Read a value', code: 'id: get\ntype: ai.service.plugin.core.kv.Get\nkey: last_count\n' }],
+  inline: true,
+  async run(ctx, props) {
+    const ns = props.namespace ?? ctx.flow.namespace;
+    const entry = await ctx.kv.get(ns, props.key);
+    if (entry === undefined) {
+      if (props.errorOnMissing) {
+        throw new Error(`No value found for key '${props.key}' in namespace '${ns}' and \`errorOnMissing\` is set to true`);
+      }
+      return { state: 'SUCCESS', outputs: {} };
+    }
+    return { state: 'SUCCESS', outputs: { value: entry.value } };
+  },
+});
 
-async function runGetKeys(ctx: RunContext): Promise<TaskResult> {
-  const namespace = targetNamespace(ctx);
-  const prefix = renderString(ctx, ctx.task.prefix) ?? '';
-  const keys = (await ctx.kv.list(namespace)).map((e) => e.key).filter((k) => k.startsWith(prefix));
-  return { state: 'SUCCESS', outputs: { keys } };
-}
+export const kvDeleteDefinition = definePlugin({
+  type: 'core.kv.Delete',
+  title: 'Delete a KV pair',
+  description: 'Deletes a key of a namespace\'s KV store.',
+  properties: { key: key(), namespace: namespace(), errorOnMissing: errorOnMissing() },
+  outputs: { deleted: { type: 'boolean', description: 'Whether the key existed.' } },
+  examples: [{ title: 'Delete a key', code: 'id: del\ntype: ai.service.plugin.core.kv.Delete\nkey: last_count\n' }],
+  inline: true,
+  async run(ctx, props) {
+    const ns = props.namespace ?? ctx.flow.namespace;
+    const deleted = await ctx.kv.delete(ns, props.key);
+    if (!deleted && props.errorOnMissing) {
+      throw new Error(`No key '${props.key}' found in namespace '${ns}' and \`errorOnMissing\` is set to true`);
+    }
+    return { state: 'SUCCESS', outputs: { deleted } };
+  },
+});
 
-export const kvSetPlugin = plugin('core.kv.Set', runSet, { inline: true });
-export const kvGetPlugin = plugin('core.kv.Get', runGet, { inline: true });
-export const kvDeletePlugin = plugin('core.kv.Delete', runDelete, { inline: true });
-export const kvGetKeysPlugin = plugin('core.kv.GetKeys', runGetKeys, { inline: true });
+export const kvGetKeysDefinition = definePlugin({
+  type: 'core.kv.GetKeys',
+  title: 'List KV keys',
+  description: 'Lists the keys of a namespace\'s KV store, optionally only those starting with `prefix`.',
+  properties: { prefix: p.string().describe('Only keys starting with it.'), namespace: namespace() },
+  outputs: { keys: { type: 'array', description: 'The keys.' } },
+  examples: [{ title: 'List keys', code: 'id: keys\ntype: ai.service.plugin.core.kv.GetKeys\nprefix: last_\n' }],
+  inline: true,
+  async run(ctx, props) {
+    const ns = props.namespace ?? ctx.flow.namespace;
+    const prefix = props.prefix ?? '';
+    const keys = (await ctx.kv.list(ns)).map((e) => e.key).filter((k) => k.startsWith(prefix));
+    return { state: 'SUCCESS', outputs: { keys } };
+  },
+});
+
+export const kvSetPlugin = kvSetDefinition.runnable;
+export const kvGetPlugin = kvGetDefinition.runnable;
+export const kvDeletePlugin = kvDeleteDefinition.runnable;
+export const kvGetKeysPlugin = kvGetKeysDefinition.runnable;

@@ -1,8 +1,18 @@
 // core.execution.Labels: sets or overrides execution labels at runtime (map or list of {key, value}).
 import { dict, parseJsonSafe } from '../core/keyed.js';
 import type { Label } from '../core/types.js';
-import type { RunContext, TaskResult } from './types.js';
-import { isRecord, plugin } from './util.js';
+import { STRING } from '../model/schema-common.js';
+import { definePlugin, p } from './define.js';
+import type { RunContext } from './types.js';
+import { isRecord } from './util.js';
+
+/** The Labels task's labels: as flow labels, and a value may also be a map (stored as its JSON text, as Kestra does). */
+const LABEL_VALUE = { type: ['string', 'number', 'boolean', 'object'] };
+const TASK_LABELS = {
+  type: ['object', 'array'],
+  additionalProperties: LABEL_VALUE,
+  items: { type: 'object', required: ['key', 'value'], properties: { key: STRING, value: LABEL_VALUE }, additionalProperties: false },
+};
 
 function stringify(v: unknown): string {
   if (typeof v === 'string') return v;
@@ -26,18 +36,31 @@ export function toLabels(raw: unknown): Label[] {
   return [...byKey].map(([key, value]) => ({ key, value }));
 }
 
-async function runLabels(ctx: RunContext): Promise<TaskResult> {
-  const raw = ctx.task.labels;
-  if (raw === undefined || raw === null) throw new Error("Missing required property 'labels'");
-  let rendered = typeof raw === 'string' ? ctx.renderTyped(raw) : ctx.renderValue(raw);
-  if (typeof rendered === 'string') rendered = parseJsonSafe(rendered);
-  const labels = toLabels(isRecord(rendered) ? renderKeys(ctx, rendered) : rendered);
-  if (labels.length === 0) throw new Error('No labels to set');
-  for (const l of labels) {
-    if (l.key.trim() === '') throw new Error('Label keys must not be empty');
-  }
-  return { state: 'SUCCESS', executionLabels: labels };
-}
+export const labelsDefinition = definePlugin({
+  type: 'core.execution.Labels',
+  title: 'Labels',
+  description: 'Sets or overrides labels of the execution while it runs (keys and values rendered; a map value is stored as its JSON text).',
+  properties: {
+    // A map or a list of {key, value}; a string: JSON text of one, or an expression rendering to one (Kestra accepts both).
+    // Rendered here: keys too.
+    labels: p.raw({ anyOf: [TASK_LABELS, { type: 'string', format: 'template' }, { type: 'string', pattern: '^\\s*[[{]' }] })
+      .required().describe('The labels: a map, or a list of {key, value}.'),
+  },
+  examples: [{ title: 'Label the execution', code: 'id: label\ntype: ai.service.plugin.core.execution.Labels\nlabels:\n  customer: "{{ inputs.customer }}"\n' }],
+  inline: true,
+  async run(ctx, props) {
+    const raw = props.labels;
+    let rendered = typeof raw === 'string' ? ctx.renderTyped(raw) : ctx.renderValue(raw);
+    if (typeof rendered === 'string') rendered = parseJsonSafe(rendered);
+    const labels = toLabels(isRecord(rendered) ? renderKeys(ctx, rendered) : rendered);
+    if (labels.length === 0) throw new Error('No labels to set');
+    for (const l of labels) {
+      if (l.key.trim() === '') throw new Error('Label keys must not be empty');
+    }
+    return { state: 'SUCCESS', executionLabels: labels };
+  },
+});
+export const labelsPlugin = labelsDefinition.runnable;
 
 function renderKeys(ctx: RunContext, map: Record<string, unknown>): Record<string, unknown> {
   const out = dict();
@@ -45,4 +68,3 @@ function renderKeys(ctx: RunContext, map: Record<string, unknown>): Record<strin
   return out;
 }
 
-export const labelsPlugin = plugin('core.execution.Labels', runLabels, { inline: true });

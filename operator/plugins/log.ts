@@ -4,40 +4,69 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { limitsFromEnv } from '../core/limits.js';
 import type { LogLine } from '../core/types.js';
+import { LOG_LEVEL, STRING } from '../model/schema-common.js';
+import { definePlugin, p, type PropValues } from './define.js';
 import type { RunContext, TaskResult } from './types.js';
-import { plugin, renderString, toLogLevel } from './util.js';
+import { renderString, toLogLevel } from './util.js';
 
-/** Writes the messages held by property `prop` (one, or a list) at the task's `level` (default INFO). */
-function logMessages(ctx: RunContext, prop: 'message' | 'format'): TaskResult {
-  const levelProp = ctx.task.level === undefined ? 'INFO' : renderString(ctx, ctx.task.level);
-  const level = toLogLevel(levelProp);
-  const raw = ctx.task[prop];
+/** `level`: one of Kestra's log levels (WARNING is read as WARN). */
+const level = () => p.raw(LOG_LEVEL).describe('The log level: TRACE, DEBUG, INFO, WARN or ERROR.');
+
+/** Writes the messages (one, or a list; each rendered) at `level` (default INFO). */
+function logMessages(ctx: RunContext, raw: unknown, levelProp: unknown): TaskResult {
+  const lvl = toLogLevel(levelProp === undefined ? 'INFO' : renderString(ctx, levelProp));
   const messages = Array.isArray(raw) ? raw : [raw];
-  for (const m of messages) {
-    const text = renderString(ctx, m) ?? '';
-    ctx.logger.log(level, text);
-  }
+  for (const m of messages) ctx.logger.log(lvl, renderString(ctx, m) ?? '');
   return { state: 'SUCCESS' };
 }
 
-export const logPlugin = plugin('core.log.Log', async (ctx) => logMessages(ctx, 'message'), { inline: true });
+export const logDefinition = definePlugin({
+  type: 'core.log.Log',
+  title: 'Log',
+  description: 'Writes one message, or each message of a list, to the task log at the given level.',
+  properties: {
+    // Each item is rendered as text on its own (a message that looks like JSON stays one message).
+    message: p.raw({ type: ['string', 'array'], items: STRING }).required().describe('The message, or a list of messages (expressions allowed).'),
+    level: level(),
+  },
+  examples: [{ title: 'Log an input', code: 'id: hello\ntype: ai.service.plugin.core.log.Log\nmessage: "Hello {{ inputs.name }}"\nlevel: INFO\n' }],
+  inline: true,
+  async run(ctx, props) { return logMessages(ctx, props.message, props.level); },
+});
+export const logPlugin = logDefinition.runnable;
 
 export const ECHO_DEPRECATED = 'core.debug.Echo is deprecated (Kestra 0.15): use core.log.Log with `message`';
 
 /** core.debug.Echo: Kestra's former Log, its `format` written at `level`; no outputs. */
-export const echoPlugin = plugin('core.debug.Echo', async (ctx) => {
-  ctx.logger.warn(ECHO_DEPRECATED);
-  return logMessages(ctx, 'format');
-}, { inline: true });
+export const echoDefinition = definePlugin({
+  type: 'core.debug.Echo',
+  title: 'Echo (deprecated)',
+  description: 'Kestra\'s former Log task: writes `format` to the task log at `level`, with a deprecation warning. Use core.log.Log.',
+  properties: {
+    format: p.raw({ type: ['string', 'number', 'boolean'] }).required().describe('The message (expressions allowed).'),
+    level: level(),
+  },
+  examples: [{ title: 'Echo a message', code: 'id: echo\ntype: ai.service.plugin.core.debug.Echo\nformat: "{{ execution.id }}"\n' }],
+  inline: true,
+  async run(ctx, props) {
+    ctx.logger.warn(ECHO_DEPRECATED);
+    return logMessages(ctx, props.format, props.level);
+  },
+});
+export const echoPlugin = echoDefinition.runnable;
 
-/** Task ids of `tasksId`: a list, or an expression yielding one. */
-function taskIds(ctx: RunContext): string[] | undefined {
-  const raw = ctx.task.tasksId;
-  if (raw === undefined || raw === null) return undefined;
-  const value = Array.isArray(raw) ? raw.map((v) => renderString(ctx, v)) : ctx.renderTyped(raw);
-  const list = Array.isArray(value) ? value : [value];
-  return list.map((v, i) => {
-    if (typeof v !== 'string' || v === '') throw new Error(`tasksId[${i}] must be a task id`);
+const fetchProperties = {
+  namespace: p.string().describe('Namespace of the execution `executionId` names (default: this flow\'s).'),
+  flowId: p.string().describe('Flow of the execution `executionId` names (default: this flow).'),
+  executionId: p.string().describe('The execution whose logs are fetched (default: this one).'),
+  tasksId: p.stringList().describe('Only the logs of these task ids.'),
+  level: p.string().describe('The lowest level fetched (default INFO).'),
+};
+
+/** Task ids of `tasksId`, each a non-empty id. */
+function taskIds(list: string[] | undefined): string[] | undefined {
+  return list?.map((v, i) => {
+    if (v === '') throw new Error(`tasksId[${i}] must be a task id`);
     return v;
   });
 }
@@ -48,19 +77,19 @@ function taskIds(ctx: RunContext): string[] | undefined {
  * written as rows (one JSON object a line) to an `.ion` file; outputs `uri` and `size` (lines). At most
  * LOGS_MAX_LINES lines are written; beyond that the task warns and stops.
  */
-async function runFetch(ctx: RunContext): Promise<TaskResult> {
-  const executionId = renderString(ctx, ctx.task.executionId);
+async function runFetch(ctx: RunContext, props: PropValues<typeof fetchProperties>): Promise<TaskResult> {
+  const executionId = props.executionId;
   const target = {
-    namespace: renderString(ctx, ctx.task.namespace) ?? ctx.execution.namespace,
-    flowId: renderString(ctx, ctx.task.flowId) ?? ctx.execution.flowId,
+    namespace: props.namespace ?? ctx.execution.namespace,
+    flowId: props.flowId ?? ctx.execution.flowId,
     executionId: executionId ?? ctx.execution.id,
   };
   if (!executionId && (target.namespace !== ctx.execution.namespace || target.flowId !== ctx.execution.flowId)) {
     throw new Error("core.log.Fetch: 'namespace' and 'flowId' only apply with 'executionId'");
   }
-  const minLevel = toLogLevel(ctx.task.level === undefined ? 'INFO' : renderString(ctx, ctx.task.level));
+  const minLevel = toLogLevel(props.level ?? 'INFO');
   const max = limitsFromEnv(process.env).logsMaxLines;
-  const tasks = taskIds(ctx);
+  const tasks = taskIds(props.tasksId);
   const logs = ctx.logs;
   let size = 0;
   let truncated = false;
@@ -89,4 +118,16 @@ export function logRow(l: LogLine): Record<string, unknown> {
   };
 }
 
-export const logFetchPlugin = plugin('core.log.Fetch', runFetch);
+export const logFetchDefinition = definePlugin({
+  type: 'core.log.Fetch',
+  title: 'Fetch logs',
+  description: 'Writes the log lines of this execution (or of `executionId`; another namespace only as ALLOWED_NAMESPACES grants) at `level` or above, optionally of some tasks only, as rows (one JSON object a line) to an `.ion` file. At most LOGS_MAX_LINES lines are written; beyond that the task warns and stops.',
+  properties: fetchProperties,
+  outputs: {
+    uri: { type: 'uri', description: 'The row file of log lines.' },
+    size: { type: 'integer', description: 'How many lines it holds.' },
+  },
+  examples: [{ title: 'Fetch this execution\'s warnings', code: 'id: fetch\ntype: ai.service.plugin.core.log.Fetch\nlevel: WARN\n' }],
+  run: runFetch,
+});
+export const logFetchPlugin = logFetchDefinition.runnable;

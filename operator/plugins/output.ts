@@ -1,12 +1,16 @@
 // core.output.OutputValues: renders the `values` map and exposes it as the `values` output.
-import type { RunContext, TaskResult } from './types.js';
-import { isRecord, plugin } from './util.js';
+import { definePlugin, p } from './define.js';
 
-async function runOutputValues(ctx: RunContext): Promise<TaskResult> {
-  const raw = ctx.task.values ?? {};
-  const values = typeof raw === 'string' ? ctx.renderTyped(raw) : ctx.renderValue(raw);
-  if (!isRecord(values)) throw new Error("Property 'values' must be a map");
-  return { state: 'SUCCESS', outputs: { values } };
-}
-
-export const outputValuesPlugin = plugin('core.output.OutputValues', runOutputValues, { inline: true });
+export const outputValuesDefinition = definePlugin({
+  type: 'core.output.OutputValues',
+  title: 'Output values',
+  description: 'Renders the `values` map (every value may be an expression) and exposes it as the `values` output.',
+  properties: { values: p.map().required().describe('The values to output, by name.') },
+  outputs: { values: { type: 'object', description: 'The rendered values.' } },
+  examples: [{ title: 'Output two values', code: 'id: out\ntype: ai.service.plugin.core.output.OutputValues\nvalues:\n  name: "{{ inputs.name }}"\n  count: 3\n' }],
+  inline: true,
+  async run(_ctx, props) {
+    return { state: 'SUCCESS', outputs: { values: props.values } };
+  },
+});
+export const outputValuesPlugin = outputValuesDefinition.runnable;

@@ -10,24 +10,28 @@ import { limitError, limitsFromEnv, type Limits } from '../core/limits.js';
 import { truthy } from '../expr/values.js';
 import { parseIon } from '../storage/ion.js';
 import { LineFile, readLines } from '../storage/lines.js';
-import type { RunContext, TaskResult } from './types.js';
-import { errorMessage, isRecord, plugin, renderString, requireString } from './util.js';
+import { STRING } from '../model/schema-common.js';
+import { definePlugin, p } from './define.js';
+import type { RunContext } from './types.js';
+import { errorMessage, isRecord } from './util.js';
 
 const FILTER_TYPES = ['INCLUDE', 'EXCLUDE'] as const;
 const ERROR_OR_NULL = ['FAIL', 'INCLUDE', 'EXCLUDE'] as const;
 
-function enumProperty<T extends string>(ctx: RunContext, name: string, values: readonly T[], fallback: T): T {
-  const v = renderString(ctx, ctx.task[name]) ?? fallback;
-  if (!(values as readonly string[]).includes(v)) throw new Error(`Property '${name}' must be one of ${values.join(', ')}, got '${v}'`);
-  return v as T;
-}
-
 /** An expression property rendered per item: Kestra takes it as written (not rendered before the items). */
-function expressionProperty(ctx: RunContext, name: string): string {
-  const v = ctx.task[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new Error(`Missing required property '${name}' on task '${ctx.task.id}'`);
+const expressionProperty = (what: string) => p.raw(STRING).required().describe(what);
+
+function expression(v: unknown, name: string): string {
+  if (typeof v !== 'string' || v.trim() === '') throw new Error(`Missing required property '${name}'`);
   return v;
 }
+
+const from = () => p.string().required().describe('The row file (kestra:/// URI; one JSON object a line).');
+const ITEM_OUTPUTS = {
+  uri: { type: 'uri', description: 'The file of the kept items.' },
+  processedItemsTotal: { type: 'integer', description: 'Items read.' },
+  droppedItemsTotal: { type: 'integer', description: 'Items not kept.' },
+} as const;
 
 /** The fields of one item, as variables. */
 function itemVariables(line: string, at: number): Record<string, unknown> {
@@ -57,50 +61,73 @@ async function rewrite(ctx: RunContext, from: string, limits: Limits, keep: (lin
   }
 }
 
-async function runFilter(ctx: RunContext): Promise<TaskResult> {
-  const from = requireString(ctx, 'from');
-  const condition = expressionProperty(ctx, 'filterCondition');
-  const filterType = enumProperty(ctx, 'filterType', FILTER_TYPES, 'INCLUDE');
-  const onErrorOrNull = enumProperty(ctx, 'errorOrNullBehavior', ERROR_OR_NULL, 'FAIL');
-  const result = await rewrite(ctx, from, limitsFromEnv(process.env), (line, at) => {
-    let value: unknown;
-    try {
-      value = ctx.renderTyped(condition, itemVariables(line, at));
-    } catch (err) {
-      if (onErrorOrNull === 'FAIL') throw err;
-      return onErrorOrNull === 'INCLUDE';
-    }
-    if (value === null || value === undefined) {
-      if (onErrorOrNull === 'FAIL') throw new Error(`Expression \`${condition}\` returned null on item ${at + 1}`);
-      return onErrorOrNull === 'INCLUDE';
-    }
-    const match = truthy(typeof value === 'string' ? value.trim() : value);
-    return match === (filterType === 'INCLUDE');
-  });
-  return { state: 'SUCCESS', outputs: { uri: result.uri, processedItemsTotal: result.processed, droppedItemsTotal: result.dropped } };
-}
+export const filterItemsDefinition = definePlugin({
+  type: 'core.storage.FilterItems',
+  title: 'Filter items',
+  description: 'Keeps (INCLUDE) or drops (EXCLUDE) the items of a row file for which `filterCondition` is true; the item\'s fields are the expression\'s variables. Streams the file.',
+  properties: {
+    from: from(),
+    filterCondition: expressionProperty('The condition, rendered for each item (not before).'),
+    filterType: p.enum(FILTER_TYPES).default('INCLUDE').describe('Keep (INCLUDE) or drop (EXCLUDE) the matching items.'),
+    errorOrNullBehavior: p.enum(ERROR_OR_NULL).default('FAIL').describe('When the condition fails or yields null: fail, or include or exclude the item.'),
+  },
+  outputs: ITEM_OUTPUTS,
+  examples: [{ title: 'Keep the large orders', code: 'id: big\ntype: ai.service.plugin.core.storage.FilterItems\nfrom: "{{ outputs.orders.uri }}"\nfilterCondition: "{{ amount > 100 }}"\n' }],
+  async run(ctx, props) {
+    const condition = expression(props.filterCondition, 'filterCondition');
+    const filterType = props.filterType;
+    const onErrorOrNull = props.errorOrNullBehavior;
+    const result = await rewrite(ctx, props.from, limitsFromEnv(process.env), (line, at) => {
+      let value: unknown;
+      try {
+        value = ctx.renderTyped(condition, itemVariables(line, at));
+      } catch (err) {
+        if (onErrorOrNull === 'FAIL') throw err;
+        return onErrorOrNull === 'INCLUDE';
+      }
+      if (value === null || value === undefined) {
+        if (onErrorOrNull === 'FAIL') throw new Error(`Expression \`${condition}\` returned null on item ${at + 1}`);
+        return onErrorOrNull === 'INCLUDE';
+      }
+      const match = truthy(typeof value === 'string' ? value.trim() : value);
+      return match === (filterType === 'INCLUDE');
+    });
+    return { state: 'SUCCESS', outputs: { uri: result.uri, processedItemsTotal: result.processed, droppedItemsTotal: result.dropped } };
+  },
+});
 
 /** A fixed-size stand-in for a key, so memory grows with the number of keys, not their length. */
 const keyHash = (key: string): string => createHash('sha256').update(key).digest('base64');
 
-async function runDeduplicate(ctx: RunContext): Promise<TaskResult> {
-  const from = requireString(ctx, 'from');
-  const expr = expressionProperty(ctx, 'expr');
-  const limits = limitsFromEnv(process.env);
-  const keyOf = (line: string, at: number): string => keyHash(ctx.render(expr, itemVariables(line, at)));
-  // First pass: the last position of each key. Second pass: keep the item at that position (Kestra's "keep last").
-  const last = new Map<string, number>();
-  let at = 0;
-  for await (const line of readLines(await ctx.storage.stream(from), limits, `core.storage.DeduplicateItems of '${from}'`)) {
-    const key = keyOf(line, at);
-    if (!last.has(key) && last.size >= limits.storageMaxDistinctKeys) {
-      throw limitError('storageMaxDistinctKeys', `core.storage.DeduplicateItems of '${from}' has more distinct keys`, limits);
+export const deduplicateItemsDefinition = definePlugin({
+  type: 'core.storage.DeduplicateItems',
+  title: 'Deduplicate items',
+  description: 'Keeps the last item of each key `expr` renders to (the item\'s fields are its variables). Reads the file twice, keeping one hash per distinct key (at most STORAGE_MAX_DISTINCT_KEYS).',
+  properties: {
+    from: from(),
+    expr: expressionProperty('The key of an item, rendered for each item (not before).'),
+  },
+  outputs: { ...ITEM_OUTPUTS, numKeys: { type: 'integer', description: 'Distinct keys.' } },
+  examples: [{ title: 'One row per id', code: 'id: dedup\ntype: ai.service.plugin.core.storage.DeduplicateItems\nfrom: "{{ outputs.rows.uri }}"\nexpr: "{{ id }}"\n' }],
+  async run(ctx, props) {
+    const from = props.from;
+    const expr = expression(props.expr, 'expr');
+    const limits = limitsFromEnv(process.env);
+    const keyOf = (line: string, at: number): string => keyHash(ctx.render(expr, itemVariables(line, at)));
+    // First pass: the last position of each key. Second pass: keep the item at that position (Kestra's "keep last").
+    const last = new Map<string, number>();
+    let at = 0;
+    for await (const line of readLines(await ctx.storage.stream(from), limits, `core.storage.DeduplicateItems of '${from}'`)) {
+      const key = keyOf(line, at);
+      if (!last.has(key) && last.size >= limits.storageMaxDistinctKeys) {
+        throw limitError('storageMaxDistinctKeys', `core.storage.DeduplicateItems of '${from}' has more distinct keys`, limits);
+      }
+      last.set(key, at++);
     }
-    last.set(key, at++);
-  }
-  const result = await rewrite(ctx, from, limits, (line, i) => last.get(keyOf(line, i)) === i);
-  return { state: 'SUCCESS', outputs: { uri: result.uri, numKeys: last.size, processedItemsTotal: result.processed, droppedItemsTotal: result.dropped } };
-}
+    const result = await rewrite(ctx, from, limits, (line, i) => last.get(keyOf(line, i)) === i);
+    return { state: 'SUCCESS', outputs: { uri: result.uri, numKeys: last.size, processedItemsTotal: result.processed, droppedItemsTotal: result.dropped } };
+  },
+});
 
-export const filterItemsPlugin = plugin('core.storage.FilterItems', runFilter);
-export const deduplicateItemsPlugin = plugin('core.storage.DeduplicateItems', runDeduplicate);
+export const filterItemsPlugin = filterItemsDefinition.runnable;
+export const deduplicateItemsPlugin = deduplicateItemsDefinition.runnable;

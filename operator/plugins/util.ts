@@ -1,8 +1,10 @@
-// Small helpers shared by the runnable plugins: typed property reads, ISO durations,
-// FAILED results, and the wrapper that turns thrown errors (render errors included) into FAILED results.
+// Small helpers shared by the runnable plugins: property reads of the properties a plugin renders itself (the scripts'
+// ones, rendered with the script's variables), ISO durations, FAILED results, and a context with another task.
 import { dict, parseJsonSafe } from '../core/keyed.js';
-import { parseDuration, PREFIX } from '../model/index.js';
-import type { RunContext, RunnablePlugin, TaskResult } from './types.js';
+import { parseDuration } from '../model/duration.js';
+import { PLUGIN_PREFIX as PREFIX } from './define.js';
+import type { Task } from '../core/types.js';
+import type { RunContext, TaskResult } from './types.js';
 
 export const TYPE_PREFIX = PREFIX;
 
@@ -13,26 +15,6 @@ export function failed(error: string, outputs?: Record<string, unknown>): TaskRe
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
-}
-
-/**
- * Builds a plugin whose thrown errors (ExpressionError, I/O...) become FAILED results with the error's message.
- * `inline`: the task is pure and quick (RunnablePlugin.inline).
- */
-export function plugin(type: string, run: (ctx: RunContext) => Promise<TaskResult>, opts: { inline?: boolean } = {}): RunnablePlugin {
-  return {
-    type: TYPE_PREFIX + type,
-    ...(opts.inline ? { inline: true } : {}),
-    async run(ctx) {
-      if (ctx.signal.aborted) return failed('Task killed');
-      try {
-        return await run(ctx);
-      } catch (err) {
-        if (ctx.signal.aborted) return failed('Task killed');
-        return failed(errorMessage(err));
-      }
-    },
-  };
 }
 
 /** Renders a string property (undefined stays undefined; non-strings are stringified first). */
@@ -119,4 +101,29 @@ export function toLogLevel(value: unknown): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' 
   if (s === 'WARNING') return 'WARN';
   if (s === 'TRACE' || s === 'DEBUG' || s === 'INFO' || s === 'WARN' || s === 'ERROR') return s;
   throw new Error(`Invalid log level '${String(value)}'`);
+}
+
+/** The same context with another task definition (methods bound to the original, whatever its class). */
+export function withTask(ctx: RunContext, task: Task): RunContext {
+  return {
+    flow: ctx.flow,
+    execution: ctx.execution,
+    taskRun: ctx.taskRun,
+    task,
+    attempt: ctx.attempt,
+    render: (template, extra) => ctx.render(template, extra),
+    renderValue: (value, extra) => ctx.renderValue(value, extra),
+    renderTyped: (value, extra) => ctx.renderTyped(value, extra),
+    variables: ctx.variables,
+    logger: ctx.logger,
+    storage: ctx.storage,
+    kv: ctx.kv,
+    namespaceFiles: ctx.namespaceFiles,
+    logs: ctx.logs,
+    executions: ctx.executions,
+    storagePrefix: ctx.storagePrefix,
+    get workingDir() { return ctx.workingDir; },
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  };
 }

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeTestContext, type TestContext } from '../../operator/plugins/testing.js';
 import {
-  batchCompletionPlugin, inferencePlugins, inferenceTaskSchemas, s3DeletePlugin, s3DownloadPlugin, s3ListPlugin, s3UploadPlugin,
+  batchCompletionPlugin, inferenceDefinitions, inferencePlugins, s3DeletePlugin, s3DownloadPlugin, s3ListPlugin, s3UploadPlugin,
 } from '../../operator/plugins/inference/index.js';
 import { listKeys, postJson, readObject, S3_KEY, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
 import { startStsTestDouble, type StsTestDouble } from './sts-double.js';
+import { taskTypeSchemas } from '../../operator/model/schema-tasks.js';
 
 
 // Model-backed tests run on a shared 2-core machine: allow for CPU contention.
@@ -29,8 +30,8 @@ afterAll(async () => { await svc?.close(); await sts?.close(); await s3?.close()
 
 const conn = (): Record<string, unknown> => ({ endpointOverride: s3.endpoint, accessKeyId: S3_KEY, secretKeyId: S3_KEY, region: 'us-east-1', bucket: 'data' });
 
-it('exports one schema per plugin type', () => {
-  expect(Object.keys(inferenceTaskSchemas).sort()).toEqual(inferencePlugins.map((p) => p.type).sort());
+it('declares each type once: the flow schema holds the definition\'s schema', () => {
+  for (const d of inferenceDefinitions) expect(taskTypeSchemas()[d.type]?.properties).toEqual(d.schema.properties);
   expect(inferencePlugins.map((p) => p.type)).toContain('ai.service.plugin.aws.s3.Upload');
 });
 

@@ -2,6 +2,7 @@
 // Koa API on a random port) plus the controller, with small fetch helpers.
 import { createSecretRenderer, startController, type Controller } from '../../operator/controller/index.js';
 import { initExpressions } from '../../operator/expr/index.js';
+import { loadPluginPackages } from '../../operator/plugins/load.js';
 import type { EmbeddedStores } from '../../operator/store/sqlite/index.js';
 import { startTestApi } from '../api/helpers.js';
 
@@ -21,6 +22,7 @@ export interface Embedded {
 
 export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<Embedded> {
   await initExpressions();
+  await loadPluginPackages(env); // as embedded main: PLUGINS packages register their task types first
   // Composed as embedded main: webhooks render their inputs with the same secrets as the controller.
   const api = await startTestApi({ env, withStores: (stores) => ({ renderer: createSecretRenderer(stores, env) }) });
   const { stores, dataDir } = api;

@@ -5,7 +5,10 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { dict } from '../../core/keyed.js';
 import type { Metric } from '../../core/types.js';
-import { normalizeType } from '../../model/task-types.js';
+import {
+  BOOL, FILES_MAP_OR_STRING, NAMESPACE_FILES, OBJECT, ref, SCALAR_MAP, STRING, STRING_LIST_OR_EXPR, TPL_BOOL,
+} from '../../model/schema-common.js';
+import { p } from '../define.js';
 import type { RunContext, TaskResult } from '../types.js';
 import { isRecord, renderBool, renderStringList, renderStringMap, TYPE_PREFIX } from '../util.js';
 import { scriptEnv } from './env.js';
@@ -32,8 +35,38 @@ export interface ScriptPlan {
 const PROCESS_RUNNER = TYPE_PREFIX + 'core.runner.Process';
 const DOCKER_RUNNER = TYPE_PREFIX + 'scripts.runner.docker.Docker';
 
+/**
+ * The properties every script task shares (Kestra's AbstractExecScript). They are rendered by runScriptTask, with the
+ * script's own variables (`workingDir`, `outputDir`) besides the execution's, so they reach `run` as written.
+ */
+export const scriptProperties = {
+  taskRunner: p.raw(ref('taskRunner')).describe('Where the script runs: core.runner.Process (default) or scripts.runner.docker.Docker (in cluster mode the task Pod runs the image; in embedded mode a local process, with a warning).'),
+  containerImage: p.raw(STRING).describe('The image of the Docker task runner.'),
+  env: p.raw(SCALAR_MAP).describe('Environment variables of the process.'),
+  inputFiles: p.raw(FILES_MAP_OR_STRING).describe('Files written in the working directory first: file name → content or kestra:/// URI.'),
+  outputFiles: p.raw(STRING_LIST_OR_EXPR).describe('Globs of the files stored after the run (output `outputFiles`: name → URI).'),
+  namespaceFiles: p.raw(NAMESPACE_FILES).describe('Namespace files copied into the working directory (enabled, include, exclude, namespaces, ifExists, folderPerNamespace).'),
+  beforeCommands: p.raw(STRING_LIST_OR_EXPR).describe('Commands run before the script.'),
+  warningOnStdErr: p.raw(TPL_BOOL).describe('End in WARNING when the script wrote to stderr (default false).'),
+  interpreter: p.raw(STRING_LIST_OR_EXPR).describe('The interpreter of the commands (default: /bin/sh -c).'),
+  docker: p.raw(OBJECT).describe('Kestra\'s former Docker options (`image`...), superseded by taskRunner.'),
+  failFast: p.raw(TPL_BOOL).describe('Stop at the first failing command (`set -e`; default true).'),
+  targetOS: p.raw({ type: 'string', enum: ['LINUX', 'WINDOWS', 'AUTO'] }).describe('Kestra\'s target OS: only LINUX runs here.'),
+  outputDirectory: p.raw(BOOL).describe('Kestra\'s former switch for `{{ outputDir }}` (always available here).'),
+  runner: p.raw({ type: 'string', enum: ['PROCESS', 'DOCKER'] }).describe('Kestra\'s former runner switch (PROCESS or DOCKER), superseded by taskRunner.'),
+};
+
+/** The outputs of every script task. */
+export const SCRIPT_OUTPUTS = {
+  vars: { type: 'object', description: 'What the script sent with `::{"outputs": {...}}::` lines.' },
+  exitCode: { type: 'integer', description: 'The exit code.' },
+  outputFiles: { type: 'object', description: 'File name → kestra:/// URI of the stored output files.' },
+} as const;
+
 /** Embedded mode runs every script as a local process; a Docker runner is accepted with a warning. */
-export function checkTaskRunner(ctx: RunContext): void {
+export async function checkTaskRunner(ctx: RunContext): Promise<void> {
+  // The model's names (loaded when a script runs: the plugin catalog, which lists this module, is the model's import).
+  const { normalizeType } = await import('../../model/task-types.js');
   const runner = isRecord(ctx.task.taskRunner) ? ctx.task.taskRunner : undefined;
   const type = typeof runner?.type === 'string' ? normalizeType(runner.type) : undefined;
   const legacyDocker = String(ctx.task.runner ?? '').toUpperCase() === 'DOCKER';
@@ -88,7 +121,7 @@ async function prepareDirs(ctx: RunContext): Promise<ScriptVars> {
 
 /** Runs a script task: the plan builder receives the template variables (workingDir, outputDir). */
 export async function runScriptTask(ctx: RunContext, build: (vars: ScriptVars) => Promise<ScriptPlan>): Promise<TaskResult> {
-  checkTaskRunner(ctx);
+  await checkTaskRunner(ctx);
   const vars = await prepareDirs(ctx);
   const userEnv = renderStringMap(ctx, ctx.task.env, vars);
   await loadNamespaceFiles(ctx, vars.workingDir); // first: inputFiles of the same name win, as in Kestra

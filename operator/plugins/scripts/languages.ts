@@ -4,14 +4,17 @@ import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunContext, RunnablePlugin, TaskResult } from '../types.js';
-import { withTask } from '../templated.js';
-import { plugin, requireString } from '../util.js';
-import { runScriptTask, type ScriptPlan } from './exec.js';
-import { renderCommands, scriptFileName } from './shell.js';
+import { definePlugin, type PluginDefinition } from '../define.js';
+import { requireString, withTask } from '../util.js';
+import { runScriptTask, SCRIPT_OUTPUTS, scriptProperties, type ScriptPlan } from './exec.js';
+import { commandsProperty, renderCommands, scriptFileName, scriptProperty } from './shell.js';
 
 interface Language {
   family: string;
+  /** The language's name, for the docs. */
+  name: string;
+  /** What runs a script file, for the docs. */
+  runs: string;
   extension: string;
   /** The interpreter program the script file (or the default Commands interpreter) needs on PATH. */
   binary: string;
@@ -53,12 +56,12 @@ async function withNodeLib(plan: ScriptPlan): Promise<ScriptPlan> {
 }
 
 const LANGUAGES: Language[] = [
-  { family: 'node', extension: 'js', binary: process.execPath, run: (f) => `${quote(process.execPath)} ${f}`, prepare: withNodeLib },
-  { family: 'ruby', extension: 'rb', binary: 'ruby', run: (f) => `ruby ${f}` },
-  { family: 'r', extension: 'R', binary: 'Rscript', run: (f) => `Rscript ${f}` },
-  { family: 'julia', extension: 'jl', binary: 'julia', run: (f) => `julia ${f}` },
+  { family: 'node', name: 'Node.js', runs: 'the node binary running flowpilot (with a minimal `@kestra-io/libs`)', extension: 'js', binary: process.execPath, run: (f) => `${quote(process.execPath)} ${f}`, prepare: withNodeLib },
+  { family: 'ruby', name: 'Ruby', runs: '`ruby`', extension: 'rb', binary: 'ruby', run: (f) => `ruby ${f}` },
+  { family: 'r', name: 'R', runs: '`Rscript`', extension: 'R', binary: 'Rscript', run: (f) => `Rscript ${f}` },
+  { family: 'julia', name: 'Julia', runs: '`julia` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'jl', binary: 'julia', run: (f) => `julia ${f}` },
   {
-    family: 'powershell', extension: 'ps1', binary: 'pwsh', run: (f) => `pwsh -NoProfile -NonInteractive -File ${f}`,
+    family: 'powershell', name: 'PowerShell', runs: '`pwsh` (not installed by flowpilot: on the PATH, or a Docker task runner image)', extension: 'ps1', binary: 'pwsh', run: (f) => `pwsh -NoProfile -NonInteractive -File ${f}`,
     commandsInterpreter: ['pwsh', '-NoProfile', '-NonInteractive', '-Command'],
   },
 ];
@@ -77,27 +80,44 @@ function requireInterpreter(lang: Language): void {
     + `io.kestra.plugin.scripts.runner.docker.Docker}) and a containerImage that has it: the task's Pod runs that image`);
 }
 
-function scriptPlugin(lang: Language): RunnablePlugin {
-  return plugin(`scripts.${lang.family}.Script`, (ctx: RunContext): Promise<TaskResult> =>
-    runScriptTask(ctx, async (vars) => {
+function scriptDefinition(lang: Language): PluginDefinition {
+  return definePlugin({
+    type: `scripts.${lang.family}.Script`,
+    title: `${lang.name} script`,
+    description: `Writes the script to a .${lang.extension} file of the working directory and runs it with ${lang.runs}; \`::{"outputs": {...}}::\` lines set outputs.`,
+    properties: { ...scriptProperties, script: scriptProperty() },
+    outputs: SCRIPT_OUTPUTS,
+    examples: [{ title: `A ${lang.name} script`, code: `id: ${lang.family}\ntype: ai.service.plugin.scripts.${lang.family}.Script\nscript: |\n  # your ${lang.name} code\n` }],
+    run: (ctx) => runScriptTask(ctx, async (vars) => {
       requireInterpreter(lang);
       const name = scriptFileName(ctx, lang.extension);
       const plan: ScriptPlan = { commands: [lang.run(name)], files: { [name]: requireString(ctx, 'script', vars) } };
       return lang.prepare ? lang.prepare(plan) : plan;
-    }));
-}
-
-function commandsPlugin(lang: Language): RunnablePlugin {
-  return plugin(`scripts.${lang.family}.Commands`, (ctx: RunContext): Promise<TaskResult> => {
-    const task = ctx.task.interpreter === undefined && lang.commandsInterpreter
-      ? { ...ctx.task, interpreter: lang.commandsInterpreter } : ctx.task;
-    const local = task === ctx.task ? ctx : withTask(ctx, task);
-    return runScriptTask(local, async (vars) => {
-      if (task !== ctx.task) requireInterpreter(lang);
-      const plan: ScriptPlan = { commands: renderCommands(local, vars) };
-      return lang.prepare ? lang.prepare(plan) : plan;
-    });
+    }),
   });
 }
 
-export const languagePlugins: RunnablePlugin[] = LANGUAGES.flatMap((l) => [scriptPlugin(l), commandsPlugin(l)]);
+function commandsDefinition(lang: Language): PluginDefinition {
+  return definePlugin({
+    type: `scripts.${lang.family}.Commands`,
+    title: `${lang.name} commands`,
+    description: `Runs the commands in one script (${lang.commandsInterpreter ? `with ${lang.commandsInterpreter.join(' ')} unless \`interpreter\` says otherwise` : 'with /bin/sh'}) in the task's working directory; they call ${lang.runs}.`,
+    properties: { ...scriptProperties, commands: commandsProperty() },
+    outputs: SCRIPT_OUTPUTS,
+    examples: [{ title: `Run a ${lang.name} file`, code: `id: ${lang.family}c\ntype: ai.service.plugin.scripts.${lang.family}.Commands\nnamespaceFiles:\n  enabled: true\ncommands:\n  - ${lang.run(`main.${lang.extension}`).replace(quote(process.execPath), 'node')}\n` }],
+    run: (ctx) => {
+      const task = ctx.task.interpreter === undefined && lang.commandsInterpreter
+        ? { ...ctx.task, interpreter: lang.commandsInterpreter } : ctx.task;
+      const local = task === ctx.task ? ctx : withTask(ctx, task);
+      return runScriptTask(local, async (vars) => {
+        if (task !== ctx.task) requireInterpreter(lang);
+        const plan: ScriptPlan = { commands: renderCommands(local, vars) };
+        return lang.prepare ? lang.prepare(plan) : plan;
+      });
+    },
+  });
+}
+
+/** Script and Commands of every language above. */
+export const languageDefinitions: PluginDefinition[] = LANGUAGES.flatMap((l) => [scriptDefinition(l), commandsDefinition(l)]);
+export const languagePlugins = languageDefinitions.map((d) => d.runnable);

@@ -4,10 +4,12 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunContext, TaskResult } from '../types.js';
-import { plugin, renderStringList, requireString } from '../util.js';
-import { runScriptTask, type ScriptPlan, type ScriptVars } from './exec.js';
-import { renderCommands, scriptFileName } from './shell.js';
+import { STRING, STRING_LIST_OR_EXPR } from '../../model/schema-common.js';
+import { definePlugin, p } from '../define.js';
+import type { RunContext } from '../types.js';
+import { renderStringList, requireString } from '../util.js';
+import { runScriptTask, SCRIPT_OUTPUTS, scriptProperties, type ScriptPlan, type ScriptVars } from './exec.js';
+import { commandsProperty, renderCommands, scriptFileName, scriptProperty } from './shell.js';
 import { KESTRA_PY } from './kestra-py.js';
 
 async function withKestraModule(plan: ScriptPlan): Promise<ScriptPlan> {
@@ -42,17 +44,46 @@ export function installCommands(ctx: RunContext, vars: ScriptVars): string[] {
   return [`python3 -m pip install --quiet --disable-pip-version-check ${deps.map(quote).join(' ')}`];
 }
 
-async function runPythonScript(ctx: RunContext): Promise<TaskResult> {
-  return runScriptTask(ctx, async (vars) => {
-    const name = scriptFileName(ctx, 'py');
-    const commands = [...installCommands(ctx, vars), `python3 ${name}`];
-    return withKestraModule({ commands, files: { [name]: requireString(ctx, 'script', vars) } });
-  });
+const pythonProperties = {
+  ...scriptProperties,
+  dependencies: p.raw(STRING_LIST_OR_EXPR).describe('pip requirements installed (python3 -m pip install) before the run.'),
+  pythonVersion: p.raw(STRING).describe('Kestra\'s Python version for its uv environments: not supported here (python3 on the PATH runs; a warning says so).'),
+};
+
+/** pythonVersion is accepted (Kestra flows set it) but python3 on the PATH runs: said, not ignored silently. */
+function warnPythonVersion(ctx: RunContext): void {
+  if (ctx.task.pythonVersion !== undefined) ctx.logger.warn(`pythonVersion '${String(ctx.task.pythonVersion)}' is not supported: python3 on the PATH runs the script`);
 }
 
-async function runPythonCommands(ctx: RunContext): Promise<TaskResult> {
-  return runScriptTask(ctx, async (vars) => withKestraModule({ commands: [...installCommands(ctx, vars), ...renderCommands(ctx, vars)] }));
-}
+export const pythonScriptDefinition = definePlugin({
+  type: 'scripts.python.Script',
+  title: 'Python script',
+  description: 'Writes the script to a .py file and runs it with python3, after installing `dependencies` with pip; a minimal `kestra` module (Kestra.outputs, counter, timer, logger) is importable.',
+  properties: { ...pythonProperties, script: scriptProperty() },
+  outputs: SCRIPT_OUTPUTS,
+  examples: [{ title: 'Send an output', code: 'id: py\ntype: ai.service.plugin.scripts.python.Script\nscript: |\n  from kestra import Kestra\n  Kestra.outputs({"answer": 42})\n' }],
+  async run(ctx) {
+    warnPythonVersion(ctx);
+    return runScriptTask(ctx, async (vars) => {
+      const name = scriptFileName(ctx, 'py');
+      const commands = [...installCommands(ctx, vars), `python3 ${name}`];
+      return withKestraModule({ commands, files: { [name]: requireString(ctx, 'script', vars) } });
+    });
+  },
+});
 
-export const pythonScriptPlugin = plugin('scripts.python.Script', runPythonScript);
-export const pythonCommandsPlugin = plugin('scripts.python.Commands', runPythonCommands);
+export const pythonCommandsDefinition = definePlugin({
+  type: 'scripts.python.Commands',
+  title: 'Python commands',
+  description: 'Runs shell commands that call python3 (or `python`), after installing `dependencies` with pip; the `kestra` module is importable.',
+  properties: { ...pythonProperties, commands: commandsProperty() },
+  outputs: SCRIPT_OUTPUTS,
+  examples: [{ title: 'Run a namespace file', code: 'id: pyc\ntype: ai.service.plugin.scripts.python.Commands\nnamespaceFiles:\n  enabled: true\ncommands:\n  - python3 main.py\n' }],
+  async run(ctx) {
+    warnPythonVersion(ctx);
+    return runScriptTask(ctx, async (vars) => withKestraModule({ commands: [...installCommands(ctx, vars), ...renderCommands(ctx, vars)] }));
+  },
+});
+
+export const pythonScriptPlugin = pythonScriptDefinition.runnable;
+export const pythonCommandsPlugin = pythonCommandsDefinition.runnable;

@@ -1,6 +1,6 @@
-// Registry of the plugin trigger sources by canonical type. Open for more: a new source (e.g. AMQP) adds its plugin to
-// SOURCES and its property schema to operator/model/schema-triggers.ts.
-import { PLUGIN_TRIGGER_TYPES } from '../../model/schema-triggers.js';
+// Registry of the plugin trigger sources by canonical type (and the aliases their declarations give). Open for more: a
+// new source adds its plugin to SOURCES and its declaration (defineTrigger) to operator/model/schema-triggers.ts.
+import { TRIGGER_DEFINITIONS } from '../../model/schema-triggers.js';
 import type { TriggerPlugin } from '../types.js';
 import { amqpTrigger } from './amqp.js';
 import { httpTrigger } from './http.js';
@@ -13,10 +13,8 @@ import { redisListTrigger } from './redis-list.js';
 
 const SOURCES: TriggerPlugin[] = [httpTrigger, postgresQueryTrigger, minioTrigger, redisListTrigger, mqttTrigger, natsTrigger, postgresCdcTrigger, amqpTrigger];
 
-/** Type aliases accepted for a source (Kestra moved some plugins between packages). */
-const ALIASES: Record<string, string> = {
-  [PLUGIN_TRIGGER_TYPES.natsCore]: PLUGIN_TRIGGER_TYPES.nats,
-};
+/** Type aliases accepted for a source (Kestra moved some plugins between packages), from the declarations. */
+const ALIASES: Record<string, string> = Object.fromEntries(TRIGGER_DEFINITIONS.flatMap((d) => d.aliases.map((a) => [a, d.type])));
 
 export const PLUGIN_TRIGGERS: ReadonlyMap<string, TriggerPlugin> = new Map([
   ...SOURCES.map((p) => [p.type, p] as const),
