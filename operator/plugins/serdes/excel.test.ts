@@ -72,7 +72,7 @@ describe('ExcelToIon', () => {
 describe('ExcelToIon bounds on a hostile workbook', () => {
   const KIB = 1024;
 
-  it('reads the hand-made workbook the bound tests use (so their failures are the bounds)', async () => {
+  it('reads a hand-made workbook in Excel\'s part order, sheets before xl/sharedStrings.xml (exceljs\'s own reader gives {sharedString: n} there); the bound tests use it', async () => {
     const c = await convert(excelToIon, {}, await handmadeXlsx({ strings: 3, chars: 8, rows: 2 }));
     expect(c.r.state).toBe('SUCCESS');
     const uris = c.r.outputs!.uris as Record<string, string>;
