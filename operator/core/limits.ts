@@ -97,17 +97,21 @@ export const LIMIT_SETTINGS = {
     env: 'SERDES_MAX_ROW_GROUP_BYTES', default: 256 * 1024 * 1024, min: 1024,
     doc: 'largest Parquet row group (uncompressed bytes) serdes.parquet.ParquetToIon reads and IonToParquet buffers (its `rowGroupSize` may not exceed it): memory holds one row group',
   },
+  serdesMaxSharedStringsBytes: {
+    env: 'SERDES_MAX_SHARED_STRINGS_BYTES', default: 64 * 1024 * 1024, min: 1024,
+    doc: 'largest shared-strings table (with the styles and workbook parts) serdes.excel.ExcelToIon holds in memory while it reads an .xlsx workbook: the bytes xl/sharedStrings.xml, xl/styles.xml, xl/workbook.xml and its relationships inflate to, plus the overhead of each rich-text string, all together (declared sizes are checked first, the inflated bytes counted as they come, so a zip that lies about its sizes stops there too; the memory held stays within about twice this), in bytes',
+  },
   storageMaxDistinctKeys: {
     env: 'STORAGE_MAX_DISTINCT_KEYS', default: 1_000_000, min: 1,
     doc: 'distinct keys core.storage.DeduplicateItems keeps in memory for one file',
   },
   archiveMaxExtractedBytes: {
     env: 'ARCHIVE_MAX_EXTRACTED_BYTES', default: 4 * 1024 * 1024 * 1024, min: 1024,
-    doc: 'bytes one compress.ArchiveDecompress or FileDecompress may write to internal storage (all entries together, counted as they are decompressed, so a zip bomb stops there), in bytes',
+    doc: 'bytes one compress.ArchiveDecompress or FileDecompress may write to internal storage (all entries together, counted as they are decompressed, so a zip bomb stops there), and the parts of an .xlsx workbook one serdes.excel.ExcelToIon may inflate (all together), in bytes',
   },
   archiveMaxEntries: {
     env: 'ARCHIVE_MAX_ENTRIES', default: 10_000, min: 1,
-    doc: 'files one compress.ArchiveDecompress may extract or one compress.ArchiveCompress may archive',
+    doc: 'files one compress.ArchiveDecompress may extract or one compress.ArchiveCompress may archive; also the entries of an .xlsx workbook serdes.excel.ExcelToIon reads',
   },
   fsListMaxEntries: {
     env: 'FS_LIST_MAX_ENTRIES', default: 10_000, min: 1,

@@ -6,8 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupConverted, convert, plain } from './test-helpers.js';
 import { excelFormat, excelToIon, ionToExcel } from './excel.js';
 import { makeTestContext } from '../testing.js';
+import { deflatePart, handmadeXlsx, zipOf } from './xlsx-fixtures.js';
 
-afterEach(async () => { await cleanupConverted(); delete process.env.STORAGE_MAX_ITEM_BYTES; });
+const BOUNDS = ['STORAGE_MAX_ITEM_BYTES', 'SERDES_MAX_SHARED_STRINGS_BYTES', 'ARCHIVE_MAX_EXTRACTED_BYTES', 'ARCHIVE_MAX_ENTRIES'];
+afterEach(async () => { await cleanupConverted(); for (const k of BOUNDS) delete process.env[k]; });
 
 async function workbook(): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
@@ -64,6 +66,62 @@ describe('ExcelToIon', () => {
     wb.addWorksheet('S').addRow(['x'.repeat(3000)]);
     process.env.STORAGE_MAX_ITEM_BYTES = '2048';
     expect((await convert(excelToIon, {}, Buffer.from(await wb.xlsx.writeBuffer()))).r.error).toMatch(/STORAGE_MAX_ITEM_BYTES/);
+  });
+});
+
+describe('ExcelToIon bounds on a hostile workbook', () => {
+  const KIB = 1024;
+
+  it('reads a hand-made workbook in Excel\'s part order, sheets before xl/sharedStrings.xml (exceljs\'s own reader gives {sharedString: n} there); the bound tests use it', async () => {
+    const c = await convert(excelToIon, {}, await handmadeXlsx({ strings: 3, chars: 8, rows: 2 }));
+    expect(c.r.state).toBe('SUCCESS');
+    const uris = c.r.outputs!.uris as Record<string, string>;
+    expect((await c.t.stores.storage.get(uris.S)).toString()).toBe('{"0xxxxxxx":"1xxxxxxx"}\n{"0xxxxxxx":"2xxxxxxx"}\n');
+  });
+
+  it('refuses shared strings declared over SERDES_MAX_SHARED_STRINGS_BYTES before inflating them', async () => {
+    process.env.SERDES_MAX_SHARED_STRINGS_BYTES = String(64 * KIB);
+    const xlsx = await handmadeXlsx({ strings: 2000, chars: 40, rows: 2 }); // ~100 KiB of shared strings
+    const c = await convert(excelToIon, {}, xlsx);
+    expect(c.r.state).toBe('FAILED');
+    expect(c.r.error).toMatch(/shared strings, styles and workbook parts declare \d+ bytes: over the limit of 65536 .*setting SERDES_MAX_SHARED_STRINGS_BYTES/);
+    delete process.env.SERDES_MAX_SHARED_STRINGS_BYTES; // the same workbook under the default bound
+    expect((await convert(excelToIon, {}, xlsx)).r.state).toBe('SUCCESS');
+  });
+
+  it('counts the bytes really inflated: shared strings that declare 100 bytes and inflate to 8 MiB stop at the bound', async () => {
+    process.env.SERDES_MAX_SHARED_STRINGS_BYTES = String(256 * KIB);
+    const c = await convert(excelToIon, {}, await handmadeXlsx({ strings: 100_000, chars: 64, rows: 2, sharedDeclared: 100 }));
+    expect(c.r.state).toBe('FAILED');
+    expect(c.r.error).toMatch(/shared strings, styles and workbook parts take more bytes: over the limit of 262144 .*setting SERDES_MAX_SHARED_STRINGS_BYTES/);
+  });
+
+  it('a deflate bomb of a sheet (declared small) stops at ARCHIVE_MAX_EXTRACTED_BYTES', async () => {
+    process.env.ARCHIVE_MAX_EXTRACTED_BYTES = String(4 * 1024 * KIB);
+    const xlsx = await handmadeXlsx({ strings: 3, chars: 8, rows: 2, sheetFiller: 64, sheetDeclared: 1000 });
+    expect(xlsx.length).toBeLessThan(256 * KIB); // 64 MiB of XML in a small file
+    const c = await convert(excelToIon, {}, xlsx);
+    expect(c.r.state).toBe('FAILED');
+    expect(c.r.error).toMatch(/the workbook inflates to more bytes: over the limit of 4194304 .*setting ARCHIVE_MAX_EXTRACTED_BYTES/);
+    delete process.env.ARCHIVE_MAX_EXTRACTED_BYTES;
+    expect((await convert(excelToIon, {}, xlsx)).r.state).toBe('SUCCESS'); // 64 MiB is within the default
+  });
+
+  it('an unwanted sheet is never inflated (sheetsTitle): its bomb is not read', async () => {
+    process.env.ARCHIVE_MAX_EXTRACTED_BYTES = String(4 * 1024 * KIB);
+    const base = await handmadeXlsx({ strings: 3, chars: 8, rows: 2 });
+    const c = await convert(excelToIon, { sheetsTitle: ['Other'] }, base);
+    expect(c.r.state).toBe('SUCCESS');
+    expect(c.r.outputs!.uris).toEqual({});
+    const bomb = await handmadeXlsx({ strings: 3, chars: 8, rows: 2, sheetFiller: 64, sheetDeclared: 1000 });
+    expect((await convert(excelToIon, { sheetsTitle: ['Other'] }, bomb)).r.state).toBe('SUCCESS');
+  });
+
+  it('refuses a workbook of more entries than ARCHIVE_MAX_ENTRIES', async () => {
+    process.env.ARCHIVE_MAX_ENTRIES = '5';
+    const parts = await Promise.all(Array.from({ length: 6 }, (_, i) => deflatePart(`docProps/x${i}.xml`, () => ['<x/>'])));
+    const c = await convert(excelToIon, {}, zipOf(parts));
+    expect(c.r.error).toMatch(/the workbook has 6 entries: over the limit of 5 .*setting ARCHIVE_MAX_ENTRIES/);
   });
 });
 

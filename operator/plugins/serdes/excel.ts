@@ -1,7 +1,9 @@
 // serdes.excel.ExcelToIon and IonToExcel: .xlsx workbooks to and from ION rows with exceljs's streaming reader and
 // writer: rows are read and written one at a time (no shared-strings table is written; a workbook's own shared
-// strings are held while it is read). One row is at most STORAGE_MAX_ITEM_BYTES of text.
-import { createReadStream } from 'node:fs';
+// strings are held while it is read, bounded by SERDES_MAX_SHARED_STRINGS_BYTES: see excel-zip.ts). One row is at
+// most STORAGE_MAX_ITEM_BYTES of text.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { definePlugin, p } from '../define.js';
 import { fromProp, outputPath, textWriterProps, withScratch } from './common.js';
 
@@ -48,8 +50,8 @@ tasks:
   async run(ctx, props) {
     const { excelUtf8Fixed, loadExcelJS } = await import('./excel-utf8.js'); // before exceljs loads
     if (!excelUtf8Fixed) ctx.logger.warn('exceljs was loaded before its UTF-8 fix: characters split across chunks may read as U+FFFD');
-    const [ExcelJS, { IonRowWriter, IonTimestamp }, { limitError, limitsFromEnv }] = await Promise.all([
-      loadExcelJS(), import('../../storage/ion.js'), import('../../core/limits.js'),
+    const [ExcelJS, { IonRowWriter, IonTimestamp }, { LimitError, limitError, limitsFromEnv }, { openBoundedWorkbook }] = await Promise.all([
+      loadExcelJS(), import('../../storage/ion.js'), import('../../core/limits.js'), import('./excel-zip.js'),
     ]);
     if (!/^utf-?8$/i.test(props.charset.trim())) throw new Error(`Property 'charset': an .xlsx workbook is UTF-8, got '${props.charset}'`);
     const limits = limitsFromEnv(process.env);
@@ -76,16 +78,36 @@ tasks:
       }
       return { keep: true, value: v };
     };
-    try {
-      const reader = new ExcelJS.stream.xlsx.WorkbookReader(await ctx.storage.stream(props.from) as never, {
-        sharedStrings: 'cache', worksheets: 'emit', hyperlinks: 'ignore', styles: 'cache', entries: 'ignore',
-      } as never);
+    // a zip is read through its central directory (at its end): the workbook is copied to a file of this task run first
+    await withScratch(ctx, 'xlsx', async (file) => {
+      await pipeline(await ctx.storage.stream(props.from) as NodeJS.ReadableStream, createWriteStream(file, { mode: 0o600 }));
+      let book: Awaited<ReturnType<typeof openBoundedWorkbook>>;
+      try {
+        book = await openBoundedWorkbook(ExcelJS.stream.xlsx.WorkbookReader as never, file, {
+          sharedStrings: 'cache', worksheets: 'emit', hyperlinks: 'ignore', styles: 'cache', entries: 'ignore',
+        }, limits, what);
+      } catch (err) {
+        if (err instanceof LimitError) throw err;
+        throw new Error(`${what}: not a readable .xlsx workbook: ${(err as Error).message}`);
+      }
+      try {
+        await readSheets(book.reader);
+      } catch (err) {
+        if (err instanceof LimitError) throw err;
+        throw new Error(`${what}: not a readable .xlsx workbook: ${(err as Error).message}`);
+      } finally {
+        book.close();
+      }
+    });
+    return { state: 'SUCCESS', outputs: { uris, size }, metrics: [{ name: 'sheets', type: 'counter', value: sheets }] };
+
+    async function readSheets(reader: AsyncIterable<unknown>): Promise<void> {
       for await (const ws of reader as AsyncIterable<AsyncIterable<{ values: unknown; getCell(i: number): Cell; cellCount: number }> & { id: string; name: string }>) {
         sheets++;
         const r = reader as unknown as { model?: { sheets?: { name: string; rId: string }[] }; workbookRels?: { Id: string; Target: string }[] };
         const rel = r.workbookRels?.find((x) => x.Target.endsWith(`worksheets/sheet${ws.id}.xml`));
         const name = r.model?.sheets?.find((s) => s.rId === rel?.Id)?.name ?? ws.name;
-        if (wanted && !wanted.has(name)) { for await (const _ of ws) { /* drain */ } continue; }
+        if (wanted && !wanted.has(name)) continue; // never inflated
         const out = new IonRowWriter(ctx.workingDir);
         try {
           let header: string[] | undefined;
@@ -113,11 +135,7 @@ tasks:
           await out.discard();
         }
       }
-    } catch (err) {
-      if ((err as Error).message.includes('STORAGE_MAX_ITEM_BYTES')) throw err;
-      throw new Error(`${what}: not a readable .xlsx workbook: ${(err as Error).message}`);
     }
-    return { state: 'SUCCESS', outputs: { uris, size }, metrics: [{ name: 'sheets', type: 'counter', value: sheets }] };
   },
 });
 
