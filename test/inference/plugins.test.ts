@@ -65,6 +65,7 @@ describe('S3 tasks', () => {
     const dl = await s3DownloadPlugin.run(t.ctx);
     expect(dl.state).toBe('SUCCESS');
     expect((await t.ctx.storage.get(dl.outputs!.uri as string)).toString()).toBe('hello s3');
+    expect(dl.outputs).toMatchObject({ bucket: 'data', key: 'docs/exec1.txt', contentLength: 8 });
     await t.cleanup();
 
     t = makeTestContext({ task: { id: 'rm', type: s3DeletePlugin.type, ...conn(), key: 'docs/exec1.txt' } });

@@ -53,12 +53,6 @@ function s3Client(ctx: RunContext, c: S3Connection): Client {
 
 const key = () => p.string().required().describe('The object key.');
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
-  return Buffer.concat(chunks);
-}
-
 /** A file of the working directory (relative, or absolute inside it; symbolic links may not lead out of it). */
 function workingDirFile(workingDir: string, from: string): string {
   const root = realpathSync(workingDir);
@@ -126,13 +120,13 @@ export const s3DownloadDefinition = definePlugin({
     const client = s3Client(ctx, props);
     const { bucket, key } = props;
     const stat = await client.statObject(bucket, key);
-    const data = await readAll(await client.getObject(bucket, key));
+    // Streamed into internal storage: an object of any size is never held in memory.
     const name = key.split('/').pop() || 'object';
-    const uri = await ctx.storage.put(`${ctx.storagePrefix}/${name}`, data);
-    ctx.logger.info(`Downloaded s3://${bucket}/${key} (${data.length} bytes)`);
+    const uri = await ctx.storage.put(`${ctx.storagePrefix}/${name}`, await client.getObject(bucket, key));
+    ctx.logger.info(`Downloaded s3://${bucket}/${key} (${stat.size} bytes)`);
     return {
       state: 'SUCCESS',
-      outputs: { uri, bucket, key, contentLength: data.length, contentType: stat.metaData?.['content-type'], etag: stat.etag },
+      outputs: { uri, bucket, key, contentLength: stat.size, contentType: stat.metaData?.['content-type'], etag: stat.etag },
     };
   },
 });
