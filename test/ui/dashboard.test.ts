@@ -83,8 +83,13 @@ describe('/ui/logs', () => {
     await page.getByRole('searchbox', { name: 'Search logs' }).fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('combobox', { name: 'Level' }).selectOption('ERROR');
-    await until(async () => (await rows.count()) > 0 && (await rows.allTextContents()).every((t) => t.includes('ERROR')), 'error lines only');
-    const errors = (await rows.allTextContents()).join(' ');
+    // One read of the rows both waits and is asserted on: the table may re-render (an empty tbody) between two reads.
+    let errors = '';
+    await until(async () => {
+      const texts = await rows.allTextContents();
+      errors = texts.join(' ');
+      return texts.length > 0 && texts.every((t) => t.includes('ERROR')) && errors.includes('unicorn exploded');
+    }, 'error lines only, the failed executions\' among them');
     expect(errors).toContain('unicorn exploded');
     expect(errors).not.toContain('zebracorn');
 
