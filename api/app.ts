@@ -25,6 +25,7 @@ import { registerTriggerRoutes } from './routes/triggers.js';
 import { registerWebhookRoutes } from './routes/webhook.js';
 import { orderRoutes } from './route-order.js';
 import { uiMiddleware } from './ui.js';
+import { newReadScope } from '../operator/store/read-scope.js';
 
 /** Kestra ≥ 0.24 puts a tenant in the path (`/api/v1/main/...`); both forms are served. */
 export const API_PREFIXES = ['/api/v1', '/api/v1/main'] as const;
@@ -67,6 +68,8 @@ export function createApp(deps: ApiOptions, opts: { before?: Koa.Middleware[]; u
   const app = new Koa();
   app.silent = true; // errors are answered (and logged) by the error handler, secrets masked
   app.use(errorHandler((text) => deps.stores.secrets?.masker().mask(text) ?? text));
+  // Each request sees every write committed before it, also by another process on the same store (read-scope.ts).
+  app.use((_ctx, next) => { newReadScope(); return next(); });
   for (const mw of opts.before ?? []) app.use(mw);
   const health = new Router();
   health.get('/healthz', (ctx) => { ctx.body = { status: 'UP' }; });

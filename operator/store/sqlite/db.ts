@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { regexFind } from '../filters.js';
+import { readScope } from '../read-scope.js';
 import { MIGRATIONS } from './schema.js';
 
 export type Db = Database.Database;
@@ -55,6 +56,52 @@ export class StatementCache {
     }
     return stmt;
   }
+}
+
+/** `PRAGMA data_version` of each connection, and the read scope it was read in (see RowCache). */
+const otherWrites = new WeakMap<Db, { read: () => number; value: number; scope: number }>();
+
+/**
+ * A number that changes when another connection (another process, another open of the file) commits a change to the
+ * database: SQLite's `data_version`, read at most once per read scope (`operator/store/read-scope.ts`: the current turn
+ * of the event loop or request), ~1.4 µs, however many reads ask.
+ */
+export function otherWritesVersion(db: Db): number {
+  let v = otherWrites.get(db);
+  if (!v) {
+    const stmt = db.prepare('PRAGMA data_version').pluck();
+    v = { read: () => stmt.get() as number, value: 0, scope: -1 };
+    otherWrites.set(db, v);
+  }
+  const scope = readScope();
+  if (v.scope !== scope) { v.value = v.read(); v.scope = scope; }
+  return v.value;
+}
+
+/**
+ * Small rows (heads: a revision, a version) a store reads on every request and writes only through itself: kept
+ * until the store writes (it calls `clear`) or another connection changes the database (`otherWritesVersion`), so a
+ * read costs no query in between. An absent row is remembered as absent. At most `max` keys (the oldest forgotten).
+ */
+export class RowCache<V> {
+  private readonly rows = new Map<string, V | null>();
+  private seen: number | undefined;
+
+  constructor(private readonly db: Db, private readonly max = 10_000) {}
+
+  get(key: string, read: () => V | undefined): V | undefined {
+    const version = otherWritesVersion(this.db);
+    if (version !== this.seen) { this.rows.clear(); this.seen = version; }
+    const hit = this.rows.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    const row = read();
+    if (this.rows.size >= this.max) this.rows.delete(this.rows.keys().next().value!);
+    this.rows.set(key, row ?? null);
+    return row;
+  }
+
+  /** Forgets every row: the store is about to write, or has written. */
+  clear(): void { this.rows.clear(); }
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EmbeddedStores, SqliteFlowStore, openDatabase, openEmbeddedStores } from './index.js';
 import { flowSource, sampleFlow, tempDir } from './test-fixtures.js';
+import { newReadScope } from '../read-scope.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let stores: EmbeddedStores;
@@ -80,7 +81,7 @@ describe('SqliteFlowStore search', () => {
     expect(page.total).toBe(5);
   });
 
-  it('parses a revision once (a frozen flow shared by its readers); the latest revision and the deleted flag are read each time', async () => {
+  it('parses a revision once (a frozen flow shared by its readers); the latest revision and the deleted flag of another connection are seen by the next request', async () => {
     const flow = sampleFlow('company', 'cached');
     await stores.flows.save(flow, flowSource(flow));
     const a = (await stores.flows.get('company', 'cached'))!;
@@ -93,10 +94,12 @@ describe('SqliteFlowStore search', () => {
     const other = new SqliteFlowStore(db);
     const changed = sampleFlow('company', 'cached', 'second');
     await other.save(changed, flowSource(changed, '\ndescription: second'));
+    newReadScope(); // as each API request does: what was committed before it is seen (row-cache.test.ts)
     expect((await stores.flows.get('company', 'cached'))).toMatchObject({ revision: 2, flow: { description: 'second' } });
     expect((await stores.flows.get('company', 'cached', 1))!.flow).toBe(a.flow);
     await other.delete('company', 'cached');
     db.close();
+    newReadScope();
     expect(await stores.flows.get('company', 'cached')).toBeUndefined();
     expect(await stores.flows.get('company', 'cached', 2)).toMatchObject({ revision: 2, deleted: true });
   });

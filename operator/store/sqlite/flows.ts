@@ -4,7 +4,7 @@ import { freezeData } from '../../core/keyed.js';
 import type { Flow } from '../../core/types.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
 import type { FlowEvent, FlowQuery, FlowRecord, FlowStore, Page } from '../types.js';
-import { type Db, StatementCache, namespaceClause, pageClause } from './db.js';
+import { type Db, RowCache, StatementCache, namespaceClause, pageClause } from './db.js';
 import { Emitter } from './emitter.js';
 
 interface FlowRow {
@@ -65,9 +65,12 @@ export class SqliteFlowStore implements FlowStore {
   private readonly parsed = new Map<string, RevisionParts>();
   private readonly stmts;
   private readonly events = new Emitter<FlowEvent>('flow watch');
+  /** The head (revision, deleted) of each flow and revision read: no query per request while nothing writes flows. */
+  private readonly heads: RowCache<Pick<FlowRow, 'revision' | 'deleted'>>;
 
   constructor(private readonly db: Db) {
     this.dynamic = new StatementCache(db);
+    this.heads = new RowCache(db);
     this.stmts = {
       latest: db.prepare(`SELECT ${COLUMNS} FROM flows WHERE namespace = ? AND id = ? AND is_latest = 1`),
       latestHead: db.prepare('SELECT revision, deleted FROM flows WHERE namespace = ? AND id = ? AND is_latest = 1'),
@@ -94,6 +97,14 @@ export class SqliteFlowStore implements FlowStore {
 
   /** Synchronous body of `save`, in one immediate transaction so concurrent writers cannot share a revision. */
   saveSync(flow: Flow, source: string): { record: FlowRecord; created: boolean } {
+    try {
+      return this.saveInTransaction(flow, source);
+    } finally {
+      this.heads.clear();
+    }
+  }
+
+  private saveInTransaction(flow: Flow, source: string): { record: FlowRecord; created: boolean } {
     return this.db.transaction(() => {
       const latest = this.stmts.latest.get(flow.namespace, flow.id) as FlowRow | undefined;
       if (latest && !latest.deleted && latest.source === source) {
@@ -114,7 +125,8 @@ export class SqliteFlowStore implements FlowStore {
 
   async get(namespace: string, id: string, revision?: number): Promise<FlowRecord | undefined> {
     type Head = Pick<FlowRow, 'revision' | 'deleted'>;
-    const head = (revision === undefined ? this.stmts.latestHead.get(namespace, id) : this.stmts.revisionHead.get(namespace, id, revision)) as Head | undefined;
+    const head = this.heads.get(`${namespace}\n${id}\n${revision ?? ''}`, () =>
+      (revision === undefined ? this.stmts.latestHead.get(namespace, id) : this.stmts.revisionHead.get(namespace, id, revision)) as Head | undefined);
     if (!head || (revision === undefined && head.deleted)) return undefined;
     const key = `${namespace}\n${id}\n${head.revision}`;
     let parts = this.parsed.get(key);
@@ -136,7 +148,8 @@ export class SqliteFlowStore implements FlowStore {
   }
 
   async delete(namespace: string, id: string): Promise<boolean> {
-    const deleted = this.stmts.markDeleted.run(namespace, id).changes > 0;
+    let deleted: boolean;
+    try { deleted = this.stmts.markDeleted.run(namespace, id).changes > 0; } finally { this.heads.clear(); }
     if (deleted) this.events.emit({ type: 'DELETED', namespace, id });
     return deleted;
   }

@@ -3,7 +3,7 @@
 import { parseJsonSafe } from '../../core/keyed.js';
 import { namespaceChain } from '../../model/namespaces.js';
 import { ConflictError, type NamespaceRecord, type NamespaceSpec, type NamespaceStore } from '../types.js';
-import type { Db } from './db.js';
+import { type Db, RowCache } from './db.js';
 
 interface Row { id: string; body: string; updated: string; version: number }
 
@@ -28,8 +28,11 @@ export class SqliteNamespaceStore implements NamespaceStore {
   private readonly stmts;
   /** Parsed records `chain` handed out, reused while their version and date are unchanged (bodies may be large). */
   private readonly parsed = new Map<string, NamespaceRecord>();
+  /** The head (version, date) of each namespace `chain` looked at: no query per step while nothing writes namespaces. */
+  private readonly heads: RowCache<Pick<Row, 'version' | 'updated'>>;
 
   constructor(private readonly db: Db) {
+    this.heads = new RowCache(db);
     this.stmts = {
       get: db.prepare('SELECT id, body, updated, version FROM namespaces WHERE id = ?'),
       list: db.prepare('SELECT id, body, updated, version FROM namespaces ORDER BY id'),
@@ -54,19 +57,20 @@ export class SqliteNamespaceStore implements NamespaceStore {
 
   async put(spec: NamespaceSpec, opts: { create?: boolean } = {}): Promise<NamespaceRecord> {
     const params = { id: spec.id, body: bodyOf(spec), updated: new Date().toISOString() };
-    const row = (opts.create ? this.stmts.insert : this.stmts.upsert).get(params) as Row | undefined;
+    let row: Row | undefined;
+    try { row = (opts.create ? this.stmts.insert : this.stmts.upsert).get(params) as Row | undefined; } finally { this.heads.clear(); }
     if (!row) throw new ConflictError(`Namespace '${spec.id}' already exists`);
     return toRecord(row);
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.stmts.delete.run(id).changes > 0;
+    try { return this.stmts.delete.run(id).changes > 0; } finally { this.heads.clear(); }
   }
 
   async chain(namespace: string): Promise<NamespaceRecord[]> {
     const out: NamespaceRecord[] = [];
     for (const id of namespaceChain(namespace)) {
-      const head = this.stmts.head.get(id) as Pick<Row, 'version' | 'updated'> | undefined;
+      const head = this.heads.get(id, () => this.stmts.head.get(id) as Pick<Row, 'version' | 'updated'> | undefined);
       if (!head) { this.parsed.delete(id); continue; }
       let rec = this.parsed.get(id);
       if (!rec || rec.version !== head.version || rec.updated !== head.updated) {
