@@ -85,13 +85,30 @@ export class Children {
     for (const { slot, executionId, iteration } of pendingChildren(run)) {
       const child = await this.stores.executions.get(executionId);
       if (!child) {
-        if (slot.request) await this.create(parent, slot.request);
+        if (slot.request) {
+          let req: SubflowRequest;
+          try { req = this.keptRequest(parent, run, slot.request, iteration); } catch (err) {
+            this.push(parent.id, { type: 'subflow-error', taskRunId: run.id, ...(iteration !== undefined ? { iteration } : {}), error: reasonOf(err) });
+            continue;
+          }
+          await this.create(parent, req);
+        }
         else this.push(parent.id, { type: 'subflow-error', taskRunId: run.id, ...(iteration !== undefined ? { iteration } : {}), error: `Subflow execution ${executionId} was lost` });
         continue;
       }
       // Only news is pushed: a resync of a parent waiting on a running child then costs no write.
       this.report(parent.id, run.id, child.execution, slot.created === true, iteration);
     }
+  }
+
+  /**
+   * A request as the parent's run kept it, its inputs opened: the masking layer sealed those holding a secret
+   * (SecretLayer.sealRequestInputs). Throws when a sealed text does not open (another ENCRYPTION_KEY): the run fails.
+   */
+  private keptRequest(parent: Execution, run: TaskRun, req: SubflowRequest, iteration: number | undefined): SubflowRequest {
+    const layer = this.stores.secrets;
+    if (!layer || req.inputs === undefined) return req;
+    return { ...req, inputs: layer.openRequestInputs(parent.id, run.id, iteration, req.inputs) as SubflowRequest['inputs'] };
   }
 
   /** A child ended: its parent hears of it. */

@@ -4,7 +4,7 @@
 // `masker(executionId)`; the engine and task attempts read inputs through `openInput`.
 import type { Execution, Input } from '../core/types.js';
 import { createMasker, mapStrings, maskable, type Masker } from './masker.js';
-import { inputAad, isSealed, reportedAad, type SecretBox } from './sealed.js';
+import { inputAad, isSealed, reportedAad, requestAad, type SecretBox } from './sealed.js';
 
 export interface SecretLayerOptions {
   /** Every value of the secret source, read at start and again on `refresh()`. */
@@ -163,6 +163,33 @@ export class SecretLayer {
     };
     return mapStrings(stored, open, open);
   };
+
+  /**
+   * The inputs of a Subflow request as a parent's run keeps them (what a restarted controller creates the child from):
+   * with a key, each text in which a known secret of the parent appears, and each text that only looks sealed, sealed
+   * for that request (`requestAad`), so the child gets the value itself, not `******`; the same value when nothing is
+   * to seal. Without a key: undefined (the texts are masked with the rest of the bookkeeping).
+   */
+  sealRequestInputs(parentId: string, taskRunId: string, iteration: number | undefined, inputs: unknown): unknown {
+    const box = this.box;
+    if (!box) return undefined;
+    const m = this.masker(parentId);
+    const aad = requestAad(parentId, taskRunId, iteration);
+    return mapStrings(inputs, (s) => (isSealed(s) || (m.size > 0 && m.mask(s) !== s) ? this.sealText(box, aad, s) : s));
+  }
+
+  /** The inputs of a kept Subflow request (`sealRequestInputs`) opened; a sealed text that does not open is an error. */
+  openRequestInputs(parentId: string, taskRunId: string, iteration: number | undefined, inputs: unknown): unknown {
+    const aad = requestAad(parentId, taskRunId, iteration);
+    return mapStrings(inputs, (s) => {
+      if (!isSealed(s)) return s;
+      if (!this.box) throw new Error(`The inputs of the Subflow request of task run '${taskRunId}' are encrypted and no encryption key is set (ENCRYPTION_KEY)`);
+      const clear = this.open(s, aad);
+      if (clear === undefined) throw new Error(`The inputs of the Subflow request of task run '${taskRunId}' cannot be decrypted: they were encrypted with another ENCRYPTION_KEY`);
+      this.remember(parentId, [clear]);
+      return clear;
+    });
+  }
 
   private boxFor(inputId: string): SecretBox {
     if (!this.box) throw new Error(`SECRET input '${inputId}' cannot be stored: no encryption key is set (ENCRYPTION_KEY, the base64 of 32 bytes)`);

@@ -72,7 +72,11 @@ describe('executions', () => {
     const stored = (await stores.executions.create({ ...e, taskRunList: runs })).execution.taskRunList;
     expect(stored[0]!.flowableState).toEqual({ switch: { value: SECRET, defaults: false } });
     expect(stored[1]!.flowableState).toEqual({ switch: { value: MASK, defaults: true } });
-    expect(stored[2]!.flowableState).toEqual({ request: { taskRunId: 'sub', executionId: 'c1', namespace: SECRET, flowId: SECRET, inputs: { x: MASK }, labels: [{ key: 'k', value: MASK }] } });
+    // The request's inputs are sealed (a child created from it after a crash gets the value: controller/children.test.ts).
+    const request = stored[2]!.flowableState!.request as { inputs: { x: string } };
+    expect(isSealed(request.inputs.x)).toBe(true);
+    expect(stores.secrets.openRequestInputs('e1', 'sub', undefined, request.inputs)).toEqual({ x: SECRET });
+    expect(stored[2]!.flowableState).toEqual({ request: { taskRunId: 'sub', executionId: 'c1', namespace: SECRET, flowId: SECRET, inputs: request.inputs, labels: [{ key: 'k', value: MASK }] } });
   });
 
   it('keeps the ids and states of each ForEachItem batch slot, masking what flows put in them', async () => {
@@ -80,9 +84,13 @@ describe('executions', () => {
     const slot = { executionId: SECRET, requested: true, ended: true, childState: SECRET, childError: `bad: ${SECRET}`, childOutputs: { o: SECRET },
       request: { taskRunId: 'items', taskId: 'each_items', iteration: 0, executionId: SECRET, namespace: SECRET, flowId: SECRET, inputs: { file: SECRET } } };
     const stored = (await stores.executions.create({ ...e, taskRunList: [run({ id: 'items', flowableState: { batches: [slot] } })] })).execution.taskRunList;
+    const inputs = ((stored[0]!.flowableState!.batches as { request: { inputs: { file: string } } }[])[0]!.request.inputs);
+    expect(isSealed(inputs.file)).toBe(true);
+    expect(stores.secrets.openRequestInputs('e1', 'items', 0, inputs)).toEqual({ file: SECRET });
+    expect(() => stores.secrets.openRequestInputs('e1', 'items', 1, inputs)).toThrow(/cannot be decrypted/); // bound to its batch
     expect(stored[0]!.flowableState).toEqual({ batches: [{
       executionId: SECRET, requested: true, ended: true, childState: SECRET, childError: `bad: ${MASK}`, childOutputs: { o: MASK },
-      request: { taskRunId: 'items', taskId: 'each_items', iteration: 0, executionId: SECRET, namespace: SECRET, flowId: SECRET, inputs: { file: MASK } },
+      request: { taskRunId: 'items', taskId: 'each_items', iteration: 0, executionId: SECRET, namespace: SECRET, flowId: SECRET, inputs },
     }] });
   });
 

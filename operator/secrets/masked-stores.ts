@@ -34,12 +34,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * but the decisions the engine reads back kept: its own words, a Switch case that matched (a key of the flow source,
  * so no secret), a Subflow request's identifiers.
  */
-function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker): Record<string, unknown> | undefined {
+function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker, keep?: RequestKeeper): Record<string, unknown> | undefined {
   const masked = m.maskDeep(fs, VALUES_ONLY);
   if (!fs || masked === fs) return fs;
+  const sealInputs: RequestSealer | undefined = keep && ((inputs, iteration) => keep.layer.sealRequestInputs(keep.executionId, keep.runId, iteration, inputs));
   for (const k of ENGINE_WORDS) if (Object.hasOwn(fs, k)) masked![k] = fs[k];
   if (isObject(fs.switch) && fs.switch.defaults === false) masked!.switch = fs.switch;
-  keepRequestIds(fs, masked!);
+  keepRequestIds(fs, masked!, sealInputs);
   // ForEachItem `_items`: one slot per batch, each with the same engine words and request as a Subflow's.
   if (Array.isArray(fs.batches) && Array.isArray(masked!.batches)) {
     masked!.batches = (masked!.batches as unknown[]).map((m, i) => {
@@ -47,25 +48,32 @@ function maskBookkeeping(fs: Record<string, unknown> | undefined, m: Masker): Re
       if (!isObject(m) || !isObject(orig) || m === orig) return m;
       const slot = { ...m };
       for (const k of [...ENGINE_WORDS, 'executionId'] as const) if (Object.hasOwn(orig, k)) slot[k] = orig[k];
-      keepRequestIds(orig, slot);
+      keepRequestIds(orig, slot, sealInputs && ((inputs) => sealInputs(inputs, i)));
       return slot;
     });
   }
   return masked;
 }
 
-function keepRequestIds(orig: Record<string, unknown>, masked: Record<string, unknown>): void {
+/** Seals the inputs of a run's kept Subflow request (of ForEachItem batch `iteration`): SecretLayer.sealRequestInputs. */
+type RequestSealer = (inputs: unknown, iteration?: number) => unknown;
+/** The layer (with a key) and the run whose kept requests' inputs are sealed. */
+interface RequestKeeper { layer: SecretLayer; executionId: string; runId: string }
+
+function keepRequestIds(orig: Record<string, unknown>, masked: Record<string, unknown>, sealInputs?: (inputs: unknown) => unknown): void {
   if (!isObject(orig.request) || !isObject(masked.request)) return;
   const request = { ...masked.request };
   for (const k of REQUEST_IDS) if (Object.hasOwn(orig.request, k)) request[k] = orig.request[k];
+  // With a key, the inputs are sealed rather than masked: a child created from the request after a crash gets them.
+  if (sealInputs && Object.hasOwn(orig.request, 'inputs')) request.inputs = sealInputs(orig.request.inputs);
   masked.request = request;
 }
 
-function maskRun(run: TaskRun, m: Masker): TaskRun {
+function maskRun(run: TaskRun, m: Masker, layer: SecretLayer | undefined, executionId: string): TaskRun {
   const value = run.value === undefined ? undefined : m.mask(run.value);
   const outputs = m.maskDeep(run.outputs);
   const error = run.error === undefined ? undefined : m.mask(run.error);
-  const flowableState = maskBookkeeping(run.flowableState, m);
+  const flowableState = maskBookkeeping(run.flowableState, m, layer?.box ? { layer, executionId, runId: run.id } : undefined);
   if (value === run.value && outputs === run.outputs && error === run.error && flowableState === run.flowableState) return run;
   return { ...run, ...(value !== undefined ? { value } : {}), ...(outputs ? { outputs } : {}), ...(error !== undefined ? { error } : {}), ...(flowableState ? { flowableState } : {}) };
 }
@@ -73,9 +81,10 @@ function maskRun(run: TaskRun, m: Masker): TaskRun {
 /**
  * The record with every text a flow, a task or a caller put in it masked: labels, inputs (not the sealed values; with
  * a key, `SecretLayer.sealInputs` has sealed every input text this would change), outputs, trigger variables, the error, and each task run's loop value, outputs, error and bookkeeping.
- * Identifiers, states and dates are the engine's and stay. The same record when nothing changed.
+ * Identifiers, states and dates are the engine's and stay. With `layer` and its key, a kept Subflow request's inputs are
+ * sealed instead (SecretLayer.sealRequestInputs). The same record when nothing changed.
  */
-export function maskExecution(exec: Execution, m: Masker): Execution {
+export function maskExecution(exec: Execution, m: Masker, layer?: SecretLayer): Execution {
   if (m.size === 0) return exec;
   const labels = m.maskDeep(exec.labels, VALUES_ONLY);
   const inputs = m.maskDeep(exec.inputs, { keep: isSealed });
@@ -84,7 +93,7 @@ export function maskExecution(exec: Execution, m: Masker): Execution {
   const error = exec.error === undefined ? undefined : m.mask(exec.error);
   let runs: TaskRun[] | undefined;
   exec.taskRunList.forEach((run, i) => {
-    const masked = maskRun(run, m);
+    const masked = maskRun(run, m, layer, exec.id);
     if (masked === run) return;
     runs ??= [...exec.taskRunList];
     runs[i] = masked;
@@ -126,7 +135,7 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
   const prepare = async (exec: Execution): Promise<Execution> => {
     const defs = await declared(exec);
     const sealed = layer.sealInputs(exec, defs);
-    return maskExecution(sealed, layer.masker(sealed.id));
+    return maskExecution(sealed, layer.masker(sealed.id), layer);
   };
   const seen = <T extends StoredExecution | undefined>(s: T): T => { if (s) layer.track(s.execution); return s; };
   return override(inner, {

@@ -15,6 +15,9 @@ export function inputAad(exec: { namespace: string; flowId: string; originalId: 
 
 /** The additional data of the values a task Pod's runner reports sealed to the operator (`SecretLayer.sealedValues`). */
 export const reportedAad = (executionId: string): string => JSON.stringify(['reported', executionId]);
+/** Additional data of the inputs of a Subflow request kept in a parent's run (`iteration`: a ForEachItem batch). */
+export const requestAad = (parentId: string, taskRunId: string, iteration?: number): string =>
+  JSON.stringify(['subflow-request', parentId, taskRunId, iteration ?? null]);
 
 export const isSealed = (v: unknown): v is string => typeof v === 'string' && v.startsWith(SEALED_PREFIX);
 
