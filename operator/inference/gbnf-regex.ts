@@ -48,8 +48,12 @@ export function normalize(ranges: [number, number][]): [number, number][] {
   return out;
 }
 
+/** Deepest group nesting parsed (the parser recurses per group). */
+const MAX_GROUP_DEPTH = 64;
+
 class Parser {
   i = 0;
+  depth = 0;
   constructor(private s: string) {}
 
   peek(): string | undefined { return this.s[this.i]; }
@@ -109,7 +113,9 @@ class Parser {
     const c = this.s[this.i++];
     if (c === '(') {
       if (this.eat('?')) { if (!this.eat(':')) throw new UnsupportedPattern('lookarounds and named groups'); }
+      if (++this.depth > MAX_GROUP_DEPTH) throw new UnsupportedPattern(`groups nested deeper than ${MAX_GROUP_DEPTH}`);
       const inner = this.alternation();
+      this.depth--;
       if (!this.eat(')')) throw new UnsupportedPattern('an unclosed group');
       return inner;
     }

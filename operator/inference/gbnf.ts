@@ -281,7 +281,8 @@ class Builder {
     for (const [a, b] of JSON_RAW_EXCLUDED) {
       for (let cp = a; cp <= b; cp++) if (ranges.some(([x, y]) => cp >= x && cp <= y)) escaped.push(jsonLit(String.fromCharCode(cp)));
     }
-    const alts = [...(raw.length ? [charClass(raw)] : []), ...escaped];
+    const one = raw.length === 1 && raw[0][0] === raw[0][1] && !escaped.length;
+    const alts = [...(one ? [lit(String.fromCharCode(raw[0][0]))] : raw.length ? [charClass(raw)] : []), ...escaped];
     this.grow(alts.length);
     if (alts.length === 0) throw new UnsupportedPattern('an empty class');
     return alts.length === 1 ? alts[0] : `( ${alts.join(' | ')} )`;
@@ -354,7 +355,7 @@ class Builder {
 
   private object(o: S, path: string, depth: number): string {
     const ws = this.ws();
-    const props = (o.properties && typeof o.properties === 'object' ? o.properties : {}) as S;
+    const props: S = { ...(o.properties && typeof o.properties === 'object' ? o.properties : {}) };
     const required = new Set(Array.isArray(o.required) ? o.required.filter((r): r is string => typeof r === 'string') : []);
     for (const k of ['patternProperties', 'propertyNames', 'minProperties', 'maxProperties']) if (k in o) this.relax(path, k);
     const names = Object.keys(props);

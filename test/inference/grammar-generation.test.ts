@@ -49,4 +49,21 @@ describe('structured output enforced during generation (demo model)', () => {
     }
     expect(new Set(outcomes.map((o) => JSON.stringify(o.output))).size).toBeGreaterThan(1); // sampled, not one fixed answer
   }, 120_000);
+
+  it('generates with the generic JSON grammar when the schema grammar is over INFERENCE_GRAMMAR_MAX_SIZE', async () => {
+    const small = await LlamaCppBackend.create({
+      modelPath: ensureDemoModel(join(dir, 'models')), threads: 1, parallel: 1, contextSize: 512, chatWrapper: 'general', demo: true,
+      grammarMaxSize: 100,
+    });
+    try {
+      const schema = { type: 'string', pattern: '^[a-z]{900,1000}$' };
+      const r = await small.complete({ prompt: 'x', maxTokens: 48, schema, seed: 3 });
+      expect(r.completionTokens).toBeGreaterThan(0);
+      // under the default limit the pattern is enforced: lower-case letters (900..1000 of them: the demo caps do not
+      // apply to a pattern's bounded repetitions, so 48 tokens cannot finish it); under 100 elements it is not
+      const enforced = await backend.complete({ prompt: 'x', maxTokens: 48, schema, seed: 3 });
+      expect(enforced.text).toMatch(/^"[a-z]+$/);
+      expect(r.text).toMatch(/^\{/); // node-llama-cpp's json.gbnf: root ::= object
+    } finally { await small.close(); }
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import {
 import type { CompletionBackend, CompletionRequest, CompletionResult } from './types.js';
 import { buildDemoVocab, DEMO_BACKEND_LABEL } from '../gguf-demo.js';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
-import { GRAMMAR_END, schemaToGbnf } from '../gbnf.js';
+import { GRAMMAR_END, schemaToGbnf, type GbnfConversion } from '../gbnf.js';
 
 export interface LlamaBackendOptions {
   modelPath: string;
@@ -115,7 +115,10 @@ export class LlamaCppBackend implements CompletionBackend {
     const key = JSON.stringify(schema);
     let g = this.grammars.get(key);
     if (!g) {
-      const conv = schemaToGbnf(schema, { demo: this.opts.demo, maxSize: this.opts.grammarMaxSize ?? DEFAULT_LIMITS.inferenceGrammarMaxSize });
+      let conv: GbnfConversion;
+      try {
+        conv = schemaToGbnf(schema, { demo: this.opts.demo, maxSize: this.opts.grammarMaxSize ?? DEFAULT_LIMITS.inferenceGrammarMaxSize });
+      } catch (e) { conv = { ok: false, reason: (e as Error).message }; }
       g = (conv.ok
         ? this.llama.createGrammar({ grammar: conv.grammar, stopGenerationTriggers: [LlamaText([GRAMMAR_END])], trimWhitespaceSuffix: true })
         : Promise.reject(new Error(conv.reason)))
