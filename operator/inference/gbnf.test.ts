@@ -12,7 +12,7 @@ beforeAll(async () => { llama = await sharedLlama(1); });
 
 const OPTS: GbnfOptions = { demo: false, maxSize: 20_000 };
 
-/** Whole-text match by llama.cpp's grammar engine (node-llama-cpp's `isTextCompatible`, the sampler's matcher). */
+/** Whole-text match by llama.cpp's grammar engine (the native `isTextCompatible` behind node-llama-cpp 3.21.1's internal `_testText`). */
 async function matcher(grammar: string): Promise<(text: string) => boolean> {
   const g = await llama.createGrammar({ grammar });
   return (text) => (g as unknown as { _testText(t: string): boolean })._testText(text);
@@ -46,6 +46,7 @@ describe('schemaToGbnf: accepted and rejected answers', () => {
     ['uri', { type: 'string', format: 'uri' }, ['"https://example.com/a/b?x=1"', '"http://localhost"'], ['"example.com"', '"ftp://x"']],
     ['an integer range of any width', { type: 'integer', minimum: 1000, maximum: 250000 }, ['1000', '250000', '99999', '100000'], ['999', '250001', '0', '-1000', '1e3', '01000']],
     ['exclusive bounds', { type: 'integer', exclusiveMinimum: -3, exclusiveMaximum: 3 }, ['-2', '0', '2'], ['-3', '3', '-0']],
+    ['bounds without a type', { maximum: -1 }, ['-1', '-7.5'], ['0', '"x"']],
     ['a one-sided bound', { type: 'integer', minimum: 17 }, ['17', '99', '123456789012'], ['16', '-17', '9']],
     ['multipleOf', { type: 'integer', minimum: 0, maximum: 1000, multipleOf: 250 }, ['0', '750', '1000'], ['100', '1250']],
     ['a number range', { type: 'number', minimum: -2, maximum: 3.5 }, ['3', '2.75', '-2', '-1.5', '0.001'], ['3.6', '4', '-2.5', '-3']],
@@ -115,6 +116,7 @@ describe('schemaToGbnf: what is relaxed, capped or refused', () => {
     [{ type: 'array', items: { type: 'integer' }, uniqueItems: true }, '/: uniqueItems'],
     [{ allOf: [{ type: 'string' }] }, '/: allOf'],
     [{ type: 'string', maxLength: 5000 }, '/: maxLength above 1000'],
+    [{ $defs: { d: { type: 'string' } }, $ref: '#/$defs/d', maxLength: 2 }, '/: $ref beside other keywords (the $ref is enforced)'],
   ])('%j keeps its type grammar and lists %s', async (schema, note) => {
     const g = await grammarOf(schema);
     expect(g.relaxed).toContain(note);

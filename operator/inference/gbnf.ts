@@ -126,7 +126,10 @@ class Builder {
     if (s === true || s === undefined) return this.anyValue(depth);
     if (typeof s !== 'object' || s === null || Array.isArray(s)) { this.relax(path, 'a schema that is not an object'); return this.anyValue(depth); }
     const o = s as S;
-    if (typeof o.$ref === 'string') return this.ref(o, path, depth);
+    if (typeof o.$ref === 'string') {
+      if (Object.keys(o).some((k) => k !== '$ref' && !ANNOTATIONS.has(k))) this.relax(path, '$ref beside other keywords (the $ref is enforced)');
+      return this.ref(o, path, depth);
+    }
     if (o.const !== undefined) return this.literalValues([o.const]);
     if (Array.isArray(o.enum)) return this.literalValues(o.enum);
     for (const k of ['allOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependentRequired', 'unevaluatedProperties', 'unevaluatedItems']) {
@@ -153,6 +156,7 @@ class Builder {
     if (o.properties || o.additionalProperties !== undefined || o.required) return ['object'];
     if (o.items || o.prefixItems) return ['array'];
     if (o.pattern || o.format || o.minLength !== undefined || o.maxLength !== undefined) return ['string'];
+    if (['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'].some((k) => k in o)) return ['number'];
     return [];
   }
 
