@@ -64,6 +64,8 @@ export interface InferenceConfig {
   demoModelIds: string[];
   /** Longest completion window of a job, in seconds (INFERENCE_COMPLETION_WINDOW_SECONDS, a limit). */
   completionWindowSeconds: number;
+  /** Largest grammar a structured_output schema becomes (INFERENCE_GRAMMAR_MAX_SIZE). */
+  grammarMaxSize: number;
   /** Finished jobs' rows are purged this many hours after they ended (INFERENCE_RETENTION_HOURS; 0 keeps them). */
   retentionHours: number;
   /** Finished items are flushed to a partial JSONL file every `flushItems` items or `flushSeconds` seconds. */
@@ -164,6 +166,7 @@ export function loadInferenceConfig(env: NodeJS.ProcessEnv = process.env): Infer
     structuredRetries: limits.structuredRetries ?? 2,
     demoModelIds: demo,
     completionWindowSeconds: limitsFromEnv({ INFERENCE_COMPLETION_WINDOW_SECONDS: env.INFERENCE_COMPLETION_WINDOW_SECONDS }).inferenceCompletionWindowSeconds,
+    grammarMaxSize: limitsFromEnv({ INFERENCE_GRAMMAR_MAX_SIZE: env.INFERENCE_GRAMMAR_MAX_SIZE }).inferenceGrammarMaxSize,
     retentionHours: intEnv(env.INFERENCE_RETENTION_HOURS, file.retentionHours ?? 720, 0),
     flushItems: intEnv(env.INFERENCE_FLUSH_ITEMS, 100),
     flushSeconds: intEnv(env.INFERENCE_FLUSH_SECONDS, 5),

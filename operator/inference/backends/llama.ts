@@ -1,12 +1,13 @@
 // In-process llama.cpp backend (node-llama-cpp 3.x, CPU): one loaded model and one context with N
-// parallel sequences; concurrent completions share evaluation batches. JSON schemas become grammars.
+// parallel sequences; concurrent completions share evaluation batches. JSON schemas become GBNF grammars (gbnf.ts).
 import {
-  getLlama, GeneralChatWrapper, LlamaChatSession, LlamaLogLevel, TokenBias,
+  getLlama, GeneralChatWrapper, LlamaChatSession, LlamaLogLevel, LlamaText, TokenBias,
   type Llama, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token,
 } from 'node-llama-cpp';
 import type { CompletionBackend, CompletionRequest, CompletionResult } from './types.js';
 import { buildDemoVocab, DEMO_BACKEND_LABEL } from '../gguf-demo.js';
-import { grammarSchemaFor } from '../structured.js';
+import { DEFAULT_LIMITS } from '../../core/limits.js';
+import { GRAMMAR_END, schemaToGbnf, type GbnfConversion } from '../gbnf.js';
 
 export interface LlamaBackendOptions {
   modelPath: string;
@@ -16,6 +17,8 @@ export interface LlamaBackendOptions {
   chatWrapper: 'auto' | 'general';
   /** The generated random-weights model: ban raw byte tokens (keeps text valid UTF-8) and cap grammar lengths. */
   demo: boolean;
+  /** Largest grammar of a schema (INFERENCE_GRAMMAR_MAX_SIZE); beyond it the generic JSON grammar is used. */
+  grammarMaxSize?: number;
 }
 
 let llamaPromise: Promise<Llama> | undefined;
@@ -104,12 +107,21 @@ export class LlamaCppBackend implements CompletionBackend {
     }
   }
 
+  /**
+   * The schema's own grammar (what it cannot enforce is validated afterwards by the caller); the generic JSON grammar
+   * when the schema's grammar would be too large or llama.cpp refuses it.
+   */
   private grammarFor(schema: Record<string, unknown>): Promise<LlamaGrammar> {
     const key = JSON.stringify(schema);
     let g = this.grammars.get(key);
     if (!g) {
-      const gs = grammarSchemaFor(schema, this.opts.demo);
-      g = (gs ? this.llama.createGrammarForJsonSchema(gs as never) as Promise<LlamaGrammar> : Promise.reject(new Error('unsupported')))
+      let conv: GbnfConversion;
+      try {
+        conv = schemaToGbnf(schema, { demo: this.opts.demo, maxSize: this.opts.grammarMaxSize ?? DEFAULT_LIMITS.inferenceGrammarMaxSize });
+      } catch (e) { conv = { ok: false, reason: (e as Error).message }; }
+      g = (conv.ok
+        ? this.llama.createGrammar({ grammar: conv.grammar, stopGenerationTriggers: [LlamaText([GRAMMAR_END])], trimWhitespaceSuffix: true })
+        : Promise.reject(new Error(conv.reason)))
         .catch(() => this.llama.getGrammarFor('json'));
       this.grammars.set(key, g);
     }

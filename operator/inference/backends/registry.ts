@@ -68,6 +68,7 @@ export class BackendRegistry {
       contextSize: mc.contextSize ?? (demo ? 1024 : 4096),
       chatWrapper: mc.chatWrapper ?? (demo ? 'general' : 'auto'),
       demo,
+      grammarMaxSize: this.config.grammarMaxSize,
     });
   }
 
