@@ -16,7 +16,8 @@ import { openClusterEdges } from '../operator/kube/edges.js';
 import { openKubeStores, type KubeStores } from '../operator/kube/store/index.js';
 import { envSecrets, maskedStores } from '../operator/secrets/index.js';
 import { loadInferenceConfig } from '../operator/inference/config.js';
-import { ClusterInferenceService } from '../operator/inference/kube/service.js';
+import { clusterJobSecrets } from '../operator/inference/auth.js';
+import { clusterInferenceService } from '../operator/inference/kube/store.js';
 import { startAdmissionServer } from './admission-server.js';
 import { createApp } from './app.js';
 import { createInferenceRouter } from './inference/router.js';
@@ -37,7 +38,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   const app = createApp({ stores, limits: limitsFromEnv(env), grants: namespaceGrantsFromEnv(env) }, { before: [metrics.middleware, ...auth] });
   app.use(metrics.router.routes());
   // Batch inference: POST /v1/completions creates an InferenceJob (its own bearer-token scheme, see operator/inference).
-  app.use(createInferenceRouter(new ClusterInferenceService({ kc, namespace: settings.namespace, config: loadInferenceConfig(env) })).routes());
+  const inferenceConfig = loadInferenceConfig(env);
+  app.use(createInferenceRouter(clusterInferenceService({
+    kc, namespace: settings.namespace, config: inferenceConfig, secrets: clusterJobSecrets(env, inferenceConfig.tokenHashes.length > 0),
+  })).routes());
   const server = await startServer(app, Number(env.PORT ?? 8080), env.HOST ?? '0.0.0.0');
   console.log(`[api] cluster mode listening on :${server.port} (namespace ${settings.namespace})`);
   // Flow admission webhook over HTTPS (the chart mounts its certificate); absent when the TLS files are not set.

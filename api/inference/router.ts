@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import { bearerToken } from '../../operator/inference/auth.js';
 import {
   AuthError, IdempotencyConflictError, listLimit, NotFoundError, RequestError, SchemaMismatchError,
-  type JobList, type JobResultView, type ModelDetails, type SubmitResult,
+  type InferenceService, type JobResultView,
 } from '../../operator/inference/index.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
@@ -52,21 +52,8 @@ function sendError(ctx: Context, e: unknown): void {
   }
 }
 
-type Awaitable<T> = T | Promise<T>;
-
-/**
- * What the routes need of the service. Job records behind it are either the embedded JobStore (SQLite, synchronous:
- * `InferenceService`) or InferenceJob resources in cluster mode (`ClusterInferenceService`, asynchronous).
- */
-export interface InferenceApi {
-  submit(token: string | undefined, body: unknown, idempotencyKey?: string): Awaitable<SubmitResult>;
-  getResult(taskId: string, token?: string): Awaitable<JobResultView | undefined>;
-  cancel(token: string | undefined, taskId: string): Awaitable<JobResultView>;
-  list(token: string | undefined, limit?: number, after?: string): Awaitable<JobList>;
-  chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
-  models(): string[];
-  modelDetails(id: string): ModelDetails | undefined;
-}
+/** What the routes need of the service: the one InferenceService of both homes (SQLite or InferenceJob resources behind it). */
+export type InferenceApi = Pick<InferenceService, 'submit' | 'getResult' | 'cancel' | 'list' | 'chatCompletion' | 'models' | 'modelDetails'>;
 
 export function createInferenceRouter(svc: InferenceApi): Router {
   const router = new Router();

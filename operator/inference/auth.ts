@@ -1,7 +1,8 @@
 // Access tokens: the service keeps only hashes (SHA-256 for configured tokens, keyed for job owners) and compares them
 // in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SecretBox } from '../secrets/sealed.js';
+import { boxFromEnv, ENCRYPTION_KEY_ENV } from '../secrets/key.js';
+import { KEY_BYTES, SecretBox } from '../secrets/sealed.js';
 
 export const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
@@ -36,15 +37,40 @@ export class JobSecrets {
 
   rehash(sha256Hex: string): string { return this.box.keyedHash(sha256Hex, 'inference job owner'); }
 
-  /** True when `token` is the owner's of a job stored with `storedHash` (constant-time comparison). */
+  /**
+   * The stored forms of `token` as a job owner: the keyed hash, then the unkeyed SHA-256 that InferenceJob resources
+   * written before the one job model hold in `spec.tokenHash` (still recognised, so those jobs keep their owner).
+   */
+  ownerHashes(token: string): [string, string] {
+    const plain = hashToken(token);
+    return [this.rehash(plain), plain];
+  }
+
+  /** True when `token` is the owner's of a job stored with `storedHash`, in either form (constant-time comparisons). */
   owns(token: string | undefined, storedHash: string): boolean {
     if (!token) return false;
-    const a = Buffer.from(this.tokenHash(token), 'hex');
     const b = Buffer.from(storedHash, 'hex');
-    return a.length === b.length && timingSafeEqual(a, b);
+    let ok = false;
+    for (const h of this.ownerHashes(token)) {
+      const a = Buffer.from(h, 'hex');
+      if (a.length === b.length && timingSafeEqual(a, b)) ok = true;
+    }
+    return ok;
   }
 
   seal(folder: string, jobId: string): string { return this.box.seal(folder, `inference job folder ${jobId}`); }
 
   open(sealed: string, jobId: string): string | undefined { return this.box.open(sealed, `inference job folder ${jobId}`); }
+}
+
+/**
+ * Cluster mode (API and operator): the job secrets under ENCRYPTION_KEY (the chart's Secret). Without it, when access
+ * tokens are configured (`required`), start fails naming the variable; with no tokens every submission is refused
+ * anyway, so a key of this process alone serves.
+ */
+export function clusterJobSecrets(env: NodeJS.ProcessEnv, required: boolean): JobSecrets {
+  const box = boxFromEnv(env);
+  if (box) return new JobSecrets(box);
+  if (required) throw new Error(`${ENCRYPTION_KEY_ENV} is required for batch inference in cluster mode (job owners are kept as a keyed hash under it)`);
+  return new JobSecrets(new SecretBox(randomBytes(KEY_BYTES)));
 }

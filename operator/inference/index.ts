@@ -7,8 +7,10 @@ import { loadInferenceConfig, type InferenceConfig } from './config.js';
 import { embeddedBox } from '../secrets/key.js';
 import { JobSecrets } from './auth.js';
 import { JobStore } from './db.js';
+import { SqliteJobChannel } from './channel.js';
 import { JobRunner } from './runner.js';
 import { InferenceServiceImpl, type InferenceService } from './service.js';
+import { SqliteInferenceJobStore } from './store.js';
 import { InferenceWorker } from './worker.js';
 
 export type { InferenceService, JobList, JobResultView, SubmitResult } from './service.js';
@@ -44,9 +46,9 @@ export async function startInferenceService(opts: StartOptions): Promise<Inferen
   const backends = new BackendRegistry(config, config.modelsDir ?? join(opts.dataDir, 'models'));
   // GGUF paths are checked at start (and again at submit and before each job).
   for (const id of backends.ids()) { const why = backends.unavailable(id); if (why) log(`inference: ${why}; jobs for it are refused`); }
-  const runner = new JobRunner(store, backends, config, secrets, undefined, log);
-  const worker = new InferenceWorker(store, runner, log, 2, config.retentionHours);
-  const service = new InferenceServiceImpl(config, store, backends, secrets, worker);
+  const runner = new JobRunner(backends, config, log);
+  const worker = new InferenceWorker(store, runner, (id) => new SqliteJobChannel(store, secrets, id), log, 2, config.retentionHours);
+  const service = new InferenceServiceImpl(config, new SqliteInferenceJobStore(store, secrets), backends, secrets, { worker, localModels: true });
   if (opts.worker !== false) worker.start();
   let stopped = false;
   return Object.assign(service, {

@@ -1,4 +1,4 @@
-// The result files of a batch job, one definition for both homes (embedded runner.ts, cluster kube/runner.ts): the
+// The result files of a batch job, one definition for both homes (written by the one job runner, runner.ts): the
 // names derived from the stem fixed at the job's start, the output and error JSONL lines, the manifest and the JSON
 // document, written in that order so the document (the file a caller takes, sorting last) appears last.
 import type { Client } from 'minio';

@@ -3,31 +3,25 @@
 // finished items to partial JSONL files as it goes; FINALIZING writes the output and error JSONL files, the manifest
 // and the JSON document (last: it is the file a caller takes), then removes the partial files. A cancel or the end of
 // the completion window stops generation and finalizes with what is done; a shutdown stops it for a later resume.
+// One runner for both homes: it reads its job and reports through a job channel (channel.ts: SQLite embedded, the
+// bucket checkpoint and a report ConfigMap in cluster mode).
 import type { Client } from 'minio';
-import type { JobSecrets } from './auth.js';
 import type { BackendRegistry } from './backends/registry.js';
 import type { CompletionBackend } from './backends/types.js';
+import type { JobChannel, RunnableJob } from './channel.js';
 import type { InferenceConfig } from './config.js';
-import { EXPIRED_BEFORE_START, FINAL_STATES, type ItemRow, type JobRow, type JobStore } from './db.js';
+import { EXPIRED_BEFORE_START } from './db.js';
 import { runItem } from './items.js';
 import type { BatchRequest } from './request.js';
-import { errorLine, finalState, jsonl, outputLine, resultFiles, writeResultFiles, type ResultItem } from './results.js';
+import { errorLine, finalState, jsonl, outputLine, resultFiles, writeResultFiles } from './results.js';
 import {
   bucketClient, endpointUrl, listNames, readInputFile, removePrefix, StorageError, writeText,
 } from './storage.js';
-
-export interface JobProgress { jobId: string; done: number; failed: number; total: number }
 
 /** Why generation stopped early: the process stops (resume later), the owner cancelled, or the completion window ended. */
 type StopReason = 'shutdown' | 'cancel' | 'expire';
 
 const pad = (n: number): string => String(n).padStart(6, '0');
-
-/** A stored item as the result files show it. */
-const resultItem = (it: ItemRow): ResultItem => ({
-  index: it.idx, custom_id: it.custom_id, input: JSON.parse(it.input), status: it.status,
-  output: it.output === null ? null : JSON.parse(it.output), error: it.error, prompt_tokens: it.prompt_tokens, completion_tokens: it.completion_tokens,
-});
 
 /**
  * Flushes finished items to `<stem>-partial/output-<n>.jsonl` / `errors-<n>.jsonl` every `everyItems` items or
@@ -39,7 +33,7 @@ class PartialWriter {
   private since = 0;
   private last = Date.now();
 
-  constructor(private store: JobStore, private client: Client, private bucket: string, private prefix: string,
+  constructor(private channel: JobChannel, private client: Client, private bucket: string, private prefix: string,
     private jobId: string, private everyItems: number, private everySeconds: number, private log: (m: string) => void) {}
 
   itemDone(): void {
@@ -58,50 +52,45 @@ class PartialWriter {
   settled(): Promise<void> { return this.chain; }
 
   private async write(): Promise<void> {
-    const { items, part } = this.store.unflushed(this.jobId);
+    const { items, part } = await this.channel.unflushed();
     if (!items.length) return;
     const done = items.filter((i) => i.status === 'DONE');
     const failed = items.filter((i) => i.status === 'FAILED');
-    if (done.length) await writeText(this.client, this.bucket, `${this.prefix}output-${pad(part)}.jsonl`, jsonl(done.map((i) => outputLine(resultItem(i)))), 'application/jsonl');
-    if (failed.length) await writeText(this.client, this.bucket, `${this.prefix}errors-${pad(part)}.jsonl`, jsonl(failed.map((i) => errorLine(resultItem(i)))), 'application/jsonl');
-    this.store.markFlushed(this.jobId, items.map((i) => i.idx), part);
+    if (done.length) await writeText(this.client, this.bucket, `${this.prefix}output-${pad(part)}.jsonl`, jsonl(done.map(outputLine)), 'application/jsonl');
+    if (failed.length) await writeText(this.client, this.bucket, `${this.prefix}errors-${pad(part)}.jsonl`, jsonl(failed.map((i) => errorLine(i))), 'application/jsonl');
+    await this.channel.markFlushed(items.map((i) => i.index), part);
   }
 }
 
+/** The one job runner of both homes: it reads its job and reports through a JobChannel (channel.ts). */
 export class JobRunner {
-  constructor(private store: JobStore, private backends: BackendRegistry, private config: InferenceConfig,
-    private secrets: JobSecrets, private onProgress?: (p: JobProgress) => void, private log: (m: string) => void = () => {}) {}
+  constructor(private backends: BackendRegistry, private config: InferenceConfig, private log: (m: string) => void = () => {}) {}
 
   /**
-   * Runs (or resumes) a job. Returns when it is final, or early, with items left PENDING, once `signal` aborts
+   * Runs (or resumes) a job. Returns when it is final, or early, with items left to generate, once `signal` aborts
    * (shutdown). `cancel` aborting ends it CANCELLED with what is done.
    */
-  async run(jobId: string, signal?: AbortSignal, cancel?: AbortSignal): Promise<void> {
-    const job = this.store.get(jobId);
-    if (!job || FINAL_STATES.includes(job.status)) return;
-    const req = JSON.parse(job.request) as BatchRequest;
-    const notStarted = job.total === null;
-    if (notStarted && (job.cancel_requested || cancel?.aborted)) return this.store.finish(jobId, 'CANCELLED', 'cancelled by its owner before it started');
-    if (notStarted && Date.now() >= Date.parse(job.expires_at)) {
-      return this.store.finish(jobId, 'EXPIRED', EXPIRED_BEFORE_START);
-    }
-    const folder = job.folder_sealed ? this.secrets.open(job.folder_sealed, jobId) : undefined;
-    if (!folder) return this.store.finish(jobId, 'FAILED', "the job's bucket folder cannot be unsealed (was ENCRYPTION_KEY or <dataDir>/encryption.key changed?)");
-    const access = { provider: req.storage_provider, bucket: req.bucket_name, region: req.region, roleArn: req.role_arn, sessionName: `inference-${jobId.slice(0, 16)}` };
+  async run(channel: JobChannel, signal?: AbortSignal, cancel?: AbortSignal): Promise<void> {
+    const job = await channel.open();
+    if (!job) return;
+    const req = job.request;
+    if (!job.started && (job.cancelRequested || cancel?.aborted)) return channel.finish('CANCELLED', 'cancelled by its owner before it started');
+    if (!job.started && Date.now() >= Date.parse(job.expiresAt)) return channel.finish('EXPIRED', EXPIRED_BEFORE_START);
+    const folder = job.folder;
+    if (!folder) return channel.finish('FAILED', job.folderError ?? "the job's bucket folder is not known");
+    const access = { provider: req.storage_provider, bucket: req.bucket_name, region: req.region, roleArn: req.role_arn, sessionName: `inference-${job.id.slice(0, 16)}` };
     const client = bucketClient(this.config.storage, access);
-    this.store.setState(jobId, 'VALIDATING');
+    // A cancel that ended the job while it was being picked up (QUEUED -> CANCELLED at once) is not undone.
+    if (!await channel.setState('VALIDATING')) return;
     let backend: CompletionBackend;
     let stem: string;
     try {
-      backend = await this.preflight(job, req, client, folder, endpointUrl(this.config.storage, access), signal);
-      stem = this.store.status(jobId)!.result_stem!;
+      ({ backend, stem } = await this.preflight(channel, job, client, folder, endpointUrl(this.config.storage, access), signal));
     } catch (e) {
       if (signal?.aborted) return;
-      return this.store.finish(jobId, 'FAILED', (e as Error).message);
+      return channel.finish('FAILED', (e as Error).message);
     }
-    // A cancel that ended the job while it was being picked up (QUEUED -> CANCELLED at once) is not undone.
-    if (FINAL_STATES.includes(this.store.status(jobId)!.status)) return;
-    this.store.setState(jobId, 'IN_PROGRESS');
+    if (!await channel.setState('IN_PROGRESS')) return;
 
     const files = resultFiles(stem);
     const stop = new AbortController();
@@ -109,22 +98,22 @@ export class JobRunner {
     const stopFor = (r: StopReason) => (): void => { reason ??= r; stop.abort(); };
     const onShutdown = stopFor('shutdown'), onCancel = stopFor('cancel');
     if (signal?.aborted) onShutdown();
-    if (cancel?.aborted || this.store.cancelRequested(jobId)) onCancel();
+    if (cancel?.aborted || await channel.cancelRequested()) onCancel();
     signal?.addEventListener('abort', onShutdown, { once: true });
     cancel?.addEventListener('abort', onCancel, { once: true });
-    const expiry = setTimeout(stopFor('expire'), Math.min(2 ** 31 - 1, Math.max(0, Date.parse(job.expires_at) - Date.now())));
-    const partial = new PartialWriter(this.store, client, req.bucket_name, `${folder}/${files.partial}`, jobId,
+    const expiry = setTimeout(stopFor('expire'), Math.min(2 ** 31 - 1, Math.max(0, Date.parse(job.expiresAt) - Date.now())));
+    const partial = new PartialWriter(channel, client, req.bucket_name, `${folder}/${files.partial}`, job.id,
       this.config.flushItems, this.config.flushSeconds, this.log);
     try {
-      if (!reason) await this.generate(jobId, backend, req, stop.signal, partial);
+      if (!reason) await this.generate(channel, backend, req, stop.signal, partial);
       // Stopping for a restart: what is done goes to the partial files now. Otherwise the full files follow at once.
       if (reason === 'shutdown') { await partial.flush(); return; }
       await partial.settled();
-      await this.finalize(client, jobId, req, folder, files, backend, reason);
+      await this.finalize(channel, client, job, folder, files, backend, reason);
     } catch (e) {
       if (reason === 'shutdown') return;
       const msg = e instanceof StorageError ? e.message : `job failed: ${(e as Error).message}`;
-      this.store.finish(jobId, 'FAILED', msg);
+      await channel.finish('FAILED', msg);
     } finally {
       clearTimeout(expiry);
       signal?.removeEventListener('abort', onShutdown);
@@ -133,20 +122,19 @@ export class JobRunner {
   }
 
   /** Everything that can fail without generating: the model (GGUF file, server), the bucket, the inputs, the file names. */
-  private async preflight(job: JobRow, req: BatchRequest, client: Client, folder: string, endpoint: string, signal?: AbortSignal): Promise<CompletionBackend> {
+  private async preflight(channel: JobChannel, job: RunnableJob, client: Client, folder: string, endpoint: string,
+    signal?: AbortSignal): Promise<{ backend: CompletionBackend; stem: string }> {
+    const req = job.request;
     const names = await listNames(client, req.bucket_name, `${folder}/`, endpoint); // the bucket first: cheapest
     let backend: CompletionBackend;
     try { backend = await this.backends.get(req.model); } catch (e) {
       throw new Error(`model '${req.model}' could not be loaded: ${(e as Error).message}`);
     }
     await backend.check(signal);
-    this.store.setBackend(job.id, backend.label, backend.source);
-    if (job.total === null) this.store.insertItems(job.id, await this.loadInputs(client, folder, req));
-    if (!job.result_stem) {
-      const file = resultFileName(job.id, names);
-      this.store.resultStem(job.id, { stem: file.replace(/\.json$/, ''), file });
-    }
-    return backend;
+    await channel.setBackend(backend.label, backend.source);
+    await channel.ensureInputs(() => this.loadInputs(client, folder, req));
+    const stem = await channel.fixResultStem(resultFileName(job.id, names).replace(/\.json$/, ''));
+    return { backend, stem };
   }
 
   private async loadInputs(client: Client, folder: string, req: BatchRequest): Promise<unknown[]> {
@@ -160,42 +148,42 @@ export class JobRunner {
   }
 
   /** Generates the PENDING items with as many in flight as the backend can batch. */
-  private async generate(jobId: string, backend: CompletionBackend, req: BatchRequest, signal: AbortSignal, partial: PartialWriter): Promise<void> {
-    const queue = this.store.pendingItems(jobId);
+  private async generate(channel: JobChannel, backend: CompletionBackend, req: BatchRequest, signal: AbortSignal, partial: PartialWriter): Promise<void> {
+    const all = await channel.items();
+    const done = all.length - all.filter((i) => i.status === 'PENDING').length;
+    if (done) this.log(`resuming: ${done} of ${all.length} items already finished`);
+    const queue = all.filter((i) => i.status === 'PENDING');
     const worker = async (): Promise<void> => {
       for (let item = queue.shift(); item && !signal.aborted; item = queue.shift()) {
-        this.store.startItem(jobId, item.idx);
+        await channel.startItem(item.index);
         let outcome;
         try {
-          outcome = await runItem(backend, req, JSON.parse(item.input), item.idx, this.config.structuredRetries, signal);
+          outcome = await runItem(backend, req, item.input, item.index, this.config.structuredRetries, signal);
         } catch (e) {
           if (signal.aborted) return;
           throw e;
         }
         if (signal.aborted) return;
-        this.store.finishItem(jobId, item.idx, outcome);
+        await channel.commit(item.index, outcome);
         partial.itemDone();
-        if (this.onProgress) {
-          const j = this.store.status(jobId)!;
-          this.onProgress({ jobId, done: j.done, failed: j.failed, total: j.total ?? 0 });
-        }
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, backend.parallelism) }, worker));
   }
 
-  private async finalize(client: Client, jobId: string, req: BatchRequest, folder: string, files: ReturnType<typeof resultFiles>,
+  private async finalize(channel: JobChannel, client: Client, job: RunnableJob, folder: string, files: ReturnType<typeof resultFiles>,
     backend: CompletionBackend, reason: StopReason | undefined): Promise<void> {
-    this.store.setState(jobId, 'FINALIZING');
-    const job = this.store.get(jobId)!;
-    const items = this.store.items(jobId);
+    await channel.setState('FINALIZING');
+    const items = await channel.items();
+    const done = items.filter((i) => i.status === 'DONE').length;
+    const failed = items.filter((i) => i.status === 'FAILED').length;
     const stopped = reason === 'cancel' ? 'cancelled' : reason === 'expire' ? 'expired' : undefined;
-    const { state, error } = finalState(items.length, job.done, job.failed, stopped);
-    await writeResultFiles(client, folder, files.result.replace(/\.json$/, ''), items.map(resultItem), {
-      taskId: jobId, req, backend: backend.label, modelFile: backend.source, state, error, created: job.created, stopped,
+    const { state, error } = finalState(items.length, done, failed, stopped);
+    await writeResultFiles(client, folder, files.result.replace(/\.json$/, ''), items, {
+      taskId: job.id, req: job.request, backend: backend.label, modelFile: backend.source, state, error, created: job.created, stopped,
     });
-    if (items.some((i) => i.part !== null)) await removePrefix(client, req.bucket_name, `${folder}/${files.partial}`);
-    this.store.finish(jobId, state, error);
+    if ((await channel.unflushed()).part > 1) await removePrefix(client, job.request.bucket_name, `${folder}/${files.partial}`);
+    await channel.finish(state, error);
   }
 }
 

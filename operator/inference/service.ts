@@ -1,13 +1,14 @@
-// The batch inference service: authenticates and validates submissions, records jobs durably (idempotency
-// keys included), reports results, serves OpenAI-style chat completions from the configured models, and
-// drives the background worker that runs jobs.
+// The batch inference service of both homes: authenticates and validates submissions, records jobs through the job
+// store (store.ts: SQLite embedded, InferenceJob resources in cluster mode; idempotency keys included), reports
+// results, lists and cancels the caller's jobs, and serves OpenAI-style chat completions from the configured models.
 import { createHash, randomBytes } from 'node:crypto';
 import type { BackendRegistry } from './backends/registry.js';
 import type { ModelDetails } from './backends/types.js';
 import { tokenMatches, type JobSecrets } from './auth.js';
 import type { InferenceConfig } from './config.js';
-import { contractStatus, FINAL_STATES, type JobState, type JobStore, type JobSummary } from './db.js';
-import { validateRequest, RequestError, type BatchRequest } from './request.js';
+import { contractStatus, FINAL_STATES, type JobState } from './db.js';
+import { validateRequest, RequestError } from './request.js';
+import type { InferenceJobStore, JobRecord } from './store.js';
 import { resultFiles } from './results.js';
 import { checkAnswer, compileSchema } from './structured.js';
 
@@ -63,16 +64,16 @@ export interface JobList { object: 'list'; data: JobResultView[]; first_id: stri
 
 export interface InferenceService {
   /** Throws AuthError, RequestError (field named) or IdempotencyConflictError. */
-  submit(token: string | undefined, body: unknown, idempotencyKey?: string): SubmitResult;
+  submit(token: string | undefined, body: unknown, idempotencyKey?: string): Promise<SubmitResult>;
   /**
    * Undefined when no such job exists. No credentials are needed; `result_key` (which begins with the access
    * token) is included only when `token` is the job owner's.
    */
-  getResult(taskId: string, token?: string): JobResultView | undefined;
+  getResult(taskId: string, token?: string): Promise<JobResultView | undefined>;
   /** Cancels the caller's job (NotFoundError for another token's); answers its view after the request. */
-  cancel(token: string | undefined, taskId: string): JobResultView;
+  cancel(token: string | undefined, taskId: string): Promise<JobResultView>;
   /** The caller's jobs, newest first, `limit` (1..100) per page after the job id `after`. */
-  list(token: string | undefined, limit?: number, after?: string): JobList;
+  list(token: string | undefined, limit?: number, after?: string): Promise<JobList>;
   /** OpenAI-compatible `/v1/chat/completions` over the configured models (token required). */
   chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>>;
   models(): string[];
@@ -90,15 +91,27 @@ export function listLimit(v: unknown): number {
   return n;
 }
 
-/** The request fields a result view shows; parsed once per job, not on every poll (the request holds every input). */
-interface RequestSummary { model: string; bucket_name: string; return_output: boolean }
-const SUMMARY_CACHE = 1000;
+/**
+ * Task id of a submission with an Idempotency-Key: derived from the token and the key, so every API replica (cluster
+ * mode) maps a repeated submission to the same job, and nobody without the token can compute it (128 unguessable bits).
+ */
+export const idempotentTaskId = (token: string, key: string): string =>
+  createHash('sha256').update(`flowpilot-inference\0${token}\0${key}`).digest('hex').slice(0, 32);
 
+export interface InferenceServiceOptions {
+  /** Where the work happens: the embedded worker is woken on a submission and told of a cancel (cluster: the reconciler watches). */
+  worker?: { wake(): void; cancel(id: string): void };
+  /**
+   * Whether this process runs models: GGUF paths are then checked at submit and `/v1/chat/completions` is served.
+   * False for the cluster API, whose runner Pods hold the models.
+   */
+  localModels: boolean;
+}
+
+/** The one service of both homes: authentication, validation, idempotency, views, list, cancel and chat over a job store. */
 export class InferenceServiceImpl implements InferenceService {
-  private summaries = new Map<string, RequestSummary>();
-
-  constructor(private config: InferenceConfig, private store: JobStore, private backends: BackendRegistry,
-    private secrets: JobSecrets, private worker: { wake(): void; cancel(id: string): void }) {}
+  constructor(private config: InferenceConfig, private store: InferenceJobStore, private backends: BackendRegistry,
+    private secrets: JobSecrets, private o: InferenceServiceOptions) {}
 
   private authenticate(token: string | undefined): string {
     if (!token || !tokenMatches(token, this.config.tokenHashes)) throw new AuthError();
@@ -109,79 +122,66 @@ export class InferenceServiceImpl implements InferenceService {
 
   modelDetails(id: string): ModelDetails | undefined { return this.backends.details(id); }
 
-  submit(token: string | undefined, body: unknown, idempotencyKey?: string): SubmitResult {
+  async submit(token: string | undefined, body: unknown, idempotencyKey?: string): Promise<SubmitResult> {
     const t = this.authenticate(token);
     const req = validateRequest(body, {
       modelIds: this.models(), maxInputs: this.config.maxInputs, maxTokens: this.config.maxTokens,
       defaultMaxTokens: this.config.defaultMaxTokens, completionWindowSeconds: this.config.completionWindowSeconds,
     });
-    const missing = this.backends.unavailable(req.model);
-    if (missing) throw new RequestError('model', missing);
-    const request = JSON.stringify(req);
-    const requestHash = createHash('sha256').update(request).digest('hex');
+    if (this.o.localModels) {
+      const missing = this.backends.unavailable(req.model);
+      if (missing) throw new RequestError('model', missing);
+    }
+    const requestHash = createHash('sha256').update(JSON.stringify(req)).digest('hex');
     const key = idempotencyKey?.trim() || null;
     if (key && key.length > 200) throw new RequestError('Idempotency-Key', 'at most 200 characters');
-    const id = newTaskId();
+    const id = key ? idempotentTaskId(t, key) : newTaskId();
     const window = req.completion_window ?? this.config.completionWindowSeconds;
-    const { row, created } = this.store.create({
-      id, token_hash: this.secrets.tokenHash(t), idempotency_key: key, request_hash: requestHash, request,
-      folder_sealed: this.secrets.seal(`${t}/${req.session}`, id), session: req.session,
-      expires_at: new Date(Date.now() + window * 1000).toISOString(),
+    const { job, created } = await this.store.create({
+      id, token: t, tokenHash: this.secrets.tokenHash(t), idempotencyKey: key, requestHash, request: req,
+      expiresAt: new Date(Date.now() + window * 1000).toISOString(),
     });
-    if (!created && row.request_hash !== requestHash) throw new IdempotencyConflictError(row.id);
-    if (created) this.worker.wake();
-    return { task_id: row.id, created };
+    if (!created && job.request_hash !== requestHash) throw new IdempotencyConflictError(job.id);
+    if (created) this.o.worker?.wake();
+    return { task_id: job.id, created };
   }
 
-  getResult(taskId: string, token?: string): JobResultView | undefined {
+  async getResult(taskId: string, token?: string): Promise<JobResultView | undefined> {
     if (!/^[0-9a-f]{32}$/.test(taskId)) return undefined;
-    const job = this.store.status(taskId);
-    if (!job) return undefined;
-    return this.view(job, token);
+    const job = await this.store.get(taskId);
+    return job && this.view(job, token);
   }
 
   /** The caller's own job, or NotFoundError (another token's job is not revealed). */
-  private owned(token: string | undefined, taskId: string): JobSummary {
+  private async owned(token: string | undefined, taskId: string): Promise<JobRecord> {
     const t = this.authenticate(token);
-    const job = /^[0-9a-f]{32}$/.test(taskId) ? this.store.status(taskId) : undefined;
+    const job = /^[0-9a-f]{32}$/.test(taskId) ? await this.store.get(taskId) : undefined;
     if (!job || !this.secrets.owns(t, job.token_hash)) throw new NotFoundError();
     return job;
   }
 
-  cancel(token: string | undefined, taskId: string): JobResultView {
-    this.owned(token, taskId);
-    const state = this.store.requestCancel(taskId);
-    if (state === 'CANCELLING') this.worker.cancel(taskId);
-    return this.view(this.store.status(taskId)!, token);
+  async cancel(token: string | undefined, taskId: string): Promise<JobResultView> {
+    const job = await this.owned(token, taskId);
+    const after = (await this.store.requestCancel(job.id)) ?? job;
+    if (after.status === 'CANCELLING') this.o.worker?.cancel(taskId);
+    return this.view(after, token);
   }
 
-  list(token: string | undefined, limit = 20, after?: string): JobList {
+  async list(token: string | undefined, limit = 20, after?: string): Promise<JobList> {
     const t = this.authenticate(token);
-    const { jobs, hasMore } = this.store.list(this.secrets.tokenHash(t), limit, after);
-    const data = jobs.map((j) => this.view(j, token));
+    const { jobs, hasMore } = await this.store.list(this.secrets.ownerHashes(t), limit, after);
+    const data = await Promise.all(jobs.map((j) => this.view(j, token)));
     return { object: 'list', data, first_id: data[0]?.task_id ?? null, last_id: data.at(-1)?.task_id ?? null, has_more: hasMore };
   }
 
-  private summary(id: string): RequestSummary {
-    let s = this.summaries.get(id);
-    if (!s) {
-      const req = JSON.parse(this.store.request(id) ?? '{}') as BatchRequest;
-      s = { model: req.model, bucket_name: req.bucket_name, return_output: req.return_output === true };
-      if (this.summaries.size >= SUMMARY_CACHE) this.summaries.delete(this.summaries.keys().next().value!);
-      this.summaries.set(id, s);
-    }
-    return s;
-  }
-
-  private view(job: JobSummary, token: string | undefined): JobResultView {
-    const req = this.summary(job.id);
+  private async view(job: JobRecord, token: string | undefined): Promise<JobResultView> {
     const final = FINAL_STATES.includes(job.status);
     const file = final ? job.result_file : null;
     const v: JobResultView = {
-      task_id: job.id, status: contractStatus(job.status), state: job.status, model: req.model, backend: job.backend, model_file: job.model_file,
+      task_id: job.id, status: contractStatus(job.status), state: job.status, model: job.model, backend: job.backend, model_file: job.model_file,
       progress: { total: job.total, done: job.done, failed: job.failed },
       tokens: { prompt: job.prompt_tokens, completion: job.completion_tokens, total: job.prompt_tokens + job.completion_tokens },
-      bucket: req.bucket_name, result_file: file, files: null,
+      bucket: job.bucket_name, result_file: file, files: null,
       created: job.created, started: job.started, finished: job.finished, expires_at: job.expires_at,
     };
     if (file && job.result_stem) {
@@ -191,16 +191,16 @@ export class InferenceServiceImpl implements InferenceService {
     // The key begins with the owner's token, which is not stored: only the owner's request can show it.
     if (token && this.secrets.owns(token, job.token_hash)) v.result_key = file ? `${token}/${job.session}/${file}` : null;
     if (job.error) v.error = job.error;
-    if (req.return_output && final && job.total !== null) {
-      v.outputs = this.store.items(job.id).map((it) => ({
-        index: it.idx, output: it.output === null ? null : JSON.parse(it.output), ...(it.error ? { error: it.error } : {}),
-      }));
+    if (job.return_output && final) {
+      const outputs = await this.store.outputs(job);
+      if (outputs) v.outputs = outputs;
     }
     return v;
   }
 
   async chatCompletion(token: string | undefined, body: unknown): Promise<Record<string, unknown>> {
     this.authenticate(token);
+    if (!this.o.localModels) throw new RequestError('model', 'chat completions are not served by the API in cluster mode (its models run in runner Pods)');
     const c = parseChatBody(body, this.models(), this.config.maxTokens);
     const backend = await this.backends.get(c.model);
     const r = await backend.complete({

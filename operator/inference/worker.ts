@@ -1,6 +1,7 @@
 // Embedded background worker: runs unfinished jobs (interrupted ones first, so a restart resumes them), a few at a
 // time, woken on each submission and when a job ends, otherwise checking the store every second; cancels a running
 // job on request, and purges the rows of jobs that ended longer ago than the retention setting.
+import type { JobChannel } from './channel.js';
 import type { JobRunner } from './runner.js';
 import type { JobStore } from './db.js';
 
@@ -14,7 +15,7 @@ export class InferenceWorker {
   private lastPurge = 0;
 
   /** `maxJobs` jobs run at once; their items share the backends' batches, so a small job is not stuck behind a big one. */
-  constructor(private store: JobStore, private runner: JobRunner, private log: (msg: string) => void = () => {},
+  constructor(private store: JobStore, private runner: JobRunner, private channelOf: (id: string) => JobChannel, private log: (msg: string) => void = () => {},
     private maxJobs = 2, private retentionHours = 0) {}
 
   start(): void {
@@ -56,7 +57,7 @@ export class InferenceWorker {
 
   private async runJob(id: string, signal: AbortSignal, cancel: AbortSignal): Promise<void> {
     try {
-      await this.runner.run(id, signal, cancel);
+      await this.runner.run(this.channelOf(id), signal, cancel);
     } catch (e) {
       // A bug, not a job failure: record it so the loop does not spin on the same job.
       this.log(`inference job ${id} crashed: ${(e as Error).stack ?? e}`);

@@ -244,7 +244,8 @@ function triggerStateCrd(): Schema {
   });
 }
 
-export const INFERENCE_STATUSES = ['QUEUED', 'RUNNING', 'SUCCESS', 'FAILED', 'CANCELLED'];
+/** The lifecycle states of operator/inference/db.ts JobState, and RUNNING (written by versions before the one job model). */
+export const INFERENCE_STATUSES = ['QUEUED', 'VALIDATING', 'IN_PROGRESS', 'FINALIZING', 'CANCELLING', 'RUNNING', 'SUCCESS', 'FAILED', 'CANCELLED', 'EXPIRED'];
 
 function inferenceJobCrd(): Schema {
   return crd(KINDS.InferenceJob, {
@@ -265,7 +266,10 @@ function inferenceJobCrd(): Schema {
       structured_output: openObject('JSON schema of each generated answer.'),
       seed: int('Sampling seed (extension; default 0).'),
       temperature: num('Sampling temperature (extension).'),
-      tokenHash: str('SHA-256 of the access token that submitted the job (identifies the caller; never the token).'),
+      completion_window: int('Seconds after submission at which unfinished items expire (extension).', { minimum: 1 }),
+      expiresAt: str('End of the completion window (RFC 3339): unfinished items then expire, partial results kept.'),
+      tokenHash: str('Keyed hash (HMAC under ENCRYPTION_KEY) of the access token that submitted the job (identifies the caller; never the token); an unkeyed SHA-256 in jobs of earlier versions.'),
+      folderSealed: str('The bucket folder <access_token>/<session> sealed with ENCRYPTION_KEY (AES-256-GCM, bound to the task id): lets the API read return_output results without the token.'),
       tokenSecretRef: obj('Secret holding the access token (it names the bucket folder); the runner reads it.', {
         name: str('Secret name (same Kubernetes namespace).'), key: str('Key in the Secret.'),
       }, ['name', 'key']),
@@ -274,7 +278,7 @@ function inferenceJobCrd(): Schema {
       cancelRequested: bool('Set by the owner\'s cancel (POST /v1/batches/{id}/cancel): the runner stops and ends the job CANCELLED with what is done; a job without a runner yet ends CANCELLED at once.'),
     }, ['model', 'bucket_name', 'session']),
     status: obj('Progress of the job, written by the operator.', {
-      status: str('QUEUED, RUNNING, SUCCESS, FAILED or CANCELLED; SUCCESS and FAILED are final.', { enum: INFERENCE_STATUSES }),
+      status: str('The lifecycle state: QUEUED, VALIDATING, IN_PROGRESS, FINALIZING, then SUCCESS, FAILED, CANCELLED or EXPIRED (final); RUNNING from earlier versions.', { enum: INFERENCE_STATUSES }),
       total: int('Number of inputs.'),
       done: int('Inputs answered.'),
       failed: int('Inputs that failed.'),
@@ -282,7 +286,10 @@ function inferenceJobCrd(): Schema {
       completionTokens: int('Completion tokens generated.'),
       backend: str('Model backend that ran the job.'),
       error: str('Why the job failed.'),
-      resultPaths: arr('Result files written to the bucket (object keys).', str('One object key.')),
+      resultPaths: arr('Result files of jobs of earlier versions (object keys).', str('One object key.')),
+      resultStem: str('Stem of the result files inside the session folder, fixed before the first write.'),
+      resultFile: str('Name of the final JSON document inside the session folder.'),
+      modelFile: str('GGUF file or server URL that answered.'),
       started: str('Start date (RFC 3339).'),
       finished: str('End date (RFC 3339).'),
       observedGeneration,

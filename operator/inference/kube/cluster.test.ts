@@ -1,7 +1,8 @@
 // Cluster-mode batch inference end to end: POST /v1/completions (real Koa server) creates an InferenceJob and its token
-// Secret on the Kubernetes API test server; the reconciler creates the runner Job; the simulated kubelet runs the real
-// runner (demo GGUF model) as a local process, which writes results to a real S3-protocol server (s3rver) and status
-// into the resource; GET /get_result shows SUCCESS with counts. Also: a Pod killed mid-job resumes without redoing
+// Secret on the Kubernetes API test server; the reconciler creates the report ConfigMap and the runner Job; the simulated
+// kubelet runs the real runner (demo GGUF model) as a local process, which writes results (partial JSONL parts while it
+// runs) to a real S3-protocol server (s3rver) and reports through its ConfigMap, which the reconciler folds into the
+// status (the only status writer, asserted from the test server's authorization log); GET /get_result shows SUCCESS. Also: a Pod killed mid-job resumes without redoing
 // finished items, and a Job that fails for good marks the InferenceJob FAILED with a message. The API, the reconciler and
 // the runner Pods each use their own token, authorized by exactly the rules of the chart's Roles (rbac.yaml).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,9 @@ import { KindApi } from '../../kube/store/kube-api.js';
 import { loadInferenceConfig } from '../config.js';
 import { startInferenceReconciler, type InferenceReconciler } from './reconciler.js';
 import { buildInferenceJob, runnerJobName, tokenSecretName, type InferenceJobResource } from './resource.js';
-import { ClusterInferenceService } from './service.js';
+import { hashToken, JobSecrets } from '../auth.js';
+import { SecretBox } from '../../secrets/sealed.js';
+import { clusterInferenceService } from './store.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const NS = 'inference-test';
@@ -40,7 +43,12 @@ let base: string;
 
 const ROLES = chartRoles();
 const USERS: Record<string, string> = { 'api-token': 'api', 'operator-token': 'operator', 'runner-token': 'inference-runner' };
+/** Who wrote InferenceJob status (user names), as the test server authorized the writes. */
+const statusWriters = new Set<string>();
+/** The job secrets of the API and the operator (both given the same ENCRYPTION_KEY in a deployment). */
+const SECRETS = new JobSecrets(new SecretBox(Buffer.alloc(32, 9)));
 function authorize(a: AuthzAttributes): boolean {
+  if (a.resource === 'inferencejobs' && a.subresource === 'status' && a.verb !== 'get') statusWriters.add(a.user);
   if (a.user === 'admin') return true; // the test itself and the simulated kubelet / Job controller
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   return (ROLES[a.user] ?? []).some((r) => r.apiGroups.includes(a.group ?? '') && r.resources.includes(resource ?? '') && r.verbs.includes(a.verb));
@@ -48,7 +56,7 @@ function authorize(a: AuthzAttributes): boolean {
 
 async function startApi(namespace: string): Promise<{ url: string; server: Server }> {
   const app = new Koa();
-  const svc = new ClusterInferenceService({ kc: server.kubeConfig('api-token'), namespace, config: loadInferenceConfig(s3Env(s3, [TOKEN])) });
+  const svc = clusterInferenceService({ kc: server.kubeConfig('api-token'), namespace, config: loadInferenceConfig(s3Env(s3, [TOKEN])), secrets: SECRETS });
   app.use(createInferenceRouter(svc).routes());
   const srv: Server = await new Promise((ok) => { const s = app.listen(0, '127.0.0.1', () => ok(s)); });
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, server: srv };
@@ -73,12 +81,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'inference-kube-'));
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, server.kubeConfig('runner-token').exportConfig());
-  const env = { ...s3Env(s3, []), ACCESS_TOKENS: '', KUBECONFIG: kubeconfig, INFERENCE_THREADS: '1' };
+  const env = { ...s3Env(s3, []), ACCESS_TOKENS: '', KUBECONFIG: kubeconfig, INFERENCE_THREADS: '1', INFERENCE_FLUSH_ITEMS: '4' };
   for (const [namespace, extra] of [[NS, {}], [BROKEN_NS, { KUBECONFIG: join(dir, 'missing-kubeconfig') }]] as const) {
     kubelets.push(await startSimulatedKubelet({ kc, namespace, pathMap: { '/app': ROOT } }));
     reconcilers.push(await startInferenceReconciler({
       kc: server.kubeConfig('operator-token'), namespace, launcherSettings: { runnerImage: 'flowpilot-runner:test', env: { ...env, ...extra }, backoffLimit: namespace === NS ? 2 : 1, terminationGracePeriodSeconds: 2 },
-      secretWaitSeconds: namespace === NS ? 120 : 1,
+      secretWaitSeconds: namespace === NS ? 120 : 1, secrets: SECRETS,
       onError: (e, where) => console.warn(`[reconciler] ${where}`, (e as Error).message),
     }));
   }
@@ -110,6 +118,9 @@ describe('cluster-mode batch inference', () => {
     const ij = await new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS).get(inferenceJobName(taskId));
     expect(ij?.spec).toMatchObject({ model: 'llama2_7b', session: 'sess-1', tokenSecretRef: { name: tokenSecretName(taskId), key: 'token' } });
     expect(JSON.stringify(ij)).not.toContain(TOKEN);
+    // The owner is a keyed hash (HMAC under ENCRYPTION_KEY), as in embedded mode: not the token's plain SHA-256.
+    expect(ij!.spec.tokenHash).toBe(SECRETS.tokenHash(TOKEN));
+    expect(ij!.spec.tokenHash).not.toBe(hashToken(TOKEN));
     const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS });
     expect(Buffer.from(secret.data!.token!, 'base64').toString()).toBe(TOKEN);
     // Made by the API without an owner (it may not delete Secrets, which an ownerReference needs under the admission
@@ -147,6 +158,10 @@ describe('cluster-mode batch inference', () => {
     await until('the checkpoint removal', async () => (await listKeys(s3.client, 'bucket', folder)).length === 4);
     expect((await listKeys(s3.client, 'bucket', folder)).sort()).toEqual([view.files.errors, view.files.manifest, view.files.output, view.result_file].map((f) => folder + f).sort());
     expect((await listKeys(s3.client, 'bucket', folder)).sort().at(-1)).toBe(view.result_key);
+    // The status names the result file, never its full key (which begins with the token).
+    const final = await new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS).get(inferenceJobName(taskId));
+    expect(final?.status).toMatchObject({ status: 'SUCCESS', resultFile: view.result_file });
+    expect(JSON.stringify(final)).not.toContain(TOKEN);
     // Without the owner's token there is no result_key (it begins with the token).
     const anon = await (await fetch(`${base}/get_result/${taskId}`)).json() as Record<string, unknown>;
     expect(anon).toMatchObject({ status: 'SUCCESS', result_file: view.result_file });
@@ -231,15 +246,13 @@ describe('cluster-mode batch inference', () => {
     }
   }, 120_000);
 
-  it("GET /v1/batches lists the caller's InferenceJobs; completion_window is refused as not offered here", async () => {
+  it("GET /v1/batches lists the caller's InferenceJobs", async () => {
     const r = await postJson(`${base}/v1/completions`, body({ session: 'listed' }), auth);
     const taskId = r.body.task_id as string;
     const list = await (await fetch(`${base}/v1/batches?limit=100`, { headers: auth })).json() as { data: { task_id: string; state: string }[]; has_more: boolean };
     expect(list.data.map((j) => j.task_id)).toContain(taskId);
     expect(list.data.every((j) => typeof j.state === 'string')).toBe(true);
     expect((await fetch(`${base}/v1/batches`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    const window = await postJson(`${base}/v1/completions`, body({ completion_window: '1h' }), auth);
-    expect(window).toMatchObject({ status: 400, body: { field: 'completion_window' } });
     await waitForResult(base, taskId, TOKEN);
   }, 120_000);
 
@@ -248,6 +261,13 @@ describe('cluster-mode batch inference', () => {
     const r = await postJson(`${base}/v1/completions`, body({ session: 'cancelled', list_inputs: inputs, max_tokens: 48, return_output: false }), auth);
     const taskId = r.body.task_id as string;
     await until('a few items done', async () => ((await (await fetch(`${base}/get_result/${taskId}`)).json()) as { progress: { done: number } }).progress.done >= 2, 1200);
+    // Partial JSONL parts appear while the job runs (every INFERENCE_FLUSH_ITEMS=4 items), one line per finished item.
+    const folder = `${TOKEN}/cancelled/`;
+    const part = await until('a partial output part', async () => (await listKeys(s3.client, 'bucket', folder)).find((k) => /-partial\/output-\d{6}\.jsonl$/.test(k)), 1200);
+    const partLines = (await readObject(s3.client, 'bucket', part)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(partLines.length).toBeGreaterThanOrEqual(1);
+    expect(partLines.every((l: { custom_id: string; index: number }) => l.custom_id === String(l.index))).toBe(true);
+    expect(((await (await fetch(`${base}/get_result/${taskId}`)).json()) as { state: string }).state).toBe('IN_PROGRESS');
     const c = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
     expect(c.status).toBe(200);
     expect(c.body.state).toBe('CANCELLING');
@@ -255,7 +275,8 @@ describe('cluster-mode batch inference', () => {
     const v = await waitForResult(base, taskId, TOKEN);
     expect(v).toMatchObject({ status: 'FAILED', state: 'CANCELLED', error: expect.stringContaining('cancelled by its owner') });
     expect(v.progress.done).toBeLessThan(200);
-    const folder = `${TOKEN}/cancelled/`;
+    // Once the final files are written the partial parts are removed.
+    expect((await listKeys(s3.client, 'bucket', folder)).some((k) => k.includes('-partial/'))).toBe(false);
     const lines = async (f: string) => (await readObject(s3.client, 'bucket', folder + f)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const output = await lines(v.files.output);
     const errors = await lines(v.files.errors);
@@ -276,4 +297,79 @@ describe('cluster-mode batch inference', () => {
     expect(st.error).toBe('cancelled by its owner before it started');
     await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
   }, 60_000);
+  it('completion_window: the runner stops at the end of the window; the job ends EXPIRED with the finished items kept', async () => {
+    // Far more work than fits in the window (the demo model answers ~100 short items a second here).
+    const N = 4000;
+    const inputs = Array.from({ length: N }, (_, i) => `input number ${i}`);
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'expiring', list_inputs: inputs, max_tokens: 64, return_output: false, completion_window: 10 }), auth);
+    expect(r.status).toBe(202);
+    const v = await waitForResult(base, r.body.task_id, TOKEN);
+    expect(v).toMatchObject({ status: 'FAILED', state: 'EXPIRED', error: expect.stringContaining('the completion window ended') });
+    expect(Date.parse(v.expires_at) - Date.parse(v.created)).toBeGreaterThanOrEqual(9_000);
+    expect(v.progress.done).toBeGreaterThan(0);
+    expect(v.progress.done).toBeLessThan(N);
+    const folder = `${TOKEN}/expiring/`;
+    const lines = async (f: string) => (await readObject(s3.client, 'bucket', folder + f)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect((await lines(v.files.output)).length).toBe(v.progress.done);
+    const errors = await lines(v.files.errors);
+    expect(errors.length).toBe(N - v.progress.done);
+    expect(errors.filter((e: { error: { code: string } }) => e.error.code === 'expired').length).toBe(N - v.progress.done - v.progress.failed);
+  }, 240_000);
+
+  it('a job whose window ends before any runner reports is ended EXPIRED by the reconciler, without a runner', async () => {
+    const taskId = 'c'.repeat(32);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, BROKEN_NS);
+    await api.create(buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never,
+      { tokenHash: 'x', requestHash: 'y', expiresAt: new Date(Date.now() - 1000).toISOString() }));
+    const st = await until('EXPIRED', async () => {
+      const x = (await api.get(inferenceJobName(taskId)))?.status;
+      return x?.status === 'EXPIRED' ? x : undefined;
+    });
+    expect(st.error).toBe('the completion window ended before the job started; nothing was generated');
+    await expect(kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: BROKEN_NS })).rejects.toMatchObject({ code: 404 });
+  }, 60_000);
+
+  it('a cancel right after the submission ends the job CANCELLED once: no item generated, no status after it', async () => {
+    const r = await postJson(`${base}/v1/completions`, body({ session: 'cancel-race', list_inputs: ['a', 'b', 'c', 'd'] }), auth);
+    const taskId = r.body.task_id as string;
+    const c = await postJson(`${base}/v1/batches/${taskId}/cancel`, {}, auth);
+    expect(c.status).toBe(200);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS);
+    const seen: string[] = [];
+    const final = await until('CANCELLED', async () => {
+      const st = (await api.get(inferenceJobName(taskId)))?.status?.status ?? 'none';
+      if (seen.at(-1) !== st) seen.push(st);
+      return st === 'CANCELLED' ? st : undefined;
+    }, 1200);
+    expect(final).toBe('CANCELLED');
+    // A runner Job may have been created before the cancel landed: it must end without generating or reporting more.
+    const job = await kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: NS }).catch(() => undefined);
+    if (job) await until('the runner Job to end', async () => (await kc.makeApiClient(BatchV1Api).readNamespacedJob({ name: runnerJobName(taskId), namespace: NS })).status?.succeeded === 1);
+    const after = (await api.get(inferenceJobName(taskId)))!.status!;
+    expect(after).toMatchObject({ status: 'CANCELLED', error: 'cancelled by its owner before it started' });
+    expect(after.done ?? 0).toBe(0);
+    expect(seen.indexOf('CANCELLED')).toBe(seen.length - 1);
+    expect(seen.filter((x) => !['none', 'QUEUED', 'CANCELLED'].includes(x))).toEqual([]); // nothing ran in between
+    expect((await listKeys(s3.client, 'bucket', `${TOKEN}/cancel-race/`)).filter((k) => !k.includes('.flowpilot-inference/'))).toEqual([]);
+  }, 120_000);
+
+  it('an InferenceJob of an earlier version (unkeyed SHA-256 tokenHash) still runs and stays its owner\'s; a hash of another token fails it', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, NS);
+    const run = async (taskId: string, tokenHash: string) => {
+      const ij = await api.create(buildInferenceJob(taskId, { ...body({ session: `legacy-${taskId.slice(0, 4)}` }), storage_provider: 's3', return_output: false } as never, { tokenHash, requestHash: 'y' }));
+      await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: tokenSecretName(taskId), annotations: { 'flowpilot.io/inference-job-uid': ij.metadata.uid! } }, stringData: { token: TOKEN } } });
+      return waitForResult(base, taskId, TOKEN);
+    };
+    const legacy = await run('a'.repeat(32), hashToken(TOKEN));
+    expect(legacy).toMatchObject({ status: 'SUCCESS', result_key: expect.stringMatching(new RegExp(`^${TOKEN}/legacy-aaaa/`)) });
+    const list = await (await fetch(`${base}/v1/batches?limit=100`, { headers: auth })).json() as { data: { task_id: string }[] };
+    expect(list.data.map((j) => j.task_id)).toContain('a'.repeat(32));
+    const other = await run('b'.repeat(32), SECRETS.tokenHash('someone-else'));
+    expect(other).toMatchObject({ status: 'FAILED', error: expect.stringContaining('does not match the job\'s tokenHash') });
+  }, 120_000);
+
+  it('only the operator wrote InferenceJob status: runners report through their ConfigMap', () => {
+    expect([...statusWriters]).toEqual(['operator']);
+  });
 });

@@ -14,7 +14,7 @@ export const INFERENCE_MANAGER = 'flowpilot-inference';
 export interface InferenceJobSettings extends LauncherSettings {
   /** Pod failures retried within the Job (default 2); each retry resumes. */
   backoffLimit?: number;
-  /** ServiceAccount of runner Pods: needs get on inferencejobs and patch on inferencejobs/status (default serviceAccountName). */
+  /** ServiceAccount of runner Pods: needs get on inferencejobs and patch on configmaps (its report) (default serviceAccountName). */
   runnerServiceAccountName?: string;
   /** App directory in the runner image (default /app). */
   appDir?: string;
@@ -44,7 +44,7 @@ export function buildRunnerJob(r: InferenceJobResource, namespace: string, s: In
         spec: {
           restartPolicy: 'Never',
           terminationGracePeriodSeconds: s.terminationGracePeriodSeconds ?? 30,
-          // The runner reads its InferenceJob and writes its status through the API.
+          // The runner reads its InferenceJob and patches its report ConfigMap through the API.
           automountServiceAccountToken: true,
           ...(sa ? { serviceAccountName: sa } : {}),
           securityContext: { runAsNonRoot: true, runAsUser: user, runAsGroup: user, fsGroup: user, seccompProfile: { type: 'RuntimeDefault' } },

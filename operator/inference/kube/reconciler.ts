@@ -1,19 +1,24 @@
 // Operator side of cluster-mode batch inference (runs on the leader): watches InferenceJobs and, for each unfinished
 // one, adopts its token Secret (an ownerReference to the InferenceJob: the API may only create Secrets) and creates its
 // runner Job (job.ts) once that Secret exists; a job deleted before its Secret was adopted takes the Secret with it.
-// Watches those Jobs and marks the InferenceJob
-// FAILED with a message when its Job fails for good (backoff limit, deadline) or ends without a final status, and
-// CANCELLED when its owner cancels before the runner Job exists. Progress, the normal outcome and a cancel while
-// running are written by the runner itself (runner.ts).
+// Before the Job it checks the
+// Secret's token against the job's keyed `tokenHash` and creates the job's report ConfigMap (report.ts). It is the only
+// writer of the InferenceJob's status: it folds the runner's report in (state, counts, result files, outcome; a final
+// status never changes), marks the job FAILED with a message when its Job fails for good (backoff limit, deadline) or
+// ends without a final report, CANCELLED when its owner cancels before the runner Job exists, and EXPIRED when its
+// completion window ends before a runner reported anything.
 import {
   BatchV1Api, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions,
-  type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Job, type V1Pod, type V1Secret,
+  type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1ConfigMap, type V1Job, type V1Pod, type V1Secret,
 } from '@kubernetes/client-node';
+import type { JobSecrets } from '../auth.js';
+import { EXPIRED_BEFORE_START } from '../db.js';
+import { buildReportConfigMap, foldReport, reportName, reportOf } from './report.js';
 import { leanJob, makeLeanInformer } from '../../kube/informer.js';
 import { GROUP, KINDS, LABELS, VERSION } from '../../kube/names.js';
 import { apiMessage, isConflict, isNotFound, KindApi } from '../../kube/store/kube-api.js';
 import { buildRunnerJob, INFERENCE_MANAGER, type InferenceJobSettings } from './job.js';
-import { isFinal, runnerJobName, taskIdOf, TOKEN_OWNER_ANNOTATION, tokenSecretName, type InferenceJobResource } from './resource.js';
+import { isFinal, runnerJobName, taskIdOf, TOKEN_KEY, TOKEN_OWNER_ANNOTATION, tokenSecretName, type InferenceJobResource, type InferenceJobStatus } from './resource.js';
 import { patchInferenceJobStatus } from './store.js';
 import { restartOnWatchError } from '../../kube/watch-restart.js';
 
@@ -22,6 +27,8 @@ export interface InferenceReconcilerOptions {
   namespace: string;
   /** Runner image, env (storage, models), ServiceAccount... (the flow launcher's settings fit). */
   launcherSettings: InferenceJobSettings;
+  /** Checks a job's token Secret against its `spec.tokenHash` (keyed under ENCRYPTION_KEY, or unkeyed from earlier versions). */
+  secrets: JobSecrets;
   /** How long a job waits for its token Secret before it fails (default 120 s). */
   secretWaitSeconds?: number;
   /** Every unfinished job is looked at again this often, besides watch events (default 10 s). */
@@ -45,6 +52,8 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   const ijs = makeInformer(o.kc, api.path, () => api.list() as never) as unknown as Cache<InferenceJobResource & KubernetesObject>;
   const jobs: Cache<V1Job> = makeLeanInformer(o.kc, `/apis/batch/v1/namespaces/${ns}/jobs`,
     (page) => batch.listNamespacedJob({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector, transform: leanJob });
+  const reports: Cache<V1ConfigMap> = makeLeanInformer(o.kc, `/api/v1/namespaces/${ns}/configmaps`,
+    (page) => core.listNamespacedConfigMap({ namespace: ns, labelSelector: selector, ...page }), { labelSelector: selector });
   let stopped = false;
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
@@ -65,10 +74,30 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     timers.add(t);
   };
 
-  const fail = async (r: InferenceJobResource, error: string): Promise<void> => {
-    const fresh = await api.get(r.metadata.name);
-    if (!fresh || isFinal(fresh.status?.status)) return;
-    await patchInferenceJobStatus(o.kc, ns, r.metadata.name, { status: 'FAILED', error, finished: new Date().toISOString() });
+  /**
+   * Writes the status `change` computes from the job as the API has it now (not the cache: a status this reconciler
+   * just wrote may not be there yet). Work on one job is serialised (schedule), so nothing else writes in between.
+   */
+  const write = async (name: string, change: (r: InferenceJobResource) => InferenceJobStatus | undefined): Promise<boolean> => {
+    const fresh = await api.get(name);
+    if (!fresh || isFinal(fresh.status?.status)) return false;
+    const status = change(fresh);
+    if (!status) return false;
+    await patchInferenceJobStatus(o.kc, ns, name, status);
+    return true;
+  };
+  const end = (r: InferenceJobResource, status: 'FAILED' | 'CANCELLED' | 'EXPIRED', error: string): Promise<boolean> =>
+    write(r.metadata.name, () => ({ status, error, finished: new Date().toISOString() }));
+  const fail = async (r: InferenceJobResource, error: string): Promise<void> => { await end(r, 'FAILED', error); };
+  /** Folds the runner's report in; `fromApi` reads the ConfigMap from the API rather than the cache (after the runner exited). */
+  const fold = async (r: InferenceJobResource, taskId: string, fromApi = false): Promise<boolean> => {
+    const cm = fromApi
+      ? await core.readNamespacedConfigMap({ name: reportName(taskId), namespace: ns }).catch((e) => { if (isNotFound(e)) return undefined; throw e; })
+      : reports.get(reportName(taskId), ns);
+    const rep = reportOf(cm);
+    if (!rep) return false;
+    await write(r.metadata.name, (fresh) => foldReport(fresh.status, rep));
+    return true;
   };
 
   /** The last words of the job's newest failed Pod (its termination message: the runner's error output). */
@@ -109,9 +138,18 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     if (!taskId) return fail(r, 'the InferenceJob has no task id label');
     const jobName = runnerJobName(taskId);
     const job = jobs.get(jobName, ns);
+    const reported = await fold(r, taskId);
+    const expired = r.spec.expiresAt !== undefined && Date.now() >= Date.parse(r.spec.expiresAt);
+    if (expired && !reported) {
+      // Its window ended before any runner reported (none created yet, or its Pod never started): nothing was generated.
+      if (await end(r, 'EXPIRED', EXPIRED_BEFORE_START) && job) {
+        await batch.deleteNamespacedJob({ name: jobName, namespace: ns, propagationPolicy: 'Background' }).catch((e) => { if (!isNotFound(e)) throw e; });
+      }
+      return;
+    }
     if (!job && r.spec.cancelRequested) {
       // Cancelled before its runner started: nothing to stop, nothing was generated.
-      await patchInferenceJobStatus(o.kc, ns, name, { status: 'CANCELLED', error: 'cancelled by its owner before it started', finished: new Date().toISOString() });
+      await end(r, 'CANCELLED', 'cancelled by its owner before it started');
       return;
     }
     if (!job) {
@@ -124,24 +162,31 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
         if (age > (o.secretWaitSeconds ?? 120)) return fail(r, `the access token Secret '${ref.name}' does not exist`);
         return later(name, 1000);
       }
+      const token = Buffer.from(secret.data?.[ref.key ?? TOKEN_KEY] ?? '', 'base64').toString('utf8');
+      if (!o.secrets.owns(token, r.spec.tokenHash)) {
+        return fail(r, `the access token in Secret '${ref.name}' does not match the job's tokenHash (do the API and the operator share ENCRYPTION_KEY?)`);
+      }
       await adopt(r, secret);
-      // QUEUED before the Job exists, so this write can never land after the runner's RUNNING.
-      if (!r.status?.status) await patchInferenceJobStatus(o.kc, ns, name, { status: 'QUEUED', message: `runner Job ${jobName}` });
+      // QUEUED before the Job exists, so this write can never land after the runner's first report.
+      if (!r.status?.status) await write(name, (fresh) => (fresh.status?.status ? undefined : { status: 'QUEUED', message: `runner Job ${jobName}` }));
+      try { await core.createNamespacedConfigMap({ namespace: ns, body: buildReportConfigMap(r, taskId) }); } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
       try { await batch.createNamespacedJob({ namespace: ns, body: buildRunnerJob(r, ns, o.launcherSettings) }); } catch (e) {
         if (!isConflict(e)) throw e;
       }
+      if (r.spec.expiresAt) later(name, Math.min(2 ** 31 - 1, Math.max(0, Date.parse(r.spec.expiresAt) - Date.now()) + 100));
       return;
     }
     const failed = jobCondition(job, 'Failed');
+    const complete = jobCondition(job, 'Complete');
+    // The runner reports before it exits: read its last report from the API before concluding anything from the Job.
+    if (failed || complete) await fold(r, taskId, true);
     if (failed) {
       const why = await podMessage(jobName).catch(() => undefined);
       return fail(r, `the runner Job failed (${failed.reason ?? 'Failed'}: ${failed.message ?? ''})${why ? `; last Pod: ${why}` : ''}`);
     }
-    if (jobCondition(job, 'Complete')) {
-      // The runner exits 0 only after writing a final status; give the watch a moment to bring it before concluding.
-      const fresh = await api.get(name);
-      if (fresh && !isFinal(fresh.status?.status)) return fail(r, 'the runner ended without a final status');
-    }
+    if (complete) return fail(r, 'the runner ended without a final report');
   }
 
   const onIj = (r: InferenceJobResource) => { if (!isFinal(r.status?.status)) schedule(r.metadata.name); };
@@ -155,11 +200,13 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   jobs.on('add', onJob);
   jobs.on('update', onJob);
   jobs.on('delete', onJob);
-  for (const inf of [ijs, jobs] as Cache<KubernetesObject>[]) {
+  reports.on('add', onJob as never);
+  reports.on('update', onJob as never);
+  for (const inf of [ijs, jobs, reports] as Cache<KubernetesObject>[]) {
     // Routine watch ends restart quietly at once; failures back off and are reported once per streak.
     restartOnWatchError(inf as never, { report: (err) => onError(err, 'watch failed, restarting'), stopped: () => stopped, timers });
   }
-  await Promise.all([jobs.start(), ijs.start()]);
+  await Promise.all([jobs.start(), reports.start(), ijs.start()]);
   const resync = setInterval(() => { for (const r of ijs.list(ns)) onIj(r); }, (o.resyncSeconds ?? 10) * 1000);
 
   return {
@@ -167,7 +214,7 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
       stopped = true;
       clearInterval(resync);
       for (const t of timers) clearTimeout(t);
-      await Promise.all([ijs.stop(), jobs.stop()]);
+      await Promise.all([ijs.stop(), jobs.stop(), reports.stop()]);
       await Promise.all(running.values());
     },
   };

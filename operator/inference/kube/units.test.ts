@@ -1,10 +1,13 @@
 // Pure parts of cluster-mode inference: the InferenceJob built from a request (no token, Secret reference, task id
-// label), the request read back, the get_result view of each status, idempotent task ids, and the runner Job's shape.
+// label), the request read back, the job record of each status, the fold of runner reports, idempotent task ids, and
+// the runner Job's shape.
 import { describe, expect, it } from 'vitest';
 import { inferenceJobName } from '../../kube/names.js';
 import type { BatchRequest } from '../request.js';
 import { buildRunnerJob } from './job.js';
-import { buildInferenceJob, idempotentTaskId, requestOf, runnerJobName, TASK_ID_LABEL, tokenSecretName, viewOf } from './resource.js';
+import { idempotentTaskId } from '../service.js';
+import { foldReport } from './report.js';
+import { buildInferenceJob, recordOf, requestOf, runnerJobName, TASK_ID_LABEL, tokenSecretName } from './resource.js';
 
 const TASK = '0123456789abcdef0123456789abcdef';
 const req: BatchRequest = {
@@ -29,16 +32,35 @@ describe('InferenceJob resources', () => {
     expect(idempotentTaskId('tok', 'key2')).not.toBe(a);
   });
 
-  it('views: no status is QUEUED; a final status shows counts, tokens, result file and error', () => {
-    const r = buildInferenceJob(TASK, req, { tokenHash: 'h', requestHash: 'rh' });
+  it('records: no status is QUEUED; states, counts, tokens, result file and error come from the status; old resources still read', () => {
+    const r = buildInferenceJob(TASK, req, { tokenHash: 'h', requestHash: 'rh', expiresAt: '2030-01-01T00:00:00.000Z' });
     r.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
-    expect(viewOf(r)).toMatchObject({ task_id: TASK, status: 'QUEUED', progress: { total: null, done: 0, failed: 0 }, result_key: null, result_file: null });
-    r.status = { status: 'RUNNING', total: 2, done: 1, failed: 0, resultPaths: ['tok/s1/result-x.json'] };
-    expect(viewOf(r)).toMatchObject({ status: 'RUNNING', progress: { total: 2, done: 1 }, result_key: null });
-    r.status = { status: 'SUCCESS', total: 2, done: 1, failed: 1, promptTokens: 5, completionTokens: 7, backend: 'b', resultPaths: ['tok/s1/result-x.json'] };
-    expect(viewOf(r)).toMatchObject({ status: 'SUCCESS', tokens: { prompt: 5, completion: 7, total: 12 }, backend: 'b', result_key: 'tok/s1/result-x.json', result_file: 'result-x.json' });
-    r.status = { status: 'FAILED', error: 'bucket gone' };
-    expect(viewOf(r)).toMatchObject({ status: 'FAILED', error: 'bucket gone' });
+    expect(recordOf(r)).toMatchObject({ id: TASK, status: 'QUEUED', total: null, done: 0, result_file: null, expires_at: '2030-01-01T00:00:00.000Z' });
+    r.status = { status: 'IN_PROGRESS', total: 2, done: 1, failed: 0, resultStem: 'result-x' };
+    expect(recordOf(r)).toMatchObject({ status: 'IN_PROGRESS', total: 2, done: 1, result_stem: 'result-x' });
+    r.spec.cancelRequested = true;
+    expect(recordOf(r).status).toBe('CANCELLING');
+    r.status = { status: 'SUCCESS', total: 2, done: 1, failed: 1, promptTokens: 5, completionTokens: 7, backend: 'b', resultStem: 'result-x', resultFile: 'result-x.json' };
+    expect(recordOf(r)).toMatchObject({ status: 'SUCCESS', prompt_tokens: 5, completion_tokens: 7, backend: 'b', result_file: 'result-x.json' });
+    // Written by an earlier version: RUNNING, and the result file's full key (which begins with the token).
+    const old = buildInferenceJob(TASK, req, { tokenHash: 'h', requestHash: 'rh' });
+    old.status = { status: 'RUNNING' };
+    expect(recordOf(old)).toMatchObject({ status: 'IN_PROGRESS', expires_at: '9999-12-31T00:00:00.000Z' });
+    old.status = { status: 'SUCCESS', resultPaths: ['tok/s1/result-x.json'] };
+    expect(recordOf(old)).toMatchObject({ result_file: 'result-x.json', result_stem: 'result-x' });
+  });
+
+  it('folding a runner report: fields that changed only; a final status never changes; unknown states are ignored', () => {
+    expect(foldReport(undefined, { state: 'VALIDATING', started: 't0' })).toEqual({ status: 'VALIDATING', started: 't0' });
+    expect(foldReport({ status: 'IN_PROGRESS', done: 3, started: 't0' }, { state: 'IN_PROGRESS', done: 3, started: 't1' })).toBeUndefined();
+    expect(foldReport({ status: 'IN_PROGRESS', done: 3 }, { state: 'IN_PROGRESS', done: 5, total: 9 })).toEqual({ done: 5, total: 9 });
+    const end = foldReport({ status: 'IN_PROGRESS' }, { state: 'CANCELLED', resultStem: 's', error: 'cancelled', finished: 't2' });
+    expect(end).toEqual({ status: 'CANCELLED', resultStem: 's', resultFile: 's.json', error: 'cancelled', finished: 't2' });
+    for (const final of ['SUCCESS', 'FAILED', 'CANCELLED', 'EXPIRED'] as const) {
+      expect(foldReport({ status: final }, { state: 'IN_PROGRESS', done: 9 })).toBeUndefined();
+    }
+    expect(foldReport({ status: 'QUEUED' }, { state: 'RUNNING' as never })).toBeUndefined();
+    expect(foldReport({ status: 'QUEUED' }, { done: 2 })).toBeUndefined();
   });
 
   it('the runner Job: owned by the InferenceJob, token from the Secret, few retries, no token in the spec', () => {
