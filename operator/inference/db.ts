@@ -140,7 +140,7 @@ export class JobStore {
   }
 
   /** Inserts the job unless the same token already used this idempotency key; returns the stored row. */
-  create(job: Pick<JobRow, 'id' | 'token_hash' | 'idempotency_key' | 'request_hash' | 'request' | 'folder_sealed' | 'session' | 'expires_at'>): { row: JobRow; created: boolean } {
+  create(job: Pick<JobRow, 'id' | 'token_hash' | 'idempotency_key' | 'request_hash' | 'request' | 'folder_sealed' | 'session' | 'created' | 'expires_at'>): { row: JobRow; created: boolean } {
     return this.db.transaction(() => {
       if (job.idempotency_key) {
         const prior = this.sql('SELECT * FROM jobs WHERE token_hash = ? AND idempotency_key = ?')
@@ -149,7 +149,7 @@ export class JobStore {
       }
       this.sql(`INSERT INTO jobs (id, token_hash, idempotency_key, request_hash, request, folder, folder_sealed, session, status, created, expires_at)
         VALUES (@id, @token_hash, @idempotency_key, @request_hash, @request, '', @folder_sealed, @session, 'QUEUED', @created, @expires_at)`)
-        .run({ ...job, created: now() });
+        .run(job);
       return { row: this.get(job.id)!, created: true };
     })();
   }

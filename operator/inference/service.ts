@@ -137,9 +137,10 @@ export class InferenceServiceImpl implements InferenceService {
     if (key && key.length > 200) throw new RequestError('Idempotency-Key', 'at most 200 characters');
     const id = key ? idempotentTaskId(t, key) : newTaskId();
     const window = req.completion_window ?? this.config.completionWindowSeconds;
+    const now = Date.now(); // one reading: expires_at is exactly the window after created
     const { job, created } = await this.store.create({
       id, token: t, tokenHash: this.secrets.tokenHash(t), idempotencyKey: key, requestHash, request: req,
-      expiresAt: new Date(Date.now() + window * 1000).toISOString(),
+      created: new Date(now).toISOString(), expiresAt: new Date(now + window * 1000).toISOString(),
     });
     if (!created && job.request_hash !== requestHash) throw new IdempotencyConflictError(job.id);
     if (created) this.o.worker?.wake();

@@ -32,6 +32,9 @@ export interface NewJob {
   idempotencyKey: string | null;
   requestHash: string;
   request: BatchRequest;
+  /** When it was submitted (the cluster adapter keeps the resource's creationTimestamp, to the second). */
+  created: string;
+  /** End of its completion window: `created` plus the window. */
   expiresAt: string;
 }
 
@@ -82,7 +85,7 @@ export class SqliteInferenceJobStore implements InferenceJobStore {
     const { row, created } = this.db.create({
       id: job.id, token_hash: job.tokenHash, idempotency_key: job.idempotencyKey, request_hash: job.requestHash,
       request: JSON.stringify(job.request), folder_sealed: this.secrets.seal(`${job.token}/${job.request.session}`, job.id),
-      session: job.request.session, expires_at: job.expiresAt,
+      session: job.request.session, created: job.created, expires_at: job.expiresAt,
     });
     return { job: this.record(row), created };
   }

@@ -82,7 +82,7 @@ const box = new SecretBox(Buffer.alloc(32, 7));
 const secrets = new JobSecrets(box);
 const jobOf = (id: string, token: string, over: Partial<JobRow> = {}) => ({
   id, token_hash: secrets.tokenHash(token), idempotency_key: null, request_hash: 'r', request: '{}',
-  folder_sealed: secrets.seal(`${token}/s`, id), session: 's', expires_at: '2999-01-01T00:00:00.000Z', ...over,
+  folder_sealed: secrets.seal(`${token}/s`, id), session: 's', created: new Date().toISOString(), expires_at: '2999-01-01T00:00:00.000Z', ...over,
 });
 
 describe('job store', () => {
