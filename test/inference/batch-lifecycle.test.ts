@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listKeys, postJson, readObject, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
-import { closedPort, startModelServer, type ModelServer } from './model-server.js';
+import { closedPort, promptOf, startModelServer, type ModelServer } from './model-server.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 const TOKEN = 'lifecycle-token-0123456789';
@@ -17,7 +17,6 @@ let model: ModelServer;
 let downPort: number;
 
 /** The user message of a chat request (the question, a blank line, the input). */
-const promptOf = (body: Record<string, unknown>): string => ((body.messages as { role: string; content: string }[]).find((m) => m.role === 'user')?.content ?? '');
 
 beforeAll(async () => {
   s3 = await startS3(['bucket']);

@@ -11,6 +11,10 @@ export type Reply =
   | { kind: 'drop' }
   | { kind: 'hold' };
 
+/** The user message of a recorded chat request (the prompt: question, blank line, input). */
+export const promptOf = (body: Record<string, unknown>): string =>
+  ((body.messages as { role: string; content: string }[]).find((m) => m.role === 'user')?.content ?? '');
+
 export interface ModelServer {
   url: string;
   /** Request bodies of POST /chat/completions, in arrival order. */
