@@ -15,6 +15,7 @@ import { openClusterEdges } from './edges.js';
 import { startOperator, type RunningOperator } from './operator.js';
 import { startInferenceReconciler } from '../inference/kube/reconciler.js';
 import { clusterJobSecrets } from '../inference/auth.js';
+import { loadInferenceConfig } from '../inference/config.js';
 
 /** METRICS_HOST: address of `/metrics` and `/healthz` (default 0.0.0.0, every interface: Prometheus scrapes the Pod IP). */
 export function metricsHost(env: NodeJS.ProcessEnv): string {
@@ -44,7 +45,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
     leaderTasks: [{
       name: 'inference',
       start: () => startInferenceReconciler({
-        kc: kc!, namespace: settings.namespace, secrets: clusterJobSecrets(env, false),
+        kc: kc!, namespace: settings.namespace, secrets: clusterJobSecrets(env, false), retentionHours: loadInferenceConfig(env).retentionHours,
         launcherSettings: {
           ...launcher, env: inferencePodEnv,
           ...(env.INFERENCE_RUNNER_SERVICE_ACCOUNT ? { runnerServiceAccountName: env.INFERENCE_RUNNER_SERVICE_ACCOUNT } : {}),

@@ -25,7 +25,7 @@ import { startInferenceReconciler, type InferenceReconciler } from './reconciler
 import { buildInferenceJob, runnerJobName, tokenSecretName, type InferenceJobResource } from './resource.js';
 import { hashToken, JobSecrets } from '../auth.js';
 import { SecretBox } from '../../secrets/sealed.js';
-import { clusterInferenceService } from './store.js';
+import { clusterInferenceService, patchInferenceJobStatus } from './store.js';
 import { promptOf, startModelServer, type ModelServer } from '../../../test/inference/model-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -175,6 +175,10 @@ describe('cluster-mode batch inference', () => {
     expect(anon).toMatchObject({ status: 'SUCCESS', result_file: view.result_file });
     expect(anon.result_key).toBeUndefined();
     expect((await fetch(`${base}/get_result/${'0'.repeat(32)}`)).status).toBe(404);
+    // Once the job ended nothing needs the token: the operator deletes its Secret (within a resync); results still read.
+    await until('the token Secret deleted', async () => kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name: tokenSecretName(taskId), namespace: NS })
+      .then(() => false, (e: { code?: number }) => e.code === 404), 200);
+    expect((await waitForResult(base, taskId, TOKEN)).outputs).toHaveLength(3);
   }, 120_000);
 
   it('a Pod killed mid-job is retried by its Job and resumes without redoing finished items', async () => {
@@ -376,4 +380,30 @@ describe('cluster-mode batch inference', () => {
   it('only the operator wrote InferenceJob status: runners report through their ConfigMap', () => {
     expect([...statusWriters]).toEqual(['operator']);
   });
+
+  // Last: its statuses are written by the test itself (admin), which the test above counts.
+  it('ended jobs are deleted INFERENCE_RETENTION_HOURS after they ended; a job still kept loses its token Secret', async () => {
+    const ns = 'inference-retention';
+    const api = new KindApi<InferenceJobResource>(kc, KINDS.InferenceJob, ns);
+    const core = kc.makeApiClient(CoreV1Api);
+    const ended = async (taskId: string, hoursAgo: number) => {
+      const created = await api.create(buildInferenceJob(taskId, { ...body(), storage_provider: 's3', return_output: false } as never, { tokenHash: 'x', requestHash: 'y' }));
+      await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: tokenSecretName(taskId) }, stringData: { token: TOKEN } } });
+      await patchInferenceJobStatus(kc, ns, created.metadata.name, { status: 'SUCCESS', finished: new Date(Date.now() - hoursAgo * 3_600_000).toISOString() });
+    };
+    await ended('d'.repeat(32), 3);
+    await ended('e'.repeat(32), 0);
+    const r = await startInferenceReconciler({
+      kc: server.kubeConfig('operator-token'), namespace: ns, launcherSettings: { runnerImage: 'flowpilot-runner:test', env: {} },
+      secrets: SECRETS, retentionHours: 2, resyncSeconds: 1,
+    });
+    try {
+      await until('the old job deleted', async () => (await api.get(inferenceJobName('d'.repeat(32)))) === undefined, 200);
+      await until('the kept job\'s token Secret deleted', async () => core.readNamespacedSecret({ name: tokenSecretName('e'.repeat(32)), namespace: ns })
+        .then(() => false, (e: { code?: number }) => e.code === 404), 200);
+      expect((await api.get(inferenceJobName('e'.repeat(32))))?.status?.status).toBe('SUCCESS');
+    } finally {
+      await r.stop();
+    }
+  }, 60_000);
 });

@@ -33,6 +33,8 @@ export interface InferenceReconcilerOptions {
   secretWaitSeconds?: number;
   /** Every unfinished job is looked at again this often, besides watch events (default 10 s). */
   resyncSeconds?: number;
+  /** Ended jobs are deleted (with their Secret, report and runner Job) this many hours after they ended (INFERENCE_RETENTION_HOURS; 0 keeps them). */
+  retentionHours?: number;
   onError?: (err: unknown, where: string) => void;
 }
 
@@ -131,6 +133,31 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     try { await core.deleteNamespacedSecret({ name: m!.name!, namespace: ns, body: { preconditions: { uid: m!.uid!, resourceVersion: m!.resourceVersion! } } }); } catch (e) { if (!isNotFound(e) && !isConflict(e)) throw e; }
   };
 
+  /** uids of ended jobs whose token Secret this process deleted (forgotten with the job). */
+  const released = new Set<string>();
+  /**
+   * Ended jobs: the token Secret goes at once (nothing reads the token any more: the API reads `return_output` results
+   * through the sealed folder), and the whole job once INFERENCE_RETENTION_HOURS have passed since it ended (its
+   * Secret, report ConfigMap and runner Job go with it by owner references). Result files in the bucket are the caller's.
+   */
+  const sweep = async (): Promise<void> => {
+    const retentionMs = (o.retentionHours ?? 0) * 3_600_000;
+    for (const r of ijs.list(ns)) {
+      const uid = r.metadata.uid;
+      if (stopped || !uid || !isFinal(r.status?.status) || r.metadata.deletionTimestamp) continue;
+      const ended = Date.parse(r.status?.finished ?? '');
+      if (retentionMs > 0 && Number.isFinite(ended) && Date.now() - ended >= retentionMs) {
+        await api.delete(r.metadata.name, { uid }).catch((e) => { if (!isNotFound(e) && !isConflict(e)) throw e; });
+        continue;
+      }
+      const taskId = taskIdOf(r);
+      if (released.has(uid) || !taskId || !r.spec.tokenSecretRef) continue;
+      await core.deleteNamespacedSecret({ name: r.spec.tokenSecretRef.name, namespace: ns }).catch((e) => { if (!isNotFound(e)) throw e; });
+      released.add(uid);
+    }
+  };
+  let sweeping = false;
+
   async function reconcile(name: string): Promise<void> {
     const r = ijs.get(name, ns);
     if (!r || r.metadata.deletionTimestamp || isFinal(r.status?.status)) return;
@@ -196,7 +223,10 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
   };
   ijs.on('add', onIj);
   ijs.on('update', onIj);
-  ijs.on('delete', (r) => { dropOrphanSecret(r).catch((e) => onError(e, `token Secret of deleted inference job ${r.metadata.name}`)); });
+  ijs.on('delete', (r) => {
+    if (r.metadata.uid) released.delete(r.metadata.uid);
+    dropOrphanSecret(r).catch((e) => onError(e, `token Secret of deleted inference job ${r.metadata.name}`));
+  });
   jobs.on('add', onJob);
   jobs.on('update', onJob);
   jobs.on('delete', onJob);
@@ -207,7 +237,12 @@ export async function startInferenceReconciler(o: InferenceReconcilerOptions): P
     restartOnWatchError(inf as never, { report: (err) => onError(err, 'watch failed, restarting'), stopped: () => stopped, timers });
   }
   await Promise.all([jobs.start(), reports.start(), ijs.start()]);
-  const resync = setInterval(() => { for (const r of ijs.list(ns)) onIj(r); }, (o.resyncSeconds ?? 10) * 1000);
+  const resync = setInterval(() => {
+    for (const r of ijs.list(ns)) onIj(r);
+    if (sweeping) return;
+    sweeping = true;
+    sweep().catch((e) => onError(e, 'sweep of ended inference jobs')).finally(() => { sweeping = false; });
+  }, (o.resyncSeconds ?? 10) * 1000);
 
   return {
     async stop(): Promise<void> {
