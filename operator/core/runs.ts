@@ -64,8 +64,7 @@ export function createRun(ctx: StepContext, spec: ChildSpec, parent: TaskRun | u
   if (spec.iteration !== undefined) run.iteration = spec.iteration;
   if (spec.items !== undefined) run.items = spec.items;
   if (spec.branch !== 'tasks') run.branch = spec.branch;
-  ctx.exec.taskRunList.push(run);
-  addRun(ctx.runs, run);
+  addRun(ctx.runs, run, ctx.exec.taskRunList.push(run) - 1);
   transition(run.state, 'RUNNING', now);
   if (spec.task.runIf !== undefined && !runIfHolds(ctx, run, spec.task)) return run;
   if (isRunnable(spec.task)) startAttempt(ctx, run);
