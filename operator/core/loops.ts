@@ -58,6 +58,24 @@ function groupByIteration(runs: readonly TaskRun[]): TaskRun[][] {
 }
 
 /**
+ * The run of each iteration of a one-task loop (holes: not started), without an array per iteration (a 100,000-value
+ * fan-out resolves on every step); undefined when an iteration has more than one run (then `groupByIteration`).
+ */
+function runPerIteration(runs: readonly TaskRun[], count: number): (TaskRun | undefined)[] | undefined {
+  const out = new Array<TaskRun | undefined>(count);
+  for (const r of runs) {
+    const i = r.iteration ?? -1;
+    if (i < 0 || i >= count) continue;
+    if (out[i]) return undefined;
+    out[i] = r;
+  }
+  return out;
+}
+
+/** `settled` of an iteration with a single run. */
+const settledOne = (run: TaskRun): Final | 'running' => (isTerminal(run.state.current) ? worseState('SUCCESS', run.state.current) : 'running');
+
+/**
  * An iteration that has a run for every task (the common case once a loop is under way) without the group functions:
  * 'running' while one of them runs, else the worst of their states; undefined when some task has no run yet.
  */
@@ -81,19 +99,27 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
   if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     if (tasks.length === 0) return { create: [], state: 'SUCCESS' };
-    const byIteration = groupByIteration(runs);
+    const one = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
+    const byIteration = one ? undefined : groupByIteration(runs);
     const create: ChildSpec[] = [];
     let state: Final = 'SUCCESS';
     let active = 0;
     let failed = false;
     let next = values.length;
     for (let i = 0; i < values.length; i++) {
-      const mine = byIteration[i];
-      if (!mine) { next = i; break; } // iterations start in order: the rest have not started
-      let s = settled(mine, tasks);
-      if (s === undefined) {
-        const r = sequentialGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i });
-        if (r.state === undefined) { create.push(...r.create); s = 'running'; } else s = r.state;
+      let s: Final | 'running' | undefined;
+      if (one) {
+        const mine = one[i];
+        if (!mine) { next = i; break; } // iterations start in order: the rest have not started
+        s = settledOne(mine);
+      } else {
+        const mine = byIteration![i];
+        if (!mine) { next = i; break; }
+        s = settled(mine, tasks);
+        if (s === undefined) {
+          const r = sequentialGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i });
+          if (r.state === undefined) { create.push(...r.create); s = 'running'; } else s = r.state;
+        }
       }
       if (s === 'running') { active++; continue; }
       state = worseState(state, s);
@@ -122,6 +148,18 @@ export function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolu
     let pending = false;
     let active = 0;
     for (const x of runs) if (!isTerminal(x.state.current)) active++;
+    const one = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
+    if (one) {
+      // One task: an iteration is its run, or a run to create while the limit allows (pending either way).
+      for (let i = 0; i < values.length; i++) {
+        const mine = one[i];
+        const s = mine ? settledOne(mine) : 'running';
+        if (s !== 'running') { state = worseState(state, s); continue; }
+        pending = true;
+        if (!mine && (limit <= 0 || active < limit)) { create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i }); active++; }
+      }
+      return create.length || pending ? { create } : { create: [], state };
+    }
     const byIteration = groupByIteration(runs);
     for (let i = 0; i < values.length; i++) {
       const mine = byIteration[i];
