@@ -40,7 +40,7 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
     // Results only: the runs still going are shared and copied on first change (shared-runs.ts). A change to a shared
     // run elsewhere throws (it is frozen) and nothing of the given record was changed: stepped again the usual way.
     try {
-      const { exec, copied, shared, index } = copyShared(execution);
+      const { exec, copied, shared, index } = copyShared(execution, flow);
       const result = stepOn(flow, exec, index, events, deps, shared);
       settleRuns(execution, exec, [...copied, ...shared.owned], shared.going);
       return result;
@@ -55,8 +55,18 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
   return result;
 }
 
-/** Events a step takes on shared runs (copy on first change): task results, which change their own run only. */
-const sharesRuns = (e: EngineEvent): boolean => e.type === 'task-result';
+/**
+ * Events a step takes on shared runs (copy on first change): task results, which change their own run only, and a
+ * tick (a `continue`), which changes flowables only (copied by copyShared).
+ */
+const sharesRuns = (e: EngineEvent): boolean => e.type === 'task-result' || e.type === 'tick';
+
+/**
+ * New task runs one step creates at most (a 100,000-value EachParallel: 50 steps, each one bounded block of the event
+ * loop and one bounded write, instead of one of each for all 100,000). Resolution is level-based: the next step (the
+ * controller steps again on a `continue` action, or any later event) creates the runs still due.
+ */
+export const RUNS_PER_STEP = 2_000;
 
 /** Handed-back runs up to which `stepOwned` thaws them in place; past it, it steps on shared runs (a fan-out's). */
 const THAW_MAX = 64;
@@ -115,13 +125,14 @@ export function handBackUnchanged(exec: Execution): void {
 }
 
 function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps, shared?: SharedRuns): StepResult {
-  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow), shared };
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow), shared, created: 0, more: false };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
     if (event.type === 'restart' || event.type === 'start') advance(ctx);
   }
   advance(ctx);
+  if (ctx.more && ACTIVE.has(exec.state.current)) ctx.actions.push({ type: 'continue' });
   adoptIndex(exec, ctx.runs);
   return { execution: exec, actions: ctx.actions };
 }
@@ -402,14 +413,19 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     if (over) { (run.flowableState ??= {}).refused = over.message; return failWhenChildrenEnd(ctx, run, over.message); }
   }
   if (res.exit) { exitExecution(ctx, run, res.exit); return true; }
-  for (const spec of res.create) createRun(ctx, spec, run);
+  // At most RUNS_PER_STEP new runs per step: the rest are created by the next steps (a `continue` action asks for one).
+  const room = Math.max(0, RUNS_PER_STEP - ctx.created);
+  const create = res.create.length > room ? res.create.slice(0, room) : res.create;
+  if (create.length < res.create.length) ctx.more = true;
+  for (const spec of create) createRun(ctx, spec, run);
+  ctx.created += create.length;
   if (res.state) {
     completeRun(ctx, run, res.state, { ...(res.outputs ? { outputs: res.outputs } : {}), ...(res.error ? { error: res.error } : {}) });
     endSubflowAttempt(ctx, run);
     return true;
   }
   if (res.outputs) setRunOutputs(ctx.runs, run, res.outputs);
-  return res.create.length > 0;
+  return create.length > 0;
 }
 
 /** Flowables that make attempts of their own (each evaluation or child execution is one), retried by their policy. */

@@ -9,19 +9,20 @@ export interface RunLookup<V> {
   get(key: string): V | undefined;
 }
 
-/** Own entries below which a layer is never folded into its base. */
+/** Own entries below which a layer is never folded into a new base. */
 const FOLD_MIN = 1_024;
-/** A layer is folded into a new base once it holds more than 1/FOLD_RATIO of the base's entries. */
+/** A fork folds its origin's own layer into a new base once it holds more than 1/FOLD_RATIO of the base's entries. */
 const FOLD_RATIO = 8;
 
 /**
  * A map of which each version changes a few entries of many: reads fall through to a base that is never changed once a
- * version shares it; writes go to the version's own layer. A fork copies the own layer only; a layer grown past 1/8 of
- * the base is folded into a new base (the old one is left as it is): amortised O(1) per write. Iteration is in first-
- * insertion order, as a `Map`'s. Keys are never deleted; `undefined` is never stored.
+ * version shares it; writes go to the version's own layer. A fork copies the own layer only, or, once that layer holds
+ * more than 1/8 of the base, starts from a new base with it folded in (the old base is left as it is): amortised O(1)
+ * per write, and no copy while a version is written (a step creating 100,000 runs). Iteration is in first-insertion
+ * order, as a `Map`'s. Keys are never deleted; `undefined` is never stored.
  */
 export class LayeredMap<V> implements RunLookup<V> {
-  private constructor(private base: ReadonlyMap<string, V>, private own: Map<string, V>) {}
+  private constructor(private readonly base: ReadonlyMap<string, V>, private readonly own: Map<string, V>) {}
 
   static empty<V>(): LayeredMap<V> { return new LayeredMap<V>(new Map(), new Map()); }
 
@@ -34,7 +35,6 @@ export class LayeredMap<V> implements RunLookup<V> {
 
   set(key: string, value: V): this {
     this.own.set(key, value);
-    if (this.own.size > FOLD_MIN && this.own.size * FOLD_RATIO > this.base.size) this.fold();
     return this;
   }
 
@@ -54,13 +54,11 @@ export class LayeredMap<V> implements RunLookup<V> {
   }
 
   /** A version of its own: later writes to either are not seen by the other. */
-  fork(): LayeredMap<V> { return new LayeredMap(this.base, new Map(this.own)); }
-
-  private fold(): void {
+  fork(): LayeredMap<V> {
+    if (this.own.size <= FOLD_MIN || this.own.size * FOLD_RATIO <= this.base.size) return new LayeredMap(this.base, new Map(this.own));
     const base = new Map(this.base);
     for (const [k, v] of this.own) base.set(k, v);
-    this.base = base;
-    this.own = new Map();
+    return new LayeredMap(base, new Map());
   }
 }
 

@@ -5,9 +5,10 @@
 // the previous step handed on (run-index.ts), not built again. Anything else that would change a shared run meets a
 // frozen object and throws a TypeError: `stepMany` then steps the record again the usual way (engine.ts).
 import type { StepContext } from './engine-types.js';
+import { indexFlow, isFlowableType } from './flow-index.js';
 import { copyData } from './keyed.js';
 import { forkIndex, indexRuns, knownIndex, replaceRun, type RunIndex } from './run-index.js';
-import type { Execution, TaskRun } from './types.js';
+import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
 /** What a step that shares runs records: whether it shares runs still going, the positions of those it copied since. */
@@ -22,12 +23,23 @@ export function stepIndex(execution: Execution): RunIndex {
   return known ? forkIndex(known) : indexRuns(execution.taskRunList);
 }
 
+/** Ids of the flow's runnable tasks (not flowables: resolvers change those), by flow. */
+const runnables = new WeakMap<Flow, ReadonlySet<string>>();
+function runnableIds(flow: Flow): ReadonlySet<string> {
+  let ids = runnables.get(flow);
+  if (!ids) {
+    ids = new Set([...indexFlow(flow).byId.values()].filter((t) => !isFlowableType(t.type)).map((t) => t.id));
+    runnables.set(flow, ids);
+  }
+  return ids;
+}
+
 /**
- * The step's own record for `copyShared`: ended frozen runs and frozen leaf runs still going are shared, the others
- * (runs not written yet, flowable parents, which resolvers change) are copied, in the run list and the index.
+ * The step's own record for `copyShared`: ended frozen runs and frozen runnable runs still going are shared, the others
+ * (runs not written yet, flowables, which resolvers change, parents) are copied, in the run list and the index.
  * `copied`: positions of the copies.
  */
-export function copyShared(execution: Execution): { exec: Execution; copied: number[]; shared: SharedRuns; index: RunIndex } {
+export function copyShared(execution: Execution, flow: Flow): { exec: Execution; copied: number[]; shared: SharedRuns; index: RunIndex } {
   const { taskRunList, ...header } = execution;
   const index = stepIndex(execution);
   const runs = taskRunList.slice();
@@ -38,10 +50,14 @@ export function copyShared(execution: Execution): { exec: Execution; copied: num
     replaceRun(index, copy);
     copied.push(i);
   };
+  const runnable = runnableIds(flow);
   let going = false;
   for (let i = 0; i < runs.length; i++) {
-    if (!Object.isFrozen(runs[i])) copyAt(i);
-    else if (!going && !isTerminal(runs[i]!.state.current)) going = true;
+    const run = runs[i]!;
+    if (!Object.isFrozen(run)) copyAt(i);
+    else if (isTerminal(run.state.current)) continue;
+    else if (!runnable.has(run.taskId)) copyAt(i);
+    else going = true;
   }
   // Parents still going: resolvers change them. Found through the index (one entry per parent), not the whole list.
   for (const parentId of index.children.keys()) {
