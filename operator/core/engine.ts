@@ -351,19 +351,23 @@ function onFlowRetryTimer(ctx: StepContext): void {
   }
 }
 
-/** Resolves flowables and the root until nothing changes; keeps PAUSED/RUNNING in line with waiting Pause tasks. */
+/**
+ * Resolves flowables and the root until nothing changes; keeps PAUSED/RUNNING in line with waiting Pause tasks. The
+ * flowable runs still going are found once per call, not per pass (a fan-out's 100,000 running children are runnables:
+ * one look each); runs a pass creates are looked at from the next pass, as before.
+ */
 export function advance(ctx: StepContext): void {
   const { exec, deps } = ctx;
+  const flowables = flowableRuns(ctx);
   for (let pass = 0; pass < 10_000; pass++) {
     if (!ACTIVE.has(exec.state.current)) return;
     let changed = false;
-    for (let i = exec.taskRunList.length - 1; i >= 0; i--) {
-      const run = exec.taskRunList[i]!;
+    const runs = flowables();
+    for (let k = runs.length - 1; k >= 0; k--) {
+      const run = exec.taskRunList[runs[k]!]!;
       // A RETRYING flowable (Fail, Subflow) waits for its retry timer.
       if (isTerminal(run.state.current) || run.state.current === 'RETRYING') continue;
-      const task = taskOf(ctx, run);
-      if (!isFlowableType(task.type)) continue;
-      if (resolveFlowable(ctx, run, task)) changed = true;
+      if (resolveFlowable(ctx, run, taskOf(ctx, run))) changed = true;
     }
     if (!ACTIVE.has(exec.state.current)) return; // an Exit ended the execution
     if (exec.state.current === 'KILLING') {
@@ -383,9 +387,28 @@ export function advance(ctx: StepContext): void {
     }
     if (!changed) break;
   }
-  const waiting = exec.taskRunList.some((r) => r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current));
+  const waiting = flowables().some((at) => { const r = exec.taskRunList[at]!; return r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current); });
   if (waiting && exec.state.current === 'RUNNING') transition(exec.state, 'PAUSED', deps.now);
   if (!waiting && exec.state.current === 'PAUSED') transition(exec.state, 'RUNNING', deps.now);
+}
+
+/**
+ * Positions of the flowable runs of the record that were going when first seen, in list order: each call adds the runs
+ * appended since (a new run list, after a restart, is looked at afresh). Runs that ended since are still listed.
+ */
+function flowableRuns(ctx: StepContext): () => readonly number[] {
+  let list: TaskRun[] | undefined;
+  let seen = 0;
+  let positions: number[] = [];
+  return () => {
+    const runs = ctx.exec.taskRunList;
+    if (runs !== list) { list = runs; seen = 0; positions = []; }
+    for (; seen < runs.length; seen++) {
+      const run = runs[seen]!;
+      if (!isTerminal(run.state.current) && isFlowableType(taskOf(ctx, run).type)) positions.push(seen);
+    }
+    return positions;
+  };
 }
 
 function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof taskOf>): boolean {
