@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, type StepResult } from '../core/engine.js';
+import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, stepsInPlace, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -373,7 +373,8 @@ export class Controller {
   private async decideInline(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
     const first = await this.decide(flow, exec, events);
     const runInline = this.launcher.runInline?.bind(this.launcher);
-    if (!runInline) return first;
+    // A wide record (a fan-out's running children) is not stepped in place: each inline round would cost the record.
+    if (!runInline || !stepsInPlace(first.execution)) return first;
     // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
     const inPlace = !mayReadInStep(flow);
     try {

@@ -95,6 +95,15 @@ export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[
   return stepOn(flow, execution, runs, events, deps);
 }
 
+/**
+ * Whether `stepOwned` would step this record in place: false when a step handed back more than THAW_MAX runs still
+ * going (a fan-out's running children), for which it steps a copy (O(record) per round). The in-process fast path
+ * (operator/controller/inline.ts) does not run attempts inline on such a record: their results come as events.
+ */
+export function stepsInPlace(exec: Execution): boolean {
+  return handedBack.get(exec) !== true || frozenGoing(exec.taskRunList, THAW_MAX) !== undefined;
+}
+
 /** Positions of the frozen runs still going (those a step handed back), or undefined when there are more than `max`. */
 function frozenGoing(runs: readonly TaskRun[], max: number): number[] | undefined {
   const out: number[] = [];
