@@ -10,6 +10,7 @@ import { indexRuns, knownIndex, LayeredMap } from './run-index.js';
 import type { Execution, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 import { pendingWork } from './work.js';
+import { prng } from './prng.js';
 
 const P = 'ai.service.plugin.';
 const ret = (id: string, indent = '      ') => `${indent}- id: ${id}\n${indent}  type: ${P}core.debug.Return\n${indent}  format: "{{ taskrun.value }}"\n`;
@@ -32,18 +33,6 @@ const FLOWS: Record<string, string> = {
   wide: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(2500)}\n    tasks:\n${ret('a')}`,
 };
 const SEEDS: Record<string, number> = { eachParallel: 60, forEach: 60, nested: 60, pause: 60, wide: 3 };
-
-/** A seeded generator (mulberry32): the same sequence for a seed, so a failure is replayed by its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The carried index of `exec` is the fresh build of its run list: the same run objects, lists and places. */
 function expectCarriedIsFresh(exec: Execution, where: string): void {
