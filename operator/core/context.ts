@@ -79,7 +79,8 @@ function placeOutputs(tree: Record<string, unknown>, byId: RunLookup<TaskRun>, r
 export function buildOutputs(execution: Execution, index: RunIndex = snapshotIndex(execution)): Record<string, unknown> {
   if (index.outputs) return index.outputs;
   const tree = dict();
-  for (const run of index.byId.values()) placeOutputs(tree, index.byId, run);
+  // The run list, not the index's values: the same runs in the same (creation) order, without walking layered maps.
+  for (const run of execution.taskRunList) if (run.outputs !== undefined) placeOutputs(tree, index.byId, run);
   return (index.outputs = tree);
 }
 

@@ -7,7 +7,7 @@ import { finishRoot, resolveRoot } from './finish.js';
 import { exitExecution, killExecution } from './kill.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, roomToCreate, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData, freezeData, sameData } from './keyed.js';
 import { adoptIndex, indexRuns, replaceRun, snapshotIndex, type RunIndex } from './run-index.js';
@@ -61,12 +61,6 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
  */
 const sharesRuns = (e: EngineEvent): boolean => e.type === 'task-result' || e.type === 'tick';
 
-/**
- * New task runs one step creates at most (a 100,000-value EachParallel: 50 steps, each one bounded block of the event
- * loop and one bounded write, instead of one of each for all 100,000). Resolution is level-based: the next step (the
- * controller steps again on a `continue` action, or any later event) creates the runs still due.
- */
-export const RUNS_PER_STEP = 2_000;
 
 /** Handed-back runs up to which `stepOwned` thaws them in place; past it, it steps on shared runs (a fan-out's). */
 const THAW_MAX = 64;
@@ -446,7 +440,7 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
   }
   if (res.exit) { exitExecution(ctx, run, res.exit); return true; }
   // At most RUNS_PER_STEP new runs per step: the rest are created by the next steps (a `continue` action asks for one).
-  const room = Math.max(0, RUNS_PER_STEP - ctx.created);
+  const room = roomToCreate(ctx);
   const create = res.create.length > room ? res.create.slice(0, room) : res.create;
   if (create.length < res.create.length) ctx.more = true;
   for (const spec of create) createRun(ctx, spec, run);

@@ -7,7 +7,7 @@ import { loopOverflow } from './budget.js';
 import { countProperty, type ExitState, memo, type Resolution, tasksOf, withHandlers } from './flowable-kit.js';
 import { type Final, parallelGroup, sequentialGroup } from './groups.js';
 import { parseJsonSafe } from './keyed.js';
-import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
+import { childrenOf, type ChildSpec, log, roomToCreate, variablesFor } from './runs.js';
 import { isFailure, mergeStates, worseState } from './state.js';
 import { truthy } from './truth.js';
 import type { Task, TaskRun } from './types.js';
@@ -61,15 +61,17 @@ function groupByIteration(runs: readonly TaskRun[]): TaskRun[][] {
  * The run of each iteration of a one-task loop (holes: not started), without an array per iteration (a 100,000-value
  * fan-out resolves on every step); undefined when an iteration has more than one run (then `groupByIteration`).
  */
-function runPerIteration(runs: readonly TaskRun[], count: number): (TaskRun | undefined)[] | undefined {
-  const out = new Array<TaskRun | undefined>(count);
+function runPerIteration(runs: readonly TaskRun[], count: number): { one: (TaskRun | undefined)[]; going: number } | undefined {
+  const one = new Array<TaskRun | undefined>(count);
+  let going = 0;
   for (const r of runs) {
+    if (!isTerminal(r.state.current)) going++;
     const i = r.iteration ?? -1;
     if (i < 0 || i >= count) continue;
-    if (out[i]) return undefined;
-    out[i] = r;
+    if (one[i]) return undefined;
+    one[i] = r;
   }
-  return out;
+  return { one, going };
 }
 
 /** `settled` of an iteration with a single run. */
@@ -99,7 +101,7 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
   if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     if (tasks.length === 0) return { create: [], state: 'SUCCESS' };
-    const one = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
+    const one = tasks.length === 1 ? runPerIteration(runs, values.length)?.one : undefined;
     const byIteration = one ? undefined : groupByIteration(runs);
     const create: ChildSpec[] = [];
     let state: Final = 'SUCCESS';
@@ -125,7 +127,10 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
       state = worseState(state, s);
       if (isFailure(s)) failed = true;
     }
+    // Not more than the step may create (a 100,000-value loop would list 100,000 specs per pass): the rest next step.
+    const room = roomToCreate(ctx);
     for (let i = next; !failed && i < values.length && (limit <= 0 || active < limit); i++, active++) {
+      if (create.length >= room) { ctx.more = true; break; }
       create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
     }
     return create.length || active > 0 ? { create } : { create: [], state };
@@ -147,19 +152,25 @@ export function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolu
     let state: Final = 'SUCCESS';
     let pending = false;
     let active = 0;
-    for (const x of runs) if (!isTerminal(x.state.current)) active++;
-    const one = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
-    if (one) {
+    const perIteration = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
+    if (perIteration) {
+      const { one } = perIteration;
+      active = perIteration.going;
+      const room = roomToCreate(ctx); // the rest are listed by the next step's resolution
       // One task: an iteration is its run, or a run to create while the limit allows (pending either way).
       for (let i = 0; i < values.length; i++) {
         const mine = one[i];
         const s = mine ? settledOne(mine) : 'running';
         if (s !== 'running') { state = worseState(state, s); continue; }
         pending = true;
-        if (!mine && (limit <= 0 || active < limit)) { create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i }); active++; }
+        if (mine || (limit > 0 && active >= limit)) continue;
+        if (create.length >= room) { ctx.more = true; continue; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+        active++;
       }
       return create.length || pending ? { create } : { create: [], state };
     }
+    for (const x of runs) if (!isTerminal(x.state.current)) active++;
     const byIteration = groupByIteration(runs);
     for (let i = 0; i < values.length; i++) {
       const mine = byIteration[i];
