@@ -6,7 +6,8 @@ import { handBackUnchanged, stepMany, stepOwned } from './engine.js';
 import type { EngineEvent, TaskOutcome } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
-import { indexRuns, knownIndex, LayeredMap } from './run-index.js';
+import { loopTally } from './loop-tally.js';
+import { childrenIn, indexRuns, knownIndex, LayeredMap } from './run-index.js';
 import type { Execution, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 import { pendingWork } from './work.js';
@@ -32,10 +33,13 @@ const FLOWS: Record<string, string> = {
   // Wide enough for the layered maps to fold their layers (past 1,024 own entries).
   wide: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(2500)}\n    tasks:\n${ret('a')}`,
 };
+/** One-task loops of each flow (task id: values), whose kept counts are checked too. */
+const LOOPS: Record<string, Record<string, number>> = { eachParallel: {}, forEach: { loop: 25 }, nested: { each: 30 }, pause: { each: 20, after: 20 }, wide: { loop: 2500 } };
+let tallied = 0;
 const SEEDS: Record<string, number> = { eachParallel: 60, forEach: 60, nested: 60, pause: 60, wide: 3 };
 
 /** The carried index of `exec` is the fresh build of its run list: the same run objects, lists and places. */
-function expectCarriedIsFresh(exec: Execution, where: string): void {
+function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, where: string): void {
   const carried = knownIndex(exec);
   expect(carried, `${where}: a step hands on its index`).toBeDefined();
   const fresh = indexRuns(exec.taskRunList);
@@ -45,6 +49,19 @@ function expectCarriedIsFresh(exec: Execution, where: string): void {
     expect(carried!.places.get(id), `${where}: place of ${id}`).toEqual(fresh.places.get(id));
   }
   expect([...carried!.children.keys()].sort(), where).toEqual([...fresh.children.keys()].sort());
+  // The counts kept for one-task loops (loop-tally.ts) are those of a walk of their children.
+  for (const [taskId, count] of Object.entries(loops)) {
+    for (const loop of exec.taskRunList.filter((r) => r.taskId === taskId)) {
+      const children = childrenIn(carried!, loop.id);
+      const kept = loopTally(carried!, loop.id, children, count);
+      if (!kept) continue; // not kept (a branch run, children out of order): the resolver walks them
+      tallied++;
+      const ended = children.filter((r) => isTerminal(r.state.current)).map((r) => r.state.current);
+      const rank = (x: string) => ['WARNING', 'FAILED', 'KILLED'].indexOf(x);
+      const worst = ended.reduce<string>((w, x) => (rank(x) > rank(w) ? x : w), 'SUCCESS');
+      expect(kept, `${where}: counts of ${taskId}`).toEqual({ running: children.length - ended.length, worst, started: children.length });
+    }
+  }
   for (const key of fresh.children.keys()) {
     const a = carried!.children.get(key)!;
     const b = fresh.children.get(key)!;
@@ -78,7 +95,7 @@ function generated(flowName: string, seed: number, batches: number): void {
   const deps = () => ({ ...h.deps, random: rand });
   const where = (b: string) => `${flowName} seed ${seed} ${b}`;
   exec = stepMany(h.flow, exec, [{ type: 'start', runningCount: 0 }], deps()).execution;
-  expectCarriedIsFresh(exec, where('start'));
+  expectCarriedIsFresh(exec, LOOPS[flowName]!, where('start'));
   for (let b = 0; b < batches && !isTerminal(exec.state.current); b++) {
     const x = rand();
     let events: EngineEvent[] = results(rand, exec);
@@ -92,24 +109,24 @@ function generated(flowName: string, seed: number, batches: number): void {
     if (!events.length) events = [{ type: 'tick' }];
     const given = exec;
     exec = stepMany(h.flow, exec, events, deps()).execution;
-    expectCarriedIsFresh(exec, where(`batch ${b}: ${events[0]!.type}`));
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b}: ${events[0]!.type}`));
     // The record the step was given keeps its own index as it was (the step forked it).
-    if (knownIndex(given)) expectCarriedIsFresh(given, where(`batch ${b}: the given record`));
+    if (knownIndex(given)) expectCarriedIsFresh(given, LOOPS[flowName]!, where(`batch ${b}: the given record`));
     // In-place rounds (the controller's inline results): the record is the step's own until written.
     for (let round = 0; round < 3 && rand() < 0.6; round++) {
       const more = results(rand, exec);
       if (!more.length) break;
       exec = stepOwned(h.flow, exec, more, deps()).execution;
-      expectCarriedIsFresh(exec, where(`batch ${b} round ${round}`));
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} round ${round}`));
     }
     handBackUnchanged(exec);
-    expectCarriedIsFresh(exec, where(`batch ${b} handed back`));
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} handed back`));
     const end = rand();
     if (end < 0.7) for (const r of exec.taskRunList) freezeData(r); // written: the store freezes what it wrote
     else if (end < 0.8) exec = JSON.parse(JSON.stringify(exec)) as Execution; // reloaded from the store: no index known
     if (isTerminal(exec.state.current) && (exec.state.current === 'FAILED' || exec.state.current === 'KILLED') && rand() < 0.7) {
       exec = stepMany(h.flow, exec, [{ type: 'restart' }], deps()).execution;
-      expectCarriedIsFresh(exec, where(`batch ${b} restart`));
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} restart`));
     }
     h.advanceClock(500);
   }
@@ -118,6 +135,10 @@ function generated(flowName: string, seed: number, batches: number): void {
 describe('the run index a step hands on is the one a fresh build gives', () => {
   it.each(Object.keys(FLOWS))('%s: after every step of generated batches', (flowName) => {
     for (let seed = 1; seed <= SEEDS[flowName]!; seed++) generated(flowName, seed, 80);
+  });
+
+  it('the kept counts of one-task loops were checked (not left to the walk every time)', () => {
+    expect(tallied).toBeGreaterThan(1_000);
   });
 
   it('a layered map forked and folded reads as a plain map of the same writes, and a fork never changes its origin', () => {

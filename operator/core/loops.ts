@@ -8,6 +8,7 @@ import { countProperty, type ExitState, memo, type Resolution, tasksOf, withHand
 import { type Final, parallelGroup, sequentialGroup } from './groups.js';
 import { parseJsonSafe } from './keyed.js';
 import { childrenOf, type ChildSpec, log, roomToCreate, variablesFor } from './runs.js';
+import { type LoopCounts, loopTally } from './loop-tally.js';
 import { isFailure, mergeStates, worseState } from './state.js';
 import { truthy } from './truth.js';
 import type { Task, TaskRun } from './types.js';
@@ -74,6 +75,11 @@ function runPerIteration(runs: readonly TaskRun[], count: number): { one: (TaskR
   return { one, going };
 }
 
+/** The kept counts of a one-task loop's children (loop-tally.ts), when `runs` are all of them (no branch run left out). */
+function tallyOf(ctx: StepContext, run: TaskRun, tasks: Task[], runs: readonly TaskRun[], count: number): LoopCounts | undefined {
+  return tasks.length === 1 && runs === childrenOf(ctx, run.id) ? loopTally(ctx.runs, run.id, runs, count) : undefined;
+}
+
 /** `settled` of an iteration with a single run. */
 const settledOne = (run: TaskRun): Final | 'running' => (isTerminal(run.state.current) ? worseState('SUCCESS', run.state.current) : 'running');
 
@@ -101,6 +107,19 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
   if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     if (tasks.length === 0) return { create: [], state: 'SUCCESS' };
+    const tally = tallyOf(ctx, run, tasks, runs, values.length);
+    if (tally) {
+      // One task, one run per iteration, in order: the counts kept with the index, not a walk of the children.
+      const failed = isFailure(tally.worst);
+      const create: ChildSpec[] = [];
+      const room = roomToCreate(ctx);
+      let active = tally.running;
+      for (let i = tally.started; !failed && i < values.length && (limit <= 0 || active < limit); i++, active++) {
+        if (create.length >= room) { ctx.more = true; break; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+      }
+      return create.length || active > 0 ? { create } : { create: [], state: tally.worst };
+    }
     const one = tasks.length === 1 ? runPerIteration(runs, values.length)?.one : undefined;
     const byIteration = one ? undefined : groupByIteration(runs);
     const create: ChildSpec[] = [];
@@ -152,6 +171,19 @@ export function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolu
     let state: Final = 'SUCCESS';
     let pending = false;
     let active = 0;
+    const tally = tallyOf(ctx, run, tasks, runs, values.length);
+    if (tally) {
+      // One task, one run per iteration, in order: the counts kept with the index, not a walk of the children.
+      const room = roomToCreate(ctx);
+      active = tally.running;
+      for (let i = tally.started; i < values.length; i++) {
+        if (limit > 0 && active >= limit) break;
+        if (create.length >= room) { ctx.more = true; break; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+        active++;
+      }
+      return create.length || tally.running > 0 || tally.started < values.length ? { create } : { create: [], state: tally.worst };
+    }
     const perIteration = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
     if (perIteration) {
       const { one } = perIteration;

@@ -2,6 +2,7 @@
 // that no lookup walks the whole run list. A record's index is handed on from step to step: the next step forks it
 // (layered maps: the versions share what did not change), so a step pays for the runs it touches, not for the record.
 import { copyData } from './keyed.js';
+import { forkTallies, markReplaced } from './loop-tally.js';
 import type { Execution, TaskRun } from './types.js';
 
 /** The few map operations the indexes are used through (a `Map` has them too). */
@@ -110,12 +111,16 @@ export function replaceRun(index: RunIndex, run: TaskRun): void {
   const place = index.places.get(run.id);
   if (!place) throw new Error(`Task run '${run.id}' is not in the index`);
   index.byId.set(run.id, run);
-  ownList(index, run.parentTaskRunId ?? '')[place.sibling] = run;
+  const key = run.parentTaskRunId ?? '';
+  ownList(index, key)[place.sibling] = run;
+  markReplaced(index, key, place.sibling);
 }
 
 /** A version of `index` a step may change without changing `index` (its outputs tree is built again on first use). */
 export function forkIndex(index: RunIndex): RunIndex {
-  return { byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), mine: new Set() };
+  const fork: RunIndex = { byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), mine: new Set() };
+  forkTallies(index, fork);
+  return fork;
 }
 
 /** Children of a run (or the root runs when `parentId` is undefined), in creation order. Do not modify. */
