@@ -61,7 +61,6 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
  */
 const sharesRuns = (e: EngineEvent): boolean => e.type === 'task-result' || e.type === 'tick';
 
-
 /** Handed-back runs up to which `stepOwned` thaws them in place; past it, it steps on shared runs (a fan-out's). */
 const THAW_MAX = 64;
 
