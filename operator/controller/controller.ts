@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, type StepResult } from '../core/engine.js';
+import { actsOnEnded, handBackUnchanged, stepMany, stepOwned, stepsInPlace, type StepResult } from '../core/engine.js';
 import type { Action, EngineEvent } from '../core/engine-types.js';
 import { bindToRevision } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -56,6 +56,13 @@ const RESYNC: QueueItem = { event: { type: 'resync' } };
 
 /** Actions applied between two yields to the event loop. */
 const APPLY_CHUNK = 500;
+/**
+ * Events of one execution taken in one batch at most: a step and its write cost what their events change, so a cap
+ * bounds the longest block of the event loop (the results of a 100,000-child fan-out pile up while its children are
+ * launched: ~100,000 results were one step and one write). Steps cost the runs they change, not the record
+ * (run-index.ts, shared-runs.ts), so more, smaller batches cost about as much in all.
+ */
+export const EVENTS_PER_BATCH = 2_000;
 
 /** States that hold a concurrency slot of their flow. */
 const SLOT_STATES: ExecutionState[] = ['RUNNING', 'PAUSED', 'KILLING', 'RETRYING', 'RESTARTED'];
@@ -139,6 +146,7 @@ export class Controller {
       // A batch retried after a transient failure also re-derives the record's work: the failure may have come after
       // the write (or a write may have landed although it reported a failure), so actions of that step may be undone.
       retryWith: (_id, items) => (items.some((i) => i.event.type === 'resync') ? items : [...items, RESYNC]),
+      maxBatch: EVENTS_PER_BATCH,
     });
     this.flowQueue = new KeyedQueue(async (_k, jobs) => { for (const j of jobs) await j(); }, onError);
     this.timers = new Timers((id, event) => this.queue.push(id, { event: event as EngineEvent }), this.clock);
@@ -319,7 +327,8 @@ export class Controller {
     this.prepare(flow, exec, actions);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
-    await this.reconcile(flow, exec, resync);
+    // Results only: the timers of the runs they did not change are armed already (work.ts `since`).
+    await this.reconcile(flow, exec, resync, !resync && events.every((e) => e.type === 'task-result') ? stored.execution : undefined);
     this.settled(exec, events);
     if (!isTerminal(exec.state.current)) this.resync.processed(id);
   }
@@ -364,7 +373,8 @@ export class Controller {
   private async decideInline(flow: Flow, exec: Execution, events: EngineEvent[]): Promise<StepResult> {
     const first = await this.decide(flow, exec, events);
     const runInline = this.launcher.runInline?.bind(this.launcher);
-    if (!runInline) return first;
+    // A wide record (a fan-out's running children) is not stepped in place: each inline round would cost the record.
+    if (!runInline || !stepsInPlace(first.execution)) return first;
     // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
     const inPlace = !mayReadInStep(flow);
     try {
@@ -510,6 +520,7 @@ export class Controller {
         case 'create-execution': await this.effect(exec, 'Creating the retry execution', () => this.stores.executions.create(a.execution)); break;
         case 'log': this.log(exec, a.level, a.message, a.taskRunId); break;
         case 'ended': await this.onEnded(exec, flow); break;
+        case 'continue': this.queue.push(exec.id, { event: { type: 'tick' } }); break;
       }
     }
     if (isTerminal(exec.state.current) && !actions.some((a) => a.type === 'ended')) await this.onEnded(exec, flow);
@@ -540,9 +551,12 @@ export class Controller {
     }]);
   }
 
-  /** Arms timers and (on recovery, resync or retry) relaunches attempts and re-checks child executions implied by the record. */
-  private async reconcile(flow: Flow, exec: Execution, recovering: boolean): Promise<void> {
-    const work = pendingWork(flow, exec);
+  /**
+   * Arms timers and (on recovery, resync or retry) relaunches attempts and re-checks child executions implied by the
+   * record. `since`: the record it was stepped from, whose timers are armed: only the runs that changed are looked at.
+   */
+  private async reconcile(flow: Flow, exec: Execution, recovering: boolean, since?: Execution): Promise<void> {
+    const work = pendingWork(flow, exec, recovering ? undefined : since);
     for (const t of work.timers) {
       const event = t.event.type === 'start-due' ? { type: 'start-due' } : t.event;
       this.timers.arm(exec.id, t.at, event);

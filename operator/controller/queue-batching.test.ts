@@ -45,4 +45,30 @@ describe('KeyedQueue batching', () => {
     expect(log.filter((l) => l.startsWith('b'))).toEqual(['b:1:start', 'b:end']);
     expect(q.size).toBe(0);
   });
+
+  it('maxBatch: 5,000 events that piled up are handed over 2,000 at a time, in order, with a turn for other work between', async () => {
+    const batches: number[][] = [];
+    const between: number[] = [];
+    const q = new KeyedQueue<number>(async (_k, events) => {
+      batches.push(events);
+      setImmediate(() => between.push(batches.length));
+    }, (_k, e) => { throw e; }, { maxBatch: 2_000 });
+    for (let i = 0; i < 5_000; i++) q.push('exec', i);
+    await q.whenIdle();
+    expect(batches.map((b) => b.length)).toEqual([2_000, 2_000, 1_000]);
+    expect(batches.flat()).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
+    expect(between.slice(0, 2)).toEqual([1, 2]); // other work ran after each batch, before the next
+  });
+
+  it('maxBatch: a batch that fails transiently is handed over again first, and the cap still holds', async () => {
+    const batches: number[][] = [];
+    let fail = true;
+    const q = new KeyedQueue<number>(async (_k, events) => {
+      batches.push(events);
+      if (fail) { fail = false; throw Object.assign(new Error('busy'), { code: 'SQLITE_BUSY' }); }
+    }, (_k, e) => { throw e; }, { maxBatch: 3, delay: () => 0, transient: () => true });
+    for (let i = 0; i < 7; i++) q.push('exec', i);
+    await q.whenIdle();
+    expect(batches).toEqual([[0, 1, 2], [0, 1, 2], [3, 4, 5], [6]]);
+  });
 });

@@ -1,5 +1,5 @@
 // Keyed serial queue: work for one key (an execution, a flow) runs one batch at a time, in arrival order; events that
-// pile up while a batch runs are handed over together so the handler can apply them and write once. A key's work
+// pile up while a batch runs are handed over together (up to `maxBatch`) so the handler can apply them and write once. A key's work
 // starts on the next turn of the event loop (setImmediate) and yields one turn between batches: every event that
 // arrives meanwhile (task results of a fan-out, each from its own I/O or timer callback) joins the next batch, and
 // other work (HTTP requests, other keys) runs in between. A batch that fails with a transient error is kept and handed
@@ -17,6 +17,8 @@ export interface KeyedQueueOptions<E> {
   delay?: (n: number) => number;
   /** The batch to hand over again after a transient failure (default: the same events). */
   retryWith?: (key: string, events: E[]) => E[];
+  /** Events handed over in one batch at most (default: all that piled up); the rest follow in the next batches. */
+  maxBatch?: number;
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -66,7 +68,9 @@ export class KeyedQueue<E> {
         if (!events?.length || this.closed) break;
         const held = this.holdUntil - Date.now();
         if (held > 0) { this.park(key, held); break; }
-        this.pending.delete(key);
+        const max = this.opts.maxBatch ?? Infinity;
+        if (events.length > max) this.pending.set(key, events.splice(max));
+        else this.pending.delete(key);
         try {
           await this.handler(key, events);
           this.failures.delete(key);

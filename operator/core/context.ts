@@ -2,7 +2,7 @@
 // Pure: derived from the flow and the execution record only. Every object keyed by a name a flow author chose (input
 // ids, loop values, task ids, label keys) is prototype-free (keyed.ts), so no such name can pollute a prototype.
 import { dict, dictFrom } from './keyed.js';
-import { type RunIndex, snapshotIndex } from './run-index.js';
+import { type RunIndex, type RunLookup, snapshotIndex } from './run-index.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
 /**
@@ -47,7 +47,7 @@ export function nestInputs(inputs: Record<string, unknown>): Record<string, unkn
 }
 
 /** Loop values from the outermost loop down to this run (runs created by a loop carry `value`). */
-export function valuePath(runsById: Map<string, TaskRun>, run: TaskRun): string[] {
+export function valuePath(runsById: RunLookup<TaskRun>, run: TaskRun): string[] {
   const values: string[] = [];
   for (let r: TaskRun | undefined = run; r; r = r.parentTaskRunId ? runsById.get(r.parentTaskRunId) : undefined) {
     if (r.value !== undefined) values.unshift(r.value);
@@ -63,7 +63,7 @@ function childNode(node: Record<string, unknown>, key: string): Record<string, u
 }
 
 /** Puts a run's outputs at `<taskId>` or `<taskId>[<loop value>]...` of an outputs tree. */
-function placeOutputs(tree: Record<string, unknown>, byId: Map<string, TaskRun>, run: TaskRun): void {
+function placeOutputs(tree: Record<string, unknown>, byId: RunLookup<TaskRun>, run: TaskRun): void {
   if (!run.outputs) return;
   const path = valuePath(byId, run);
   if (path.length === 0) { tree[run.taskId] = run.outputs; return; }
@@ -79,7 +79,8 @@ function placeOutputs(tree: Record<string, unknown>, byId: Map<string, TaskRun>,
 export function buildOutputs(execution: Execution, index: RunIndex = snapshotIndex(execution)): Record<string, unknown> {
   if (index.outputs) return index.outputs;
   const tree = dict();
-  for (const run of index.byId.values()) placeOutputs(tree, index.byId, run);
+  // The run list, not the index's values: the same runs in the same (creation) order, without walking layered maps.
+  for (const run of execution.taskRunList) if (run.outputs !== undefined) placeOutputs(tree, index.byId, run);
   return (index.outputs = tree);
 }
 
@@ -89,7 +90,7 @@ export function setRunOutputs(index: RunIndex, run: TaskRun, outputs: Record<str
   if (index.outputs) placeOutputs(index.outputs, index.byId, run);
 }
 
-function taskrunVars(run: TaskRun, byId: Map<string, TaskRun>) {
+function taskrunVars(run: TaskRun, byId: RunLookup<TaskRun>) {
   let value: string | undefined;
   for (let r: TaskRun | undefined = run; r && value === undefined; r = r.parentTaskRunId ? byId.get(r.parentTaskRunId) : undefined) value = r.value;
   return {

@@ -49,7 +49,14 @@ export class EngineHarness {
   private answer(script: Script, pending: Action[]): void {
     for (let guard = 0; guard < 10_000; guard++) {
       const launch = pending.find((a) => a.type === 'launch') as Extract<Action, { type: 'launch' }> | undefined;
-      if (!launch) break;
+      if (!launch) {
+        // A step that created as many runs as a step may: the next creates the rest (the controller sends a tick).
+        const more = pending.findIndex((a) => a.type === 'continue');
+        if (more < 0) break;
+        pending.splice(more, 1);
+        pending.push(...this.send({ type: 'tick' }));
+        continue;
+      }
       pending = pending.filter((a) => a !== launch);
       const run = this.run(launch.taskRunId);
       pending.push(...this.send({ type: 'task-result', taskRunId: run.id, attempt: launch.attempt, outcome: outcomeFor(script, run, launch.attempt) }));

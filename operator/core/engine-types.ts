@@ -82,7 +82,9 @@ export type Action =
   | { type: 'create-execution'; execution: Execution }
   | { type: 'log'; level: LogLevel; message: string; taskRunId?: string }
   /** The execution reached a terminal state. */
-  | { type: 'ended'; state: ExecutionState };
+  | { type: 'ended'; state: ExecutionState }
+  /** The step created as many runs as one step may (RUNS_PER_STEP) and more are due: step again (a `tick`). */
+  | { type: 'continue' };
 
 export interface Renderer {
   render(template: string, vars: Record<string, unknown>): string;
@@ -113,4 +115,7 @@ export interface StepContext {
   index: FlowIndex;
   /** Runs shared frozen with the record the step was given, copied on first change (shared-runs.ts). */
   shared?: SharedRuns;
+  /** Runs flowables created in this step so far (at most RUNS_PER_STEP), and whether some were left for the next. */
+  created: number;
+  more: boolean;
 }

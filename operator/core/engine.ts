@@ -7,11 +7,11 @@ import { finishRoot, resolveRoot } from './finish.js';
 import { exitExecution, killExecution } from './kill.js';
 import { RESOLVERS } from './flowables.js';
 import { restartFailed, restartFlowable } from './restart.js';
-import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, startAttempt, successState, taskOf } from './runs.js';
+import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, roomToCreate, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData, freezeData, sameData } from './keyed.js';
-import { adoptIndex, indexRuns, snapshotIndex, type RunIndex } from './run-index.js';
-import { copyShared, ownShared, type SharedRuns } from './shared-runs.js';
+import { adoptIndex, indexRuns, replaceRun, snapshotIndex, type RunIndex } from './run-index.js';
+import { copyShared, ownShared, stepIndex, type SharedRuns } from './shared-runs.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
 import { mergeLabels, metadataOf } from './execution.js';
@@ -36,44 +36,76 @@ export const actsOnEnded = (e: EngineEvent): boolean => e.type === 'restart' || 
 export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   const live = events.filter((e) => !isTerminal(execution.state.current) || actsOnEnded(e));
   if (live.length === 0) return { execution, actions: [] };
-  if (live.every((e) => e.type === 'task-result')) {
+  if (live.every(sharesRuns)) {
     // Results only: the runs still going are shared and copied on first change (shared-runs.ts). A change to a shared
     // run elsewhere throws (it is frozen) and nothing of the given record was changed: stepped again the usual way.
     try {
-      const { exec, copied, shared, index } = copyShared(execution);
+      const { exec, copied, shared, index } = copyShared(execution, flow);
       const result = stepOn(flow, exec, index, events, deps, shared);
-      settleRuns(execution, exec, [...copied, ...shared.owned], shared);
+      settleRuns(execution, exec, [...copied, ...shared.owned], shared.going);
       return result;
     } catch (err) {
       if (!(err instanceof TypeError)) throw err;
     }
   }
   const full = live.some(touchesEnded);
-  const { exec, copied } = copyRecord(execution, full);
-  const result = stepOn(flow, exec, indexRuns(exec.taskRunList), events, deps);
+  const { exec, copied, index } = copyRecord(execution, full);
+  const result = stepOn(flow, exec, index, events, deps);
   settleRuns(execution, exec, full ? undefined : copied);
   return result;
 }
+
+/**
+ * Events a step takes on shared runs (copy on first change): task results, which change their own run only, and a
+ * tick (a `continue`), which changes flowables only (copied by copyShared).
+ */
+const sharesRuns = (e: EngineEvent): boolean => e.type === 'task-result' || e.type === 'tick';
+
+/** Handed-back runs up to which `stepOwned` thaws them in place; past it, it steps on shared runs (a fan-out's). */
+const THAW_MAX = 64;
 
 /**
  * `stepMany` on a record the caller hands over: one an earlier step returned, of which it keeps no other use (not
  * written yet). It is changed in place instead of copied (the step's index of its runs goes on too). The in-process
  * fast path steps once per task of a chain (operator/controller/inline.ts): a copy of the growing record each time
  * would cost O(n²). Frozen runs are never changed (they may be the store's written versions): the record's runs still
- * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for the step's own copies first
- * (once: later rounds find them changeable); `handBackUnchanged` hands back those left unchanged once the rounds are
- * over. Ended frozen runs change only under `touchesEnded` events, which step a copy (as does a record no step made).
+ * going that its step handed back frozen (unchanged, see `settleRuns`) are swapped for copies first (once: later rounds
+ * find them changeable); `handBackUnchanged` hands back those left unchanged once the rounds are over. Ended frozen
+ * runs change only under `touchesEnded` events, which step a copy (as does a record no step made). A record with many
+ * runs handed back (a fan-out's running children) is stepped by `stepMany` on shared runs instead of thawing them all.
  */
 export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[], deps: EngineDeps): StepResult {
   if (!events.some((e) => !isTerminal(execution.state.current) || actsOnEnded(e))) return { execution, actions: [] };
   const shared = handedBack.get(execution);
-  if (!shared || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
+  if (shared === undefined || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
   const runs = snapshotIndex(execution);
-  if (shared.length) {
-    thawed.set(execution, [...(thawed.get(execution) ?? []), ...thawRuns(execution, runs, shared)]);
-    handedBack.set(execution, []);
+  if (shared) {
+    const positions = frozenGoing(execution.taskRunList, THAW_MAX);
+    if (!positions) return stepMany(flow, execution, events, deps);
+    thawed.set(execution, [...(thawed.get(execution) ?? []), ...thawRuns(execution, runs, positions)]);
+    handedBack.set(execution, false);
   }
   return stepOn(flow, execution, runs, events, deps);
+}
+
+/**
+ * Whether `stepOwned` would step this record in place: false when a step handed back more than THAW_MAX runs still
+ * going (a fan-out's running children), for which it steps a copy (O(record) per round). The in-process fast path
+ * (operator/controller/inline.ts) does not run attempts inline on such a record: their results come as events.
+ */
+export function stepsInPlace(exec: Execution): boolean {
+  return handedBack.get(exec) !== true || frozenGoing(exec.taskRunList, THAW_MAX) !== undefined;
+}
+
+/** Positions of the frozen runs still going (those a step handed back), or undefined when there are more than `max`. */
+function frozenGoing(runs: readonly TaskRun[], max: number): number[] | undefined {
+  const out: number[] = [];
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (!Object.isFrozen(run) || isTerminal(run.state.current)) continue;
+    if (out.push(i) > max) return undefined;
+  }
+  return out;
 }
 
 /**
@@ -86,86 +118,75 @@ export function handBackUnchanged(exec: Execution): void {
   if (!list) return;
   thawed.delete(exec);
   const runs = exec.taskRunList;
-  const again = handedBack.get(exec) ?? [];
+  const index = snapshotIndex(exec);
+  let again = handedBack.get(exec) === true;
   for (const { at, original } of list) {
-    if (runs[at]?.id === original.id && sameData(runs[at], original)) { runs[at] = original; again.push(at); }
+    if (runs[at]?.id === original.id && sameData(runs[at], original)) { runs[at] = original; replaceRun(index, original); again = true; }
   }
   handedBack.set(exec, again);
 }
 
 function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent[], deps: EngineDeps, shared?: SharedRuns): StepResult {
-  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow), shared };
+  const ctx: StepContext = { flow, exec, deps, actions: [], runs, index: indexFlow(flow), shared, created: 0, more: false };
   for (const event of events) {
     if (isTerminal(exec.state.current) && !actsOnEnded(event)) continue;
     (HANDLERS[event.type] as Handler<typeof event.type>)(ctx, event as never);
     if (event.type === 'restart' || event.type === 'start') advance(ctx);
   }
   advance(ctx);
+  if (ctx.more && ACTIVE.has(exec.state.current)) ctx.actions.push({ type: 'continue' });
   adoptIndex(exec, ctx.runs);
   return { execution: exec, actions: ctx.actions };
 }
 
 /**
- * After a step: a copied run the step left as it was is replaced by the original (so the store sees an unchanged run
- * by identity and does not write it again; the step's index may keep the equal copy), and ended runs are frozen (nothing
- * changes them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at,
- * unless the whole record was copied (`copied` undefined).
+ * After a step: a copied run the step left as it was is replaced by the original, in the run list and the index (so
+ * the store sees an unchanged run by identity and does not write it again), and ended runs are frozen (nothing changes
+ * them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at, unless
+ * the whole record was copied (`copied` undefined). Records whether runs still going were handed back frozen (the
+ * step shared them, or swapped them back), for `stepOwned`.
  */
-function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined, shared?: SharedRuns): void {
+function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined, sharedGoing = false): void {
   const runs = exec.taskRunList;
-  // Runs still going handed back as the given (frozen) objects: those shared all along, and those swapped back below.
-  const swapped: number[] = shared ? [...shared.at.values()].map((s) => s.list) : [];
-  handedBack.set(exec, swapped);
+  const index = snapshotIndex(exec);
   if (!copied) {
+    handedBack.set(exec, false);
     for (const run of runs) if (isTerminal(run.state.current)) freezeData(run);
     return;
   }
-  if (runs.length < before.taskRunList.length) return; // cannot happen without a full copy; nothing to settle safely
+  if (runs.length < before.taskRunList.length) { handedBack.set(exec, true); return; } // cannot happen without a full copy
+  let going = false;
   for (const i of copied) {
     const original = before.taskRunList[i]!;
     if (Object.isFrozen(original) && runs[i]!.id === original.id && sameData(runs[i], original)) {
       runs[i] = original;
-      if (!isTerminal(original.state.current)) swapped.push(i);
+      replaceRun(index, original);
+      if (!isTerminal(original.state.current)) going = true;
     } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
   }
   for (let i = before.taskRunList.length; i < runs.length; i++) if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
+  // Runs still going shared all along (copyShared) or swapped back: stepOwned looks for them (frozenGoing).
+  handedBack.set(exec, going || sharedGoing);
 }
 
 /**
- * Records a step made (stepMany, stepOwned), with the positions of the runs still going that it handed back frozen and
- * unchanged (the objects of the record it started from) while its index keeps its own equal copies: `stepOwned` steps
- * such a record in place after swapping those back (`thawRuns`). A record not in here is stepped on a copy.
+ * Records a step made (stepMany, stepOwned), and whether it may hold runs still going that it handed back frozen and
+ * unchanged (the objects of the record it started from): `stepOwned` steps such a record in place after swapping those
+ * for copies (`thawRuns`). A record not in here is stepped on a copy.
  */
-const handedBack = new WeakMap<Execution, number[]>();
+const handedBack = new WeakMap<Execution, boolean>();
 /** Runs `stepOwned` thawed in a record (their positions and written originals), for `handBackUnchanged`. */
 const thawed = new WeakMap<Execution, { at: number; original: TaskRun }[]>();
 
-/**
- * Puts changeable copies of the frozen runs at `positions` into the run list (the step's own copy its index kept, when
- * there is one; else a new copy, put in the index too), and returns the originals to hand back if left unchanged.
- */
+/** Puts changeable copies of the frozen runs at `positions` into the run list and the index; returns the originals. */
 function thawRuns(exec: Execution, index: RunIndex, positions: readonly number[]): { at: number; original: TaskRun }[] {
   const thawed: { at: number; original: TaskRun }[] = [];
-  // Where each run is among its siblings, built once per parent when needed (a fan-out thaws thousands of siblings).
-  const places = new Map<string, Map<TaskRun, number>>();
-  const placeOf = (key: string, run: TaskRun): number => {
-    let m = places.get(key);
-    if (!m) places.set(key, m = new Map((index.children.get(key) ?? []).map((r, i) => [r, i])));
-    return m.get(run) ?? -1;
-  };
   for (const at of positions) {
     const original = exec.taskRunList[at];
     if (!original || !Object.isFrozen(original) || isTerminal(original.state.current)) continue;
-    const kept = index.byId.get(original.id);
-    if (kept && kept !== original && !Object.isFrozen(kept)) exec.taskRunList[at] = kept;
-    else {
-      const copy = copyData(original, true);
-      exec.taskRunList[at] = copy;
-      index.byId.set(copy.id, copy);
-      const key = copy.parentTaskRunId ?? '';
-      const i = placeOf(key, kept ?? original);
-      if (i >= 0) index.children.get(key)![i] = copy;
-    }
+    const copy = copyData(original, true);
+    exec.taskRunList[at] = copy;
+    replaceRun(index, copy);
     thawed.push({ at, original });
   }
   return thawed;
@@ -179,19 +200,22 @@ const touchesEnded = (e: EngineEvent): boolean =>
  * The step's own copy of the record: ended runs that are frozen (written, or ended by an earlier step) are shared with
  * the record given, since nothing changes them; the rest is copied. So a step costs the runs still going, not the whole
  * record (a sequential loop of n iterations: linear, not quadratic), and the store writes only the runs that differ by
- * identity. `full`: everything is copied.
+ * identity. `full`: everything is copied (and indexed afresh).
  */
-function copyRecord(execution: Execution, full: boolean): { exec: Execution; copied: number[] } {
-  if (full) return { exec: copyData(execution), copied: [] };
+function copyRecord(execution: Execution, full: boolean): { exec: Execution; copied: number[]; index: RunIndex } {
+  if (full) { const exec = copyData(execution); return { exec, copied: [], index: indexRuns(exec.taskRunList) }; }
   const { taskRunList, ...header } = execution;
-  const runs = new Array<TaskRun>(taskRunList.length);
+  const index = stepIndex(execution);
+  const runs = taskRunList.slice();
   const copied: number[] = [];
-  for (let i = 0; i < taskRunList.length; i++) {
-    const run = taskRunList[i]!;
-    if (Object.isFrozen(run) && isTerminal(run.state.current)) runs[i] = run;
-    else { runs[i] = copyData(run, true); copied.push(i); }
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (Object.isFrozen(run) && isTerminal(run.state.current)) continue;
+    runs[i] = copyData(run, true);
+    replaceRun(index, runs[i]!);
+    copied.push(i);
   }
-  return { exec: { ...copyData(header), taskRunList: runs }, copied };
+  return { exec: { ...copyData(header), taskRunList: runs }, copied, index };
 }
 
 const ACTIVE = new Set(['RUNNING', 'PAUSED', 'KILLING']);
@@ -329,19 +353,23 @@ function onFlowRetryTimer(ctx: StepContext): void {
   }
 }
 
-/** Resolves flowables and the root until nothing changes; keeps PAUSED/RUNNING in line with waiting Pause tasks. */
+/**
+ * Resolves flowables and the root until nothing changes; keeps PAUSED/RUNNING in line with waiting Pause tasks. The
+ * flowable runs still going are found once per call, not per pass (a fan-out's 100,000 running children are runnables:
+ * one look each); runs a pass creates are looked at from the next pass, as before.
+ */
 export function advance(ctx: StepContext): void {
   const { exec, deps } = ctx;
+  const flowables = flowableRuns(ctx);
   for (let pass = 0; pass < 10_000; pass++) {
     if (!ACTIVE.has(exec.state.current)) return;
     let changed = false;
-    for (let i = exec.taskRunList.length - 1; i >= 0; i--) {
-      const run = exec.taskRunList[i]!;
+    const runs = flowables();
+    for (let k = runs.length - 1; k >= 0; k--) {
+      const run = exec.taskRunList[runs[k]!]!;
       // A RETRYING flowable (Fail, Subflow) waits for its retry timer.
       if (isTerminal(run.state.current) || run.state.current === 'RETRYING') continue;
-      const task = taskOf(ctx, run);
-      if (!isFlowableType(task.type)) continue;
-      if (resolveFlowable(ctx, run, task)) changed = true;
+      if (resolveFlowable(ctx, run, taskOf(ctx, run))) changed = true;
     }
     if (!ACTIVE.has(exec.state.current)) return; // an Exit ended the execution
     if (exec.state.current === 'KILLING') {
@@ -361,9 +389,28 @@ export function advance(ctx: StepContext): void {
     }
     if (!changed) break;
   }
-  const waiting = exec.taskRunList.some((r) => r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current));
+  const waiting = flowables().some((at) => { const r = exec.taskRunList[at]!; return r.flowableState?.status === 'PAUSED' && !isTerminal(r.state.current); });
   if (waiting && exec.state.current === 'RUNNING') transition(exec.state, 'PAUSED', deps.now);
   if (!waiting && exec.state.current === 'PAUSED') transition(exec.state, 'RUNNING', deps.now);
+}
+
+/**
+ * Positions of the flowable runs of the record that were going when first seen, in list order: each call adds the runs
+ * appended since (a new run list, after a restart, is looked at afresh). Runs that ended since are still listed.
+ */
+function flowableRuns(ctx: StepContext): () => readonly number[] {
+  let list: TaskRun[] | undefined;
+  let seen = 0;
+  let positions: number[] = [];
+  return () => {
+    const runs = ctx.exec.taskRunList;
+    if (runs !== list) { list = runs; seen = 0; positions = []; }
+    for (; seen < runs.length; seen++) {
+      const run = runs[seen]!;
+      if (!isTerminal(run.state.current) && isFlowableType(taskOf(ctx, run).type)) positions.push(seen);
+    }
+    return positions;
+  };
 }
 
 function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof taskOf>): boolean {
@@ -391,14 +438,19 @@ function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof
     if (over) { (run.flowableState ??= {}).refused = over.message; return failWhenChildrenEnd(ctx, run, over.message); }
   }
   if (res.exit) { exitExecution(ctx, run, res.exit); return true; }
-  for (const spec of res.create) createRun(ctx, spec, run);
+  // At most RUNS_PER_STEP new runs per step: the rest are created by the next steps (a `continue` action asks for one).
+  const room = roomToCreate(ctx);
+  const create = res.create.length > room ? res.create.slice(0, room) : res.create;
+  if (create.length < res.create.length) ctx.more = true;
+  for (const spec of create) createRun(ctx, spec, run);
+  ctx.created += create.length;
   if (res.state) {
     completeRun(ctx, run, res.state, { ...(res.outputs ? { outputs: res.outputs } : {}), ...(res.error ? { error: res.error } : {}) });
     endSubflowAttempt(ctx, run);
     return true;
   }
   if (res.outputs) setRunOutputs(ctx.runs, run, res.outputs);
-  return res.create.length > 0;
+  return create.length > 0;
 }
 
 /** Flowables that make attempts of their own (each evaluation or child execution is one), retried by their policy. */

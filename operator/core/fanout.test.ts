@@ -35,10 +35,11 @@ function runParallel(n: number, type = 'EachParallel'): number {
   const deps: EngineDeps = { now: new Date('2026-01-01T00:00:00Z'), newId: () => `r${++ids}`, random: () => 0.5, renderer };
   const t0 = performance.now();
   let { execution, actions } = stepMany(flow, newExecution({ id: 'e', flow, inputs: {}, now: deps.now }), [{ type: 'start', runningCount: 0 }], deps);
-  while (actions.some((a) => a.type === 'launch')) {
-    const events: EngineEvent[] = actions.flatMap((a) => (a.type === 'launch'
-      ? [{ type: 'task-result' as const, taskRunId: a.taskRunId, attempt: a.attempt, outcome: { state: 'SUCCESS' as const, outputs: { value: a.taskRunId } } }]
-      : []));
+  while (actions.some((a) => a.type === 'launch' || a.type === 'continue')) {
+    // A step creates at most RUNS_PER_STEP runs and asks for another (`continue`): the controller sends a tick.
+    const events: EngineEvent[] = actions.flatMap((a): EngineEvent[] => (a.type === 'launch'
+      ? [{ type: 'task-result', taskRunId: a.taskRunId, attempt: a.attempt, outcome: { state: 'SUCCESS', outputs: { value: a.taskRunId } } }]
+      : a.type === 'continue' ? [{ type: 'tick' }] : []));
     ({ execution, actions } = stepMany(flow, execution, events, deps));
   }
   expect(execution.state.current).toBe('SUCCESS');

@@ -18,7 +18,7 @@ export interface Resolution extends GroupResult {
 export type Resolver = (ctx: StepContext, run: TaskRun, task: Task) => Resolution;
 
 /** Main-list children (not `errors`/`finally`). */
-export const mainRuns = (runs: readonly TaskRun[]): TaskRun[] => runs.filter((r) => !r.branch);
+export const mainRuns = (runs: readonly TaskRun[]): readonly TaskRun[] => (runs.some((r) => r.branch) ? runs.filter((r) => !r.branch) : runs);
 export const tasksOf = (v: unknown): Task[] => enabled(v as Task[] | undefined);
 
 /** A flowable's main list, then its `errors` (on failure) and `finally` handlers. */

@@ -2,7 +2,8 @@
 // LoopUntil / WaitFor with timer-driven intervals, Exit, and Pause with child tasks.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness } from './engine-harness.js';
-import type { TaskOutcome } from './engine-types.js';
+import { stepMany } from './engine.js';
+import type { EngineEvent, TaskOutcome } from './engine-types.js';
 import type { TaskRun } from './types.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { pendingWork } from './work.js';
@@ -362,5 +363,33 @@ describe('bounded by MAX_TASK_RUNS_PER_EXECUTION', () => {
     expect(h.runsOf('loop')[0]!.error).toContain("LoopUntil 'loop' cannot create 1 more task run(s)");
     expect(h.runsOf('loop')[0]!.error).toContain('setting MAX_TASK_RUNS_PER_EXECUTION');
     expect(h.state).toBe('FAILED');
+  });
+});
+
+describe('a step creates at most RUNS_PER_STEP runs (engine.ts): the rest in the next steps', () => {
+  const each = (n: number) => flow(`  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: "{{ range(1, ${n}) }}"\n    tasks:\n${ret('r', '{{ taskrun.value }}', '      ')}`);
+
+  it('5,000 values: 2,000 runs and a continue, then 2,000 on a tick, then the last 1,000; the loop ends as in one go', () => {
+    const h = new EngineHarness(each(5_000));
+    const first = h.send({ type: 'start', runningCount: 0 });
+    expect([launches(first), first.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([2_000, 1, 2_000]);
+    const second = h.send({ type: 'tick' });
+    expect([launches(second), second.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([2_000, 1, 4_000]);
+    const third = h.send({ type: 'tick' });
+    expect([launches(third), third.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([1_000, 0, 5_000]);
+    expect(children(h).map((r) => r.iteration)).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
+    const results: EngineEvent[] = children(h).map((r) => ({ type: 'task-result', taskRunId: r.id, attempt: 1, outcome: { state: 'SUCCESS', outputs: { value: r.value } } }));
+    h.exec = stepMany(h.flow, h.exec, results, h.deps).execution;
+    expect(h.state).toBe('SUCCESS');
+    expect(children(h).every((r) => r.state.current === 'SUCCESS' && r.outputs?.value === r.value)).toBe(true);
+  });
+
+  it('results that arrive meanwhile create the runs still due too (level-based: no tick needed)', () => {
+    const h = new EngineHarness(each(2_500));
+    h.send({ type: 'start', runningCount: 0 });
+    const [r] = children(h);
+    const actions = h.send({ type: 'task-result', taskRunId: r!.id, attempt: 1, outcome: { state: 'SUCCESS' } });
+    expect([launches(actions), children(h).length]).toEqual([500, 2_500]);
+    expect(actions.some((a) => a.type === 'continue')).toBe(false);
   });
 });

@@ -7,7 +7,8 @@ import { loopOverflow } from './budget.js';
 import { countProperty, type ExitState, memo, type Resolution, tasksOf, withHandlers } from './flowable-kit.js';
 import { type Final, parallelGroup, sequentialGroup } from './groups.js';
 import { parseJsonSafe } from './keyed.js';
-import { childrenOf, type ChildSpec, log, variablesFor } from './runs.js';
+import { childrenOf, type ChildSpec, log, roomToCreate, variablesFor } from './runs.js';
+import { type LoopCounts, loopTally } from './loop-tally.js';
 import { isFailure, mergeStates, worseState } from './state.js';
 import { truthy } from './truth.js';
 import type { Task, TaskRun } from './types.js';
@@ -58,6 +59,31 @@ function groupByIteration(runs: readonly TaskRun[]): TaskRun[][] {
 }
 
 /**
+ * The run of each iteration of a one-task loop (holes: not started), without an array per iteration (a 100,000-value
+ * fan-out resolves on every step); undefined when an iteration has more than one run (then `groupByIteration`).
+ */
+function runPerIteration(runs: readonly TaskRun[], count: number): { one: (TaskRun | undefined)[]; going: number } | undefined {
+  const one = new Array<TaskRun | undefined>(count);
+  let going = 0;
+  for (const r of runs) {
+    if (!isTerminal(r.state.current)) going++;
+    const i = r.iteration ?? -1;
+    if (i < 0 || i >= count) continue;
+    if (one[i]) return undefined;
+    one[i] = r;
+  }
+  return { one, going };
+}
+
+/** The kept counts of a one-task loop's children (loop-tally.ts), when `runs` are all of them (no branch run left out). */
+function tallyOf(ctx: StepContext, run: TaskRun, tasks: Task[], runs: readonly TaskRun[], count: number): LoopCounts | undefined {
+  return tasks.length === 1 && runs === childrenOf(ctx, run.id) ? loopTally(ctx.runs, run.id, runs, count) : undefined;
+}
+
+/** `settled` of an iteration with a single run. */
+const settledOne = (run: TaskRun): Final | 'running' => (isTerminal(run.state.current) ? worseState('SUCCESS', run.state.current) : 'running');
+
+/**
  * An iteration that has a run for every task (the common case once a loop is under way) without the group functions:
  * 'running' while one of them runs, else the worst of their states; undefined when some task has no run yet.
  */
@@ -81,25 +107,49 @@ function iterate(ctx: StepContext, run: TaskRun, task: Task, prop: ValuesPropert
   if (refused) return refused;
   return withHandlers(ctx, run, task, (runs) => {
     if (tasks.length === 0) return { create: [], state: 'SUCCESS' };
-    const byIteration = groupByIteration(runs);
+    const tally = tallyOf(ctx, run, tasks, runs, values.length);
+    if (tally) {
+      // One task, one run per iteration, in order: the counts kept with the index, not a walk of the children.
+      const failed = isFailure(tally.worst);
+      const create: ChildSpec[] = [];
+      const room = roomToCreate(ctx);
+      let active = tally.running;
+      for (let i = tally.started; !failed && i < values.length && (limit <= 0 || active < limit); i++, active++) {
+        if (create.length >= room) { ctx.more = true; break; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+      }
+      return create.length || active > 0 ? { create } : { create: [], state: tally.worst };
+    }
+    const one = tasks.length === 1 ? runPerIteration(runs, values.length)?.one : undefined;
+    const byIteration = one ? undefined : groupByIteration(runs);
     const create: ChildSpec[] = [];
     let state: Final = 'SUCCESS';
     let active = 0;
     let failed = false;
     let next = values.length;
     for (let i = 0; i < values.length; i++) {
-      const mine = byIteration[i];
-      if (!mine) { next = i; break; } // iterations start in order: the rest have not started
-      let s = settled(mine, tasks);
-      if (s === undefined) {
-        const r = sequentialGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i });
-        if (r.state === undefined) { create.push(...r.create); s = 'running'; } else s = r.state;
+      let s: Final | 'running' | undefined;
+      if (one) {
+        const mine = one[i];
+        if (!mine) { next = i; break; } // iterations start in order: the rest have not started
+        s = settledOne(mine);
+      } else {
+        const mine = byIteration![i];
+        if (!mine) { next = i; break; }
+        s = settled(mine, tasks);
+        if (s === undefined) {
+          const r = sequentialGroup(tasks, mine, { branch: 'tasks', value: values[i], iteration: i });
+          if (r.state === undefined) { create.push(...r.create); s = 'running'; } else s = r.state;
+        }
       }
       if (s === 'running') { active++; continue; }
       state = worseState(state, s);
       if (isFailure(s)) failed = true;
     }
+    // Not more than the step may create (a 100,000-value loop would list 100,000 specs per pass): the rest next step.
+    const room = roomToCreate(ctx);
     for (let i = next; !failed && i < values.length && (limit <= 0 || active < limit); i++, active++) {
+      if (create.length >= room) { ctx.more = true; break; }
       create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
     }
     return create.length || active > 0 ? { create } : { create: [], state };
@@ -121,6 +171,37 @@ export function eachParallel(ctx: StepContext, run: TaskRun, task: Task): Resolu
     let state: Final = 'SUCCESS';
     let pending = false;
     let active = 0;
+    const tally = tallyOf(ctx, run, tasks, runs, values.length);
+    if (tally) {
+      // One task, one run per iteration, in order: the counts kept with the index, not a walk of the children.
+      const room = roomToCreate(ctx);
+      active = tally.running;
+      for (let i = tally.started; i < values.length; i++) {
+        if (limit > 0 && active >= limit) break;
+        if (create.length >= room) { ctx.more = true; break; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+        active++;
+      }
+      return create.length || tally.running > 0 || tally.started < values.length ? { create } : { create: [], state: tally.worst };
+    }
+    const perIteration = tasks.length === 1 ? runPerIteration(runs, values.length) : undefined;
+    if (perIteration) {
+      const { one } = perIteration;
+      active = perIteration.going;
+      const room = roomToCreate(ctx); // the rest are listed by the next step's resolution
+      // One task: an iteration is its run, or a run to create while the limit allows (pending either way).
+      for (let i = 0; i < values.length; i++) {
+        const mine = one[i];
+        const s = mine ? settledOne(mine) : 'running';
+        if (s !== 'running') { state = worseState(state, s); continue; }
+        pending = true;
+        if (mine || (limit > 0 && active >= limit)) continue;
+        if (create.length >= room) { ctx.more = true; continue; }
+        create.push({ task: tasks[0]!, branch: 'tasks', value: values[i], iteration: i });
+        active++;
+      }
+      return create.length || pending ? { create } : { create: [], state };
+    }
     for (const x of runs) if (!isTerminal(x.state.current)) active++;
     const byIteration = groupByIteration(runs);
     for (let i = 0; i < values.length; i++) {

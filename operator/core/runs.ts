@@ -39,6 +39,21 @@ export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message:
   ctx.actions.push({ type: 'log', level, message, ...(run ? { taskRunId: run.id } : {}) });
 }
 
+/**
+ * New task runs one step creates at most (a 100,000-value EachParallel: 50 steps, each one bounded block of the event
+ * loop and one bounded write, instead of one of each for all 100,000). Resolution is level-based: the next step (the
+ * controller steps again on a `continue` action, or any later event) creates the runs still due.
+ */
+export const RUNS_PER_STEP = 2_000;
+
+/**
+ * How many more runs this step may create. A resolver that stops listing children for want of room says so
+ * (`ctx.more`): the step then ends with a `continue` action.
+ */
+export function roomToCreate(ctx: StepContext): number {
+  return Math.max(0, RUNS_PER_STEP - ctx.created);
+}
+
 export interface ChildSpec {
   task: Task;
   branch: Branch;
@@ -64,8 +79,7 @@ export function createRun(ctx: StepContext, spec: ChildSpec, parent: TaskRun | u
   if (spec.iteration !== undefined) run.iteration = spec.iteration;
   if (spec.items !== undefined) run.items = spec.items;
   if (spec.branch !== 'tasks') run.branch = spec.branch;
-  ctx.exec.taskRunList.push(run);
-  addRun(ctx.runs, run);
+  addRun(ctx.runs, run, ctx.exec.taskRunList.push(run) - 1);
   transition(run.state, 'RUNNING', now);
   if (spec.task.runIf !== undefined && !runIfHolds(ctx, run, spec.task)) return run;
   if (isRunnable(spec.task)) startAttempt(ctx, run);

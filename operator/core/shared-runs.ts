@@ -1,61 +1,82 @@
 // Copy on first change for the task runs of a step that only takes task results (a fan-out's results): the written
 // (frozen) runs still going are shared with the record the step was given instead of copied, and a run is copied when
 // the step changes it (`ownShared`: the result's own run). A fan-out of 100,000 running children no longer costs
-// 100,000 copies and comparisons per step, only the runs its results touch. Anything else that would change a shared
-// run meets a frozen object and throws a TypeError: `stepMany` then steps the record again the usual way (engine.ts).
+// 100,000 copies and comparisons per step, only the runs its results touch; the record's index is forked from the one
+// the previous step handed on (run-index.ts), not built again. Anything else that would change a shared run meets a
+// frozen object and throws a TypeError: `stepMany` then steps the record again the usual way (engine.ts).
 import type { StepContext } from './engine-types.js';
+import { indexFlow, isFlowableType } from './flow-index.js';
 import { copyData } from './keyed.js';
-import type { RunIndex } from './run-index.js';
-import type { Execution, TaskRun } from './types.js';
+import { forkIndex, indexRuns, knownIndex, replaceRun, type RunIndex } from './run-index.js';
+import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
-/** The runs a step shares frozen: by id, their position in the run list and among their siblings; and those it owned since. */
-export interface SharedRuns {
-  at: Map<string, { list: number; sibling: number }>;
-  /** Positions in the run list of the shared runs the step copied to change them. */
-  owned: number[];
+/** What a step that shares runs records: whether it shares runs still going, the positions of those it copied since. */
+export interface SharedRuns { going: boolean; owned: number[] }
+
+/**
+ * The index a step of `execution` starts from: a fork of the one its previous step handed on (costs what that step
+ * changed), else one built from the run list.
+ */
+export function stepIndex(execution: Execution): RunIndex {
+  const known = knownIndex(execution);
+  return known ? forkIndex(known) : indexRuns(execution.taskRunList);
+}
+
+/** Ids of the flow's runnable tasks (not flowables: resolvers change those), by flow. */
+const runnables = new WeakMap<Flow, ReadonlySet<string>>();
+function runnableIds(flow: Flow): ReadonlySet<string> {
+  let ids = runnables.get(flow);
+  if (!ids) {
+    ids = new Set([...indexFlow(flow).byId.values()].filter((t) => !isFlowableType(t.type)).map((t) => t.id));
+    runnables.set(flow, ids);
+  }
+  return ids;
 }
 
 /**
- * The step's own record for `copyShared`: ended frozen runs and frozen leaf runs still going are shared, the others
- * (runs not written yet, flowable parents, which resolvers change) are copied; with the record's index built on the way.
+ * The step's own record for `copyShared`: ended frozen runs and frozen runnable runs still going are shared, the others
+ * (runs not written yet, flowables, which resolvers change, parents) are copied, in the run list and the index.
  * `copied`: positions of the copies.
  */
-export function copyShared(execution: Execution): { exec: Execution; copied: number[]; shared: SharedRuns; index: RunIndex } {
+export function copyShared(execution: Execution, flow: Flow): { exec: Execution; copied: number[]; shared: SharedRuns; index: RunIndex } {
   const { taskRunList, ...header } = execution;
-  const parents = new Set<string>();
-  for (const r of taskRunList) if (r.parentTaskRunId !== undefined) parents.add(r.parentTaskRunId);
-  const runs = new Array<TaskRun>(taskRunList.length);
+  const index = stepIndex(execution);
+  const runs = taskRunList.slice();
   const copied: number[] = [];
-  const shared: SharedRuns = { at: new Map(), owned: [] };
-  const index: RunIndex = { byId: new Map(), children: new Map() };
-  for (let i = 0; i < taskRunList.length; i++) {
-    const run = taskRunList[i]!;
-    const frozen = Object.isFrozen(run);
-    const share = frozen && !isTerminal(run.state.current) && !parents.has(run.id);
-    const mine = (frozen && isTerminal(run.state.current)) || share ? run : copyData(run, true);
-    if (mine !== run) copied.push(i);
-    runs[i] = mine;
-    index.byId.set(mine.id, mine);
-    const key = mine.parentTaskRunId ?? '';
-    let siblings = index.children.get(key);
-    if (!siblings) index.children.set(key, siblings = []);
-    if (share) shared.at.set(run.id, { list: i, sibling: siblings.length });
-    siblings.push(mine);
+  const copyAt = (i: number): void => {
+    const copy = copyData(runs[i]!, true);
+    runs[i] = copy;
+    replaceRun(index, copy);
+    copied.push(i);
+  };
+  const runnable = runnableIds(flow);
+  let going = false;
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (!Object.isFrozen(run)) copyAt(i);
+    else if (isTerminal(run.state.current)) continue;
+    else if (!runnable.has(run.taskId)) copyAt(i);
+    else going = true;
   }
-  return { exec: { ...copyData(header), taskRunList: runs }, copied, shared, index };
+  // Parents still going: resolvers change them. Found through the index (one entry per parent), not the whole list.
+  for (const parentId of index.children.keys()) {
+    const at = parentId === '' ? undefined : index.places.get(parentId)?.list;
+    if (at === undefined) continue;
+    const run = runs[at]!;
+    if (Object.isFrozen(run) && !isTerminal(run.state.current)) copyAt(at);
+  }
+  return { exec: { ...copyData(header), taskRunList: runs }, copied, shared: { going, owned: [] }, index };
 }
 
-/** `run` made changeable: a copy put in place of a shared run (in the run list and the index), else `run` itself. */
+/** `run` made changeable: a copy put in place of a shared (frozen) run, in the run list and the index; else `run` itself. */
 export function ownShared(ctx: StepContext, run: TaskRun): TaskRun {
-  const at = ctx.shared?.at.get(run.id);
-  if (!at || ctx.exec.taskRunList[at.list] !== run) return run;
+  if (!ctx.shared || !Object.isFrozen(run)) return run;
+  const at = ctx.runs.places.get(run.id)?.list;
+  if (at === undefined || ctx.exec.taskRunList[at] !== run) return run;
   const copy = copyData(run, true);
-  ctx.exec.taskRunList[at.list] = copy;
-  ctx.runs.byId.set(copy.id, copy);
-  const siblings = ctx.runs.children.get(copy.parentTaskRunId ?? '');
-  if (siblings?.[at.sibling] === run) siblings[at.sibling] = copy;
-  ctx.shared!.at.delete(run.id);
-  ctx.shared!.owned.push(at.list);
+  ctx.exec.taskRunList[at] = copy;
+  replaceRun(ctx.runs, copy);
+  ctx.shared.owned.push(at);
   return copy;
 }

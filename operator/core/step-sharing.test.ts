@@ -2,7 +2,7 @@
 // the step left as it was comes back as the very object given, so a sequential loop's step costs O(changed), and the
 // store (which compares runs by identity) writes only what changed. Mutating an ended run is refused (frozen).
 import { describe, expect, it } from 'vitest';
-import { stepMany, stepOwned } from './engine.js';
+import { stepMany, stepOwned, stepsInPlace } from './engine.js';
 import type { EngineEvent } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
@@ -139,5 +139,17 @@ describe('a step of task results copies only the runs its results change (shared
     const h = new EngineHarness(fanOut(300)).drive();
     expect(h.exec.state.current).toBe('SUCCESS');
     expect(children(h.exec).map((r) => r.outputs?.value)).toEqual(Array.from({ length: 300 }, (_, i) => `v${i}`));
+  });
+
+  it('stepsInPlace: a record sharing more than 64 running runs is not stepped in place (the fast path leaves it to events)', () => {
+    const wide = new EngineHarness(fanOut(200));
+    wide.send({ type: 'start', runningCount: 0 });
+    const [a] = children(written(wide.exec));
+    const r = stepMany(wide.flow, wide.exec, [result(a!, 'SUCCESS')], wide.deps);
+    expect(stepsInPlace(r.execution)).toBe(false);
+    const narrow = new EngineHarness(fanOut(20));
+    narrow.send({ type: 'start', runningCount: 0 });
+    const [b] = children(written(narrow.exec));
+    expect(stepsInPlace(stepMany(narrow.flow, narrow.exec, [result(b!, 'SUCCESS')], narrow.deps).execution)).toBe(true);
   });
 });

@@ -24,14 +24,20 @@ function timeoutMs(task: Task | undefined): number | undefined {
   try { return parseDuration(task.timeout); } catch { return undefined; }
 }
 
-export function pendingWork(flow: Flow, exec: Execution): PendingWork {
+/**
+ * `since`: the record this one was stepped from, whose work is already under way: runs that are the very objects of
+ * it at the same place (unchanged) are skipped, so a step's work costs the runs it changed (a fan-out's results step).
+ */
+export function pendingWork(flow: Flow, exec: Execution, since?: Execution): PendingWork {
   const work: PendingWork = { timers: [], running: [], subflows: [] };
   if (exec.state.current === 'CREATED' && exec.scheduleDate) work.timers.push({ at: exec.scheduleDate, event: { type: 'start-due' } });
   if (exec.state.current === 'RETRYING' && exec.scheduleDate) work.timers.push({ at: exec.scheduleDate, event: { type: 'timer', kind: 'flow-retry' } });
   if (isTerminal(exec.state.current)) return work;
   const index = indexFlow(flow);
-  for (const run of exec.taskRunList) {
-    if (isTerminal(run.state.current)) continue;
+  const unchanged = since?.taskRunList;
+  for (let i = 0; i < exec.taskRunList.length; i++) {
+    const run = exec.taskRunList[i]!;
+    if (isTerminal(run.state.current) || (unchanged && unchanged[i] === run)) continue;
     const task = index.byId.get(run.taskId);
     if (run.state.current === 'RETRYING' && run.nextAttemptDate) {
       work.timers.push({ at: run.nextAttemptDate, event: { type: 'timer', kind: 'retry', taskRunId: run.id } });

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, closeSync, writeSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { prng } from '../core/prng.js';
 
 export interface DemoModelShape {
   embedding: number;
@@ -54,18 +55,6 @@ export function buildDemoVocab(): DemoVocab {
   // Longer pieces score higher so the SPM merge loop prefers them; specials and bytes score 0.
   const scores = tokens.map((t, i) => (types[i] === TOKEN_NORMAL ? -1000 + t.length * 10 - i / 10_000 : 0));
   return { tokens, scores, types };
-}
-
-/** mulberry32: small, fast, deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---- GGUF v3 serialisation ----

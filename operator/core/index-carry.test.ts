@@ -1,0 +1,166 @@
+// Property test of the run index a step hands on to the next (run-index.ts forkIndex, shared-runs.ts): over generated
+// sequences of batches through the real engine (results, retries, kills, restarts, resumes, in-place rounds, writes,
+// reloads), the index each record carries is the very one a fresh build of its run list gives, after every step.
+import { describe, expect, it } from 'vitest';
+import { handBackUnchanged, stepMany, stepOwned } from './engine.js';
+import type { EngineEvent, TaskOutcome } from './engine-types.js';
+import { EngineHarness } from './engine-harness.js';
+import { freezeData } from './keyed.js';
+import { loopTally } from './loop-tally.js';
+import { childrenIn, indexRuns, knownIndex, LayeredMap } from './run-index.js';
+import type { Execution, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
+import { pendingWork } from './work.js';
+import { prng } from './prng.js';
+
+const P = 'ai.service.plugin.';
+const ret = (id: string, indent = '      ') => `${indent}- id: ${id}\n${indent}  type: ${P}core.debug.Return\n${indent}  format: "{{ taskrun.value }}"\n`;
+const values = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => `v${i}`));
+
+const FLOWS: Record<string, string> = {
+  eachParallel: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(40)}\n    concurrent: 9\n    tasks:\n${ret('a')}${ret('b')}`,
+  forEach: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.ForEach\n    values: ${values(25)}\n    concurrencyLimit: 4\n    tasks:\n`
+    + `      - id: seq\n        type: ${P}core.flow.Sequential\n        tasks:\n${ret('a', '          ')}${ret('b', '          ')}`
+    + `        errors:\n${ret('handler', '          ')}`,
+  nested: `id: f\nnamespace: t\ntasks:\n  - id: par\n    type: ${P}core.flow.Parallel\n    tasks:\n`
+    + `      - id: r\n        type: ${P}core.debug.Return\n        format: x\n        retry: { type: constant, interval: PT1S, maxAttempt: 3 }\n`
+    + `      - id: each\n        type: ${P}core.flow.EachParallel\n        value: ${values(30)}\n        tasks:\n${ret('c', '          ')}`
+    + `      - id: seq\n        type: ${P}core.flow.Sequential\n        tasks:\n${ret('s1', '          ')}`
+    + `          - id: ok\n            type: ${P}core.debug.Return\n            format: y\n            allowFailure: true\n`
+    + `${ret('last')}`,
+  pause: `id: f\nnamespace: t\ntasks:\n  - id: each\n    type: ${P}core.flow.EachParallel\n    value: ${values(20)}\n    tasks:\n${ret('c')}`
+    + `  - id: wait\n    type: ${P}core.flow.Pause\n  - id: after\n    type: ${P}core.flow.EachParallel\n    value: ${values(20)}\n    tasks:\n${ret('d')}`,
+  // Wide enough for the layered maps to fold their layers (past 1,024 own entries).
+  wide: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(2500)}\n    tasks:\n${ret('a')}`,
+};
+/** One-task loops of each flow (task id: values), whose kept counts are checked too. */
+const LOOPS: Record<string, Record<string, number>> = { eachParallel: {}, forEach: { loop: 25 }, nested: { each: 30 }, pause: { each: 20, after: 20 }, wide: { loop: 2500 } };
+let tallied = 0;
+const SEEDS: Record<string, number> = { eachParallel: 60, forEach: 60, nested: 60, pause: 60, wide: 3 };
+
+/** The carried index of `exec` is the fresh build of its run list: the same run objects, lists and places. */
+function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, where: string): void {
+  const carried = knownIndex(exec);
+  expect(carried, `${where}: a step hands on its index`).toBeDefined();
+  const fresh = indexRuns(exec.taskRunList);
+  expect([...carried!.byId.keys()], where).toEqual([...fresh.byId.keys()]);
+  for (const id of fresh.byId.keys()) {
+    if (carried!.byId.get(id) !== fresh.byId.get(id)) throw new Error(`${where}: byId of ${id} is not the run in the list`);
+    expect(carried!.places.get(id), `${where}: place of ${id}`).toEqual(fresh.places.get(id));
+  }
+  expect([...carried!.children.keys()].sort(), where).toEqual([...fresh.children.keys()].sort());
+  // The counts kept for one-task loops (loop-tally.ts) are those of a walk of their children.
+  for (const [taskId, count] of Object.entries(loops)) {
+    for (const loop of exec.taskRunList.filter((r) => r.taskId === taskId)) {
+      const children = childrenIn(carried!, loop.id);
+      const kept = loopTally(carried!, loop.id, children, count);
+      if (!kept) continue; // not kept (a branch run, children out of order): the resolver walks them
+      tallied++;
+      const ended = children.filter((r) => isTerminal(r.state.current)).map((r) => r.state.current);
+      const rank = (x: string) => ['WARNING', 'FAILED', 'KILLED'].indexOf(x);
+      const worst = ended.reduce<string>((w, x) => (rank(x) > rank(w) ? x : w), 'SUCCESS');
+      expect(kept, `${where}: counts of ${taskId}`).toEqual({ running: children.length - ended.length, worst, started: children.length });
+    }
+  }
+  for (const key of fresh.children.keys()) {
+    const a = carried!.children.get(key)!;
+    const b = fresh.children.get(key)!;
+    if (a.length !== b.length || a.some((r, i) => r !== b[i])) throw new Error(`${where}: children of '${key}' differ`);
+  }
+}
+
+const runningAttempts = (exec: Execution): { run: TaskRun; attempt: number }[] => exec.taskRunList.flatMap((run) => {
+  const att = run.attempts[run.attempts.length - 1];
+  return att && !isTerminal(att.state.current) && !isTerminal(run.state.current) ? [{ run, attempt: run.attempts.length }] : [];
+});
+
+function outcome(rand: () => number, run: TaskRun): TaskOutcome {
+  const x = rand();
+  if (x < 0.12) return { state: 'FAILED', error: 'boom' };
+  if (x < 0.18) return { state: 'WARNING', outputs: { value: run.value ?? run.taskId } };
+  return { state: 'SUCCESS', outputs: { value: `${run.value ?? run.taskId}-${Math.floor(x * 1000)}` } };
+}
+
+/** Results of a random subset of the running attempts (none when nothing runs). */
+function results(rand: () => number, exec: Execution): EngineEvent[] {
+  const running = runningAttempts(exec);
+  return running.filter(() => rand() < 0.45).map(({ run, attempt }) => ({ type: 'task-result', taskRunId: run.id, attempt, outcome: outcome(rand, run) }));
+}
+
+/** One generated sequence: batches of a first step on copies, in-place rounds, then a write, a reload or nothing. */
+function generated(flowName: string, seed: number, batches: number): void {
+  const rand = prng(seed);
+  const h = new EngineHarness(FLOWS[flowName]!);
+  let exec = h.exec;
+  const deps = () => ({ ...h.deps, random: rand });
+  const where = (b: string) => `${flowName} seed ${seed} ${b}`;
+  exec = stepMany(h.flow, exec, [{ type: 'start', runningCount: 0 }], deps()).execution;
+  expectCarriedIsFresh(exec, LOOPS[flowName]!, where('start'));
+  for (let b = 0; b < batches && !isTerminal(exec.state.current); b++) {
+    const x = rand();
+    let events: EngineEvent[] = results(rand, exec);
+    if (x < 0.05) events = [{ type: 'kill' }];
+    else if (x < 0.1) events = [{ type: 'tick' }];
+    else if (exec.state.current === 'PAUSED' && x < 0.4) events = [{ type: 'resume' }];
+    else if (x < 0.25) {
+      const timer = pendingWork(h.flow, exec).timers.find((t) => t.event.type === 'timer');
+      if (timer) { h.now = new Date(Math.max(h.now.getTime(), Date.parse(timer.at))); events = [timer.event as EngineEvent]; }
+    }
+    if (!events.length) events = [{ type: 'tick' }];
+    const given = exec;
+    exec = stepMany(h.flow, exec, events, deps()).execution;
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b}: ${events[0]!.type}`));
+    // The record the step was given keeps its own index as it was (the step forked it).
+    if (knownIndex(given)) expectCarriedIsFresh(given, LOOPS[flowName]!, where(`batch ${b}: the given record`));
+    // In-place rounds (the controller's inline results): the record is the step's own until written.
+    for (let round = 0; round < 3 && rand() < 0.6; round++) {
+      const more = results(rand, exec);
+      if (!more.length) break;
+      exec = stepOwned(h.flow, exec, more, deps()).execution;
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} round ${round}`));
+    }
+    handBackUnchanged(exec);
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} handed back`));
+    const end = rand();
+    if (end < 0.7) for (const r of exec.taskRunList) freezeData(r); // written: the store freezes what it wrote
+    else if (end < 0.8) exec = JSON.parse(JSON.stringify(exec)) as Execution; // reloaded from the store: no index known
+    if (isTerminal(exec.state.current) && (exec.state.current === 'FAILED' || exec.state.current === 'KILLED') && rand() < 0.7) {
+      exec = stepMany(h.flow, exec, [{ type: 'restart' }], deps()).execution;
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} restart`));
+    }
+    h.advanceClock(500);
+  }
+}
+
+describe('the run index a step hands on is the one a fresh build gives', () => {
+  it.each(Object.keys(FLOWS))('%s: after every step of generated batches', (flowName) => {
+    for (let seed = 1; seed <= SEEDS[flowName]!; seed++) generated(flowName, seed, 80);
+  });
+
+  it('the kept counts of one-task loops were checked (not left to the walk every time)', () => {
+    expect(tallied).toBeGreaterThan(1_000);
+  });
+
+  it('a layered map forked and folded reads as a plain map of the same writes, and a fork never changes its origin', () => {
+    const rand = prng(7);
+    let layered = LayeredMap.empty<number>();
+    let plain = new Map<string, number>();
+    const versions: [LayeredMap<number>, Map<string, number>][] = [];
+    for (let step = 0; step < 200; step++) {
+      layered = layered.fork();
+      plain = new Map(plain);
+      const writes = Math.floor(rand() * 400);
+      for (let i = 0; i < writes; i++) {
+        const key = `k${Math.floor(rand() * 3_000)}`;
+        layered.set(key, step * 1_000 + i);
+        plain.set(key, step * 1_000 + i);
+      }
+      versions.push([layered, plain]);
+    }
+    for (const [l, p] of versions) {
+      expect([...l.keys()]).toEqual([...p.keys()]);
+      expect([...l.values()]).toEqual([...p.values()]);
+      expect(l.size).toBe(p.size);
+    }
+  });
+});
