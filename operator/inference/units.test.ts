@@ -194,4 +194,12 @@ describe('job secrets', () => {
     expect(secrets.open(sealed, 'job-a')).toBe('t/s');
     expect(secrets.open(sealed, 'job-b')).toBeUndefined();
   });
+
+  it('derive idempotent task ids under the service key: a row (id beside its idempotency key) does not allow guessing the token offline', () => {
+    const id = secrets.idempotentTaskId('my-token', 'job-1');
+    const unkeyed = (guess: string): string => createHash('sha256').update(`flowpilot-inference\0${guess}\0job-1`).digest('hex').slice(0, 32);
+    expect(id).not.toBe(unkeyed('my-token'));
+    expect(id).not.toBe(createHash('sha256').update('my-token\0job-1').digest('hex').slice(0, 32));
+    expect(new JobSecrets(new SecretBox(Buffer.alloc(32, 8))).idempotentTaskId('my-token', 'job-1')).not.toBe(id);
+  });
 });
