@@ -1,8 +1,10 @@
-// Transient model-server errors the job tests do not reach through the service: a request that times out and a
-// server that refuses connections after the job's check are retried per item with the backoff, then reported with
-// the cause and the attempts; Retry-After as seconds or an HTTP date. Also: GGUF paths are checked at start. Real HTTP
-// against the scripted OpenAI-compatible server (model-server.ts).
+// Model-server errors the job tests do not reach through the service: a request that times out and a server that
+// refuses connections after the job's check are retried per item with the backoff, then reported with the cause and
+// the attempts; Retry-After as seconds or an HTTP date; the check before a job names a refused API key or a failing
+// server. Also: GGUF paths are checked at start. Real HTTP against the scripted OpenAI-compatible server (model-server.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +40,25 @@ describe('OpenAI-compatible backend, per item', () => {
     await expect(backend(`http://127.0.0.1:${port}/v1`, { baseDelayMs: 100, maxDelayMs: 100 }).complete({ prompt: 'p', maxTokens: 4 }))
       .rejects.toThrow(`model server http://127.0.0.1:${port}/v1 could not be reached (ECONNREFUSED) (after 3 attempts)`);
     expect(Date.now() - started).toBeGreaterThanOrEqual(100); // two waits of the capped, jittered backoff (at least half of 100 ms each)
+  });
+
+  it.each([
+    [401, 'refused the API key (HTTP 401)'], [403, 'refused the API key (HTTP 403)'], [503, 'is failing (GET /models answered HTTP 503)'],
+  ])('fails the check before any generation when GET /models answers %i, naming the URL', async (status, why) => {
+    const srv = createServer((_req, res) => { res.statusCode = status; res.end('{}'); });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`;
+    try {
+      await expect(backend(url, { apiKey: 'wrong' }).check()).rejects.toThrow(`model server ${url} ${why}`);
+    } finally { await new Promise((ok) => srv.close(ok)); }
+  });
+
+  it('passes the check of a server up without GET /models (404)', async () => {
+    const srv = createServer((_req, res) => { res.statusCode = 404; res.end(); });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    try {
+      await expect(backend(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1`).check()).resolves.toBeUndefined();
+    } finally { await new Promise((ok) => srv.close(ok)); }
   });
 
   it.each<[string | null, number | undefined]>([
