@@ -58,6 +58,15 @@ export class JobSecrets {
     return ok;
   }
 
+  /**
+   * Task id of a submission with an Idempotency-Key: keyed like the owner's hash, so every API replica (cluster mode,
+   * one ENCRYPTION_KEY) maps a repeated submission to the same job, while the id, stored and shown beside the key, does
+   * not allow guessing the token offline (an unkeyed hash of token and key would).
+   */
+  idempotentTaskId(token: string, key: string): string {
+    return this.box.keyedHash(`${token}\0${key}`, 'inference idempotent task id').slice(0, 32);
+  }
+
   seal(folder: string, jobId: string): string { return this.box.seal(folder, `inference job folder ${jobId}`); }
 
   open(sealed: string, jobId: string): string | undefined { return this.box.open(sealed, `inference job folder ${jobId}`); }

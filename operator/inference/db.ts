@@ -131,6 +131,8 @@ export class JobStore {
       this.db.prepare(`UPDATE items SET custom_id = CAST(idx AS TEXT)`).run();
       this.db.pragma('user_version = 1');
     })();
+    // The rows of before hold tokens in clear: their pages leave the main file now, not at some later checkpoint.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   private sql(text: string): Database.Statement {

@@ -32,6 +32,8 @@ class PartialWriter {
   private chain: Promise<void> = Promise.resolve();
   private since = 0;
   private last = Date.now();
+  /** A part was (perhaps) written by this runner: its record may be missing, so only a listing finds it. */
+  wrote = false;
 
   constructor(private channel: JobChannel, private client: Client, private bucket: string, private prefix: string,
     private jobId: string, private everyItems: number, private everySeconds: number, private log: (m: string) => void) {}
@@ -54,6 +56,7 @@ class PartialWriter {
   private async write(): Promise<void> {
     const { items, part } = await this.channel.unflushed();
     if (!items.length) return;
+    this.wrote = true;
     const done = items.filter((i) => i.status === 'DONE');
     const failed = items.filter((i) => i.status === 'FAILED');
     if (done.length) await writeText(this.client, this.bucket, `${this.prefix}output-${pad(part)}.jsonl`, jsonl(done.map(outputLine)), 'application/jsonl');
@@ -109,7 +112,7 @@ export class JobRunner {
       // Stopping for a restart: what is done goes to the partial files now. Otherwise the full files follow at once.
       if (reason === 'shutdown') { await partial.flush(); return; }
       await partial.settled();
-      await this.finalize(channel, client, job, folder, files, backend, reason);
+      await this.finalize(channel, client, job, folder, files, backend, reason, partial.wrote);
     } catch (e) {
       if (reason === 'shutdown') return;
       const msg = e instanceof StorageError ? e.message : `job failed: ${(e as Error).message}`;
@@ -172,7 +175,7 @@ export class JobRunner {
   }
 
   private async finalize(channel: JobChannel, client: Client, job: RunnableJob, folder: string, files: ReturnType<typeof resultFiles>,
-    backend: CompletionBackend, reason: StopReason | undefined): Promise<void> {
+    backend: CompletionBackend, reason: StopReason | undefined, wrotePartial: boolean): Promise<void> {
     await channel.setState('FINALIZING');
     const items = await channel.items();
     const done = items.filter((i) => i.status === 'DONE').length;
@@ -182,7 +185,11 @@ export class JobRunner {
     await writeResultFiles(client, folder, files.result.replace(/\.json$/, ''), items, {
       taskId: job.id, req: job.request, backend: backend.label, modelFile: backend.source, state, error, created: job.created, stopped,
     });
-    if ((await channel.unflushed()).part > 1) await removePrefix(client, job.request.bucket_name, `${folder}/${files.partial}`);
+    // Partial files exist when a part was recorded, and may exist when this runner or an interrupted one wrote a part
+    // whose record did not follow (a crash in between, a failed checkpoint write): then the listing finds them.
+    if (wrotePartial || job.started || (await channel.unflushed()).part > 1) {
+      await removePrefix(client, job.request.bucket_name, `${folder}/${files.partial}`);
+    }
     await channel.finish(state, error);
   }
 }

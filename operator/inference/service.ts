@@ -91,13 +91,6 @@ export function listLimit(v: unknown): number {
   return n;
 }
 
-/**
- * Task id of a submission with an Idempotency-Key: derived from the token and the key, so every API replica (cluster
- * mode) maps a repeated submission to the same job, and nobody without the token can compute it (128 unguessable bits).
- */
-export const idempotentTaskId = (token: string, key: string): string =>
-  createHash('sha256').update(`flowpilot-inference\0${token}\0${key}`).digest('hex').slice(0, 32);
-
 export interface InferenceServiceOptions {
   /** Where the work happens: the embedded worker is woken on a submission and told of a cancel (cluster: the reconciler watches). */
   worker?: { wake(): void; cancel(id: string): void };
@@ -135,7 +128,7 @@ export class InferenceServiceImpl implements InferenceService {
     const requestHash = createHash('sha256').update(JSON.stringify(req)).digest('hex');
     const key = idempotencyKey?.trim() || null;
     if (key && key.length > 200) throw new RequestError('Idempotency-Key', 'at most 200 characters');
-    const id = key ? idempotentTaskId(t, key) : newTaskId();
+    const id = key ? this.secrets.idempotentTaskId(t, key) : newTaskId();
     const window = req.completion_window ?? this.config.completionWindowSeconds;
     const now = Date.now(); // one reading: expires_at is exactly the window after created
     const { job, created } = await this.store.create({

@@ -1,8 +1,8 @@
 // Unit tests of the small pieces: tokens, configuration, result file names, the demo GGUF and the job store.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { SecretBox } from '../secrets/sealed.js';
@@ -174,6 +174,8 @@ describe('job store', () => {
     const s = new JobStore(path, secrets);
     const dump = JSON.stringify(s.db.prepare('SELECT * FROM jobs').all());
     expect(dump).not.toContain('secret-tok');
+    // Nor in the files while the store is open (the pages of before the migration are not left in the main file).
+    for (const f of readdirSync(dirname(path))) expect(readFileSync(join(dirname(path), f)).includes(Buffer.from('secret-tok')), f).toBe(false);
     expect(s.get('done1')).toMatchObject({ result_file: 'result-1.json', result_stem: 'result-1', session: 's1', folder_sealed: null });
     expect(s.get('run1')!.status).toBe('IN_PROGRESS');
     expect(secrets.open(s.get('run1')!.folder_sealed!, 'run1')).toBe('secret-tok/s2');
@@ -193,5 +195,13 @@ describe('job secrets', () => {
     expect(sealed).not.toContain('t/s');
     expect(secrets.open(sealed, 'job-a')).toBe('t/s');
     expect(secrets.open(sealed, 'job-b')).toBeUndefined();
+  });
+
+  it('derive idempotent task ids under the service key: a row (id beside its idempotency key) does not allow guessing the token offline', () => {
+    const id = secrets.idempotentTaskId('my-token', 'job-1');
+    const unkeyed = (guess: string): string => createHash('sha256').update(`flowpilot-inference\0${guess}\0job-1`).digest('hex').slice(0, 32);
+    expect(id).not.toBe(unkeyed('my-token'));
+    expect(id).not.toBe(createHash('sha256').update('my-token\0job-1').digest('hex').slice(0, 32));
+    expect(new JobSecrets(new SecretBox(Buffer.alloc(32, 8))).idempotentTaskId('my-token', 'job-1')).not.toBe(id);
   });
 });

@@ -4,7 +4,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { listKeys, postJson, readObject, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
+import { ensureDemoModel } from '../../operator/inference/gguf-demo.js';
+import { listKeys, MODELS_DIR, postJson, readObject, s3Env, startS3, startService, waitForResult, type S3Fixture, type ServiceFixture } from './helpers.js';
 import { closedPort, promptOf, startModelServer, type ModelServer } from './model-server.js';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -15,6 +16,8 @@ let s3: S3Fixture;
 let svc: ServiceFixture;
 let model: ModelServer;
 let downPort: number;
+/** A GGUF file mapped by path (`gguf:`), as a real model is: the demo file stands in for one. */
+let ggufFile: string;
 
 /** The user message of a chat request (the question, a blank line, the input). */
 
@@ -22,11 +25,13 @@ beforeAll(async () => {
   s3 = await startS3(['bucket']);
   model = await startModelServer();
   downPort = await closedPort();
+  ggufFile = ensureDemoModel(MODELS_DIR);
   svc = await startService(() => ({
     ...s3Env(s3, [TOKEN, OTHER]),
     INFERENCE_MODEL_FAKE: `openai:${model.url}#served`,
     INFERENCE_MODEL_DOWN: `openai:http://127.0.0.1:${downPort}/v1`,
     INFERENCE_MODEL_MISSING: 'gguf:/nonexistent/models/missing.gguf',
+    INFERENCE_MODEL_LOCAL: `gguf:${ggufFile}`,
     INFERENCE_SERVER_RETRIES: '3', INFERENCE_FLUSH_ITEMS: '1',
   }));
   // Scripted by input text: "wait" holds the request, "json-bad" answers an out-of-range number, "garbage" a non-JSON
@@ -93,12 +98,22 @@ describe('results', () => {
     expect(keys.at(-1)).toBe(v.result_key);
   });
 
+  it('runs a model mapped to a GGUF file by path through the llama.cpp loading path, and names the file in the results', async () => {
+    const id = await submit({ model: 'local', session: 'gguf', list_inputs: ['one', 'two'], max_tokens: 4 });
+    const v = await waitForResult(svc.url, id, TOKEN);
+    expect(v).toMatchObject({ status: 'SUCCESS', backend: 'llama-cpp', model_file: ggufFile, progress: { total: 2, done: 2, failed: 0 } });
+    expect(v.tokens.completion).toBeGreaterThan(0);
+    const manifest = JSON.parse(await readObject(s3.client, 'bucket', `${TOKEN}/gguf/${v.files.manifest}`));
+    expect(manifest).toMatchObject({ backend: 'llama-cpp', model_file: ggufFile });
+  });
+
   it('lists details of every model: backend, file or URL, context size', async () => {
     const r = await (await fetch(`${svc.url}/v1/models`)).json() as { data: Record<string, unknown>[] };
     const byId = Object.fromEntries(r.data.map((m) => [m.id, m]));
     expect(byId.fake).toMatchObject({ backend: 'openai-compatible', url: `${model.url}#served`, context_size: null });
     expect(byId.llama2_7b).toMatchObject({ backend: 'demo-random-weights', file: expect.stringMatching(/\.gguf$/), context_size: 1024 });
     expect(byId.missing).toMatchObject({ backend: 'llama-cpp', file: '/nonexistent/models/missing.gguf', context_size: 4096 });
+    expect(byId.local).toMatchObject({ backend: 'llama-cpp', file: ggufFile, context_size: 4096 });
   });
 });
 

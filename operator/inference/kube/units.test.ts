@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { inferenceJobName } from '../../kube/names.js';
 import type { BatchRequest } from '../request.js';
 import { buildRunnerJob } from './job.js';
-import { idempotentTaskId } from '../service.js';
+import { JobSecrets } from '../auth.js';
+import { SecretBox } from '../../secrets/sealed.js';
 import { foldReport } from './report.js';
 import { buildInferenceJob, recordOf, requestOf, runnerJobName, TASK_ID_LABEL, tokenSecretName } from './resource.js';
 
@@ -24,12 +25,15 @@ describe('InferenceJob resources', () => {
     expect(requestOf(r.spec)).toEqual(req);
   });
 
-  it('idempotent task ids depend on token and key, and look like random ones', () => {
-    const a = idempotentTaskId('tok', 'key');
+  it('idempotent task ids depend on token, key and the service key, and look like random ones', () => {
+    const secrets = new JobSecrets(new SecretBox(Buffer.alloc(32, 5)));
+    const a = secrets.idempotentTaskId('tok', 'key');
     expect(a).toMatch(/^[0-9a-f]{32}$/);
-    expect(idempotentTaskId('tok', 'key')).toBe(a);
-    expect(idempotentTaskId('tok2', 'key')).not.toBe(a);
-    expect(idempotentTaskId('tok', 'key2')).not.toBe(a);
+    expect(secrets.idempotentTaskId('tok', 'key')).toBe(a);
+    expect(new JobSecrets(new SecretBox(Buffer.alloc(32, 5))).idempotentTaskId('tok', 'key')).toBe(a); // another replica, same key
+    expect(secrets.idempotentTaskId('tok2', 'key')).not.toBe(a);
+    expect(secrets.idempotentTaskId('tok', 'key2')).not.toBe(a);
+    expect(new JobSecrets(new SecretBox(Buffer.alloc(32, 6))).idempotentTaskId('tok', 'key')).not.toBe(a);
   });
 
   it('records: no status is QUEUED; states, counts, tokens, result file and error come from the status; old resources still read', () => {
