@@ -19,7 +19,8 @@ const RANGES = [7, 30, 90, 365];
 const RECENT_FAILED = 10;
 const DAY_MS = 86_400_000;
 
-/** The daily statistics of the last `days` days (today included) for an optional namespace. */
+/** The daily statistics of the last `days` days (today included) for an optional namespace; `range` is the `days`
+ *  these counts were asked for (while another range loads, the counts shown and their label still agree). */
 export function useDailyCounts(days: number, namespace?: string) {
   return useApi(async (signal) => {
     const end = new Date();
@@ -27,7 +28,7 @@ export function useDailyCounts(days: number, namespace?: string) {
     const stats = await api.dailyStatistics({ namespace, startDate: start.toISOString(), endDate: end.toISOString() }, signal);
     const totals: Record<string, number> = {};
     for (const d of stats) for (const [s, n] of Object.entries(d.executionCounts)) totals[s] = (totals[s] ?? 0) + n;
-    return { days: stats.map((d) => ({ day: d.startDate.slice(0, 10), counts: d.executionCounts })), totals };
+    return { range: days, days: stats.map((d) => ({ day: d.startDate.slice(0, 10), counts: d.executionCounts })), totals };
   }, [days, namespace]);
 }
 
@@ -66,7 +67,7 @@ export function Dashboard() {
         <section className="panel" aria-labelledby="per-day-h">
           <h2 id="per-day-h">Executions per day</h2>
           <ErrorBanner error={counts.error} onRetry={counts.reload} />
-          {counts.data && <StateBarChart label={`Executions per day by state, last ${days} days`} days={counts.data.days} order={STATE_ORDER} />}
+          {counts.data && <StateBarChart label={`Executions per day by state, last ${counts.data.range} days`} days={counts.data.days} order={STATE_ORDER} />}
           {counts.loading && !counts.data && <p className="muted" role="status">Loading…</p>}
         </section>
         <div className="columns">
