@@ -23,6 +23,8 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) bad.push((await h.api('/executions/ui.dash/bad', { body: {} })).id);
   const ended = async (id: string) => ['SUCCESS', 'FAILED'].includes((await h.api(`/executions/${id}`)).state.current);
   for (const id of [...ok, ...bad]) await until(() => ended(id), `execution ${id} to end`);
+  // Log lines are written in batches after the task ends: the log search page asks once, so wait for them to be there.
+  await until(async () => (await h.api('/logs/search?q=zebracorn')).total === 3, 'the three log lines to be searchable');
 }, 120_000);
 afterAll(async () => { await h?.close(); });
 

@@ -62,15 +62,21 @@ export function useUrlFilters(): UrlFilters {
   const q = params.get('q') ?? '';
   const [search, setSearch] = useState(q);
   useEffect(() => setSearch(q), [q]);
+  // The latest query, also for a change made before the next render and for the pending typing timer: built from a
+  // render's own `params`, a change would undo the ones made since that render (a level chosen right after a search
+  // was reset by the search box's timer).
+  const latest = useRef(params);
+  latest.current = params;
   const set = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
+    const next = new URLSearchParams(latest.current);
     if (value) next.set(key, value); else next.delete(key);
     next.delete('page');
+    latest.current = next;
     setParams(next);
   };
   useEffect(() => {
     if (search.trim() === q) return undefined;
-    const t = setTimeout(() => set('q', search.trim()), 300);
+    const t = setTimeout(() => { if ((latest.current.get('q') ?? '') !== search.trim()) set('q', search.trim()); }, 300);
     return () => clearTimeout(t);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [search]);
