@@ -141,6 +141,10 @@ export const LIMIT_SETTINGS = {
     env: 'INFERENCE_COMPLETION_WINDOW_SECONDS', default: 86_400, min: 1,
     doc: 'time a batch inference job may take from its submission (also the longest `completion_window` a request may ask); unfinished items then end as expired, the finished ones are kept, in seconds',
   },
+  inferenceRequestTimeoutSeconds: {
+    env: 'INFERENCE_REQUEST_TIMEOUT_SECONDS', default: 600, min: 1,
+    doc: 'time one request to an OpenAI-compatible model server may take (one item\'s generation) before it is abandoned as a transient failure and retried (INFERENCE_SERVER_RETRIES), in seconds',
+  },
   inferenceGrammarMaxSize: {
     env: 'INFERENCE_GRAMMAR_MAX_SIZE', default: 20_000, min: 100,
     doc: 'largest grammar a `structured_output` schema may become for the llama.cpp backend, in grammar elements after bounded repetitions are expanded; a larger schema is generated with the generic JSON grammar and only validated afterwards',

@@ -73,6 +73,8 @@ export interface InferenceConfig {
   flushSeconds: number;
   /** New attempts of one item after a transient model-server error (INFERENCE_SERVER_RETRIES). */
   modelRetries: number;
+  /** Time one request to an OpenAI-compatible server may take, in seconds (INFERENCE_REQUEST_TIMEOUT_SECONDS, a limit). */
+  requestTimeoutSeconds: number;
 }
 
 interface FileConfig {
@@ -167,6 +169,7 @@ export function loadInferenceConfig(env: NodeJS.ProcessEnv = process.env): Infer
     demoModelIds: demo,
     completionWindowSeconds: limitsFromEnv({ INFERENCE_COMPLETION_WINDOW_SECONDS: env.INFERENCE_COMPLETION_WINDOW_SECONDS }).inferenceCompletionWindowSeconds,
     grammarMaxSize: limitsFromEnv({ INFERENCE_GRAMMAR_MAX_SIZE: env.INFERENCE_GRAMMAR_MAX_SIZE }).inferenceGrammarMaxSize,
+    requestTimeoutSeconds: limitsFromEnv({ INFERENCE_REQUEST_TIMEOUT_SECONDS: env.INFERENCE_REQUEST_TIMEOUT_SECONDS }).inferenceRequestTimeoutSeconds,
     retentionHours: intEnv(env.INFERENCE_RETENTION_HOURS, file.retentionHours ?? 720, 0),
     flushItems: intEnv(env.INFERENCE_FLUSH_ITEMS, 100),
     flushSeconds: intEnv(env.INFERENCE_FLUSH_SECONDS, 5),

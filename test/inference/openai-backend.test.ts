@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAICompatibleBackend, retryAfterMs } from '../../operator/inference/backends/openai.js';
+import { BackendRegistry } from '../../operator/inference/backends/registry.js';
+import { loadInferenceConfig } from '../../operator/inference/config.js';
 import { startInferenceService } from '../../operator/inference/index.js';
 import { closedPort, startModelServer, type ModelServer } from './model-server.js';
 
@@ -32,6 +34,20 @@ describe('OpenAI-compatible backend, per item', () => {
     model.reply = () => ({ kind: 'hold' });
     await expect(backend(model.url, { timeoutMs: 200, retries: 1 }).complete({ prompt: 'p', maxTokens: 4 }))
       .rejects.toThrow(/could not be reached \(timed out\) \(after 2 attempts\)/);
+  });
+
+  it('takes its time limit from INFERENCE_REQUEST_TIMEOUT_SECONDS, and refuses a value that is not a whole number of seconds naming it', async () => {
+    model.reply = () => ({ kind: 'hold' });
+    const config = loadInferenceConfig({ INFERENCE_MODEL_SERVED: `openai:${model.url}`, INFERENCE_REQUEST_TIMEOUT_SECONDS: '1', INFERENCE_SERVER_RETRIES: '0' });
+    expect(config.requestTimeoutSeconds).toBe(1);
+    expect(loadInferenceConfig({}).requestTimeoutSeconds).toBe(600);
+    const started = Date.now();
+    await expect((await new BackendRegistry(config, tmpdir()).get('served')).complete({ prompt: 'p', maxTokens: 4 }))
+      .rejects.toThrow(/could not be reached \(timed out\) \(after 1 attempt/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    for (const bad of ['0', '1.5', 'soon']) {
+      expect(() => loadInferenceConfig({ INFERENCE_REQUEST_TIMEOUT_SECONDS: bad })).toThrow(/INFERENCE_REQUEST_TIMEOUT_SECONDS must be an integer >= 1/);
+    }
   });
 
   it('retries a refused connection (the server went down after the check) with backoff, then names the cause', async () => {

@@ -57,7 +57,7 @@ export class BackendRegistry {
     if (mc.backend === 'openai') {
       return Promise.resolve(new OpenAICompatibleBackend({
         baseUrl: mc.baseUrl, model: mc.model ?? modelId, apiKey: mc.apiKey, concurrency: mc.concurrency ?? 8,
-        retries: this.config.modelRetries,
+        retries: this.config.modelRetries, timeoutMs: this.config.requestTimeoutSeconds * 1000,
       }));
     }
     const demo = mc.modelPath === 'demo';
