@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskRun } from '../operator/core/types.js';
 import { sampleExecution } from '../operator/store/sqlite/test-fixtures.js';
 import { call, startTestApi, type TestApi } from '../test/api/helpers.js';
-import { jsonBody, STREAM_LIST_FROM } from './json-stream.js';
+import { executionJson } from './execution-json.js';
+import { jsonBody, jsonTextBody, STREAM_LIST_FROM } from './json-stream.js';
 
 const run = (i: number): TaskRun => ({
   id: `run${i}`, executionId: 'e1', namespace: 'company.team', flowId: 'hello', taskId: 'r', value: `"${i}"\u2028`,
@@ -49,6 +50,18 @@ describe('jsonBody', () => {
   });
 });
 
+describe('jsonTextBody', () => {
+  it.each([0, 1, 3, STREAM_LIST_FROM * 2 + 7])('writes the text of JSON.stringify from item texts (%i items)', async (n) => {
+    const runs = Array.from({ length: n }, (_, i) => run(i));
+    for (const make of [(l: TaskRun[]) => ({ id: 'x', taskRunList: l, state: { current: 'SUCCESS' }, gone: undefined }), (l: TaskRun[]) => ({ taskRunList: l })]) {
+      const body = jsonTextBody(make([]), 'taskRunList', runs.map((r) => JSON.stringify(r)));
+      const text = typeof body === 'string' ? body : (await drain(body)).text;
+      expect(typeof body === 'string').toBe(n < STREAM_LIST_FROM);
+      expect(text).toBe(JSON.stringify(make(runs)));
+    }
+  });
+});
+
 describe('GET /api/v1/executions/{id} of a large execution', () => {
   let api: TestApi | undefined;
   afterEach(async () => { await api?.close(); api = undefined; });
@@ -64,5 +77,18 @@ describe('GET /api/v1/executions/{id} of a large execution', () => {
     expect(r.body.id).toBe('e1');
     expect(r.body.deleted).toBe(false);
     expect(r.body.taskRunList).toEqual(JSON.parse(JSON.stringify(runs)));
+  });
+
+  it('answers the very text of the record as the store reads it (runs sent as stored, not parsed), small or large', async () => {
+    api = await startTestApi();
+    for (const [id, n] of [['small', 3], ['large', STREAM_LIST_FROM + 5]] as const) {
+      await api.stores.executions.create({ ...sampleExecution(id, { state: 'RUNNING' }), taskRunList: Array.from({ length: n }, (_, i) => run(i)) });
+      const r = await fetch(`${api.url}/api/v1/executions/${id}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toContain('application/json');
+      const { execution } = (await api.stores.executions.get(id))!;
+      expect(await r.text()).toBe(JSON.stringify(executionJson(execution)));
+    }
+    expect((await fetch(`${api.url}/api/v1/executions/nope`)).status).toBe(404);
   });
 });

@@ -18,29 +18,54 @@ const ITEMS_PER_SLICE = 500;
 export function jsonBody<T extends object>(value: T, key: keyof T & string): T | Readable {
   const list = (value as Record<string, unknown>)[key];
   if (!Array.isArray(list) || list.length < STREAM_LIST_FROM) return value;
+  return listStream(value, key, list.length, (i) => JSON.stringify(list[i]) ?? 'null');
+}
+
+/**
+ * The JSON text of `value` with its list property `key` made of `items`, texts already serialised (a store's task-run
+ * rows): the same text as JSON.stringify of `value` with the parsed items in `key`, no item parsed or serialised again.
+ * One string, or a stream of `ITEMS_PER_SLICE` items per turn from `STREAM_LIST_FROM` items on.
+ */
+export function jsonTextBody<T extends object>(value: T, key: keyof T & string, items: readonly string[]): string | Readable {
+  if (items.length < STREAM_LIST_FROM) {
+    const { head, tail } = around(value, key);
+    return `${head}${items.join(',')}${tail}`;
+  }
+  return listStream(value, key, items.length, (i) => items[i]!);
+}
+
+/** The JSON text of `value` before the items of its property `key` (up to its `[`) and after them (from its `]`). */
+function around(value: object, key: string): { head: string; tail: string } {
   const keys = Object.keys(value);
   const at = keys.indexOf(key);
   const pick = (from: string[]) => Object.fromEntries(from.map((k) => [k, (value as Record<string, unknown>)[k]]));
   const before = JSON.stringify(pick(keys.slice(0, at))).slice(0, -1); // '{...' without its '}'
   const after = JSON.stringify(pick(keys.slice(at + 1))).slice(1); // '...}' without its '{'
-  const head = `${before}${before.length > 1 ? ',' : ''}${JSON.stringify(key)}:[`;
-  const tail = `]${after.length > 1 ? ',' : ''}${after}`;
+  return {
+    head: `${before}${before.length > 1 ? ',' : ''}${JSON.stringify(key)}:[`,
+    tail: `]${after.length > 1 ? ',' : ''}${after}`,
+  };
+}
+
+/** `value` as a stream of JSON text, the `count` items of its list `key` (`item(i)` their texts) a slice per turn. */
+function listStream(value: object, key: string, count: number, item: (i: number) => string): Readable {
+  const { head, tail } = around(value, key);
   let next = 0;
   const slice = (): string => {
-    const end = Math.min(list.length, next + ITEMS_PER_SLICE);
+    const end = Math.min(count, next + ITEMS_PER_SLICE);
     const parts: string[] = [];
-    for (let i = next; i < end; i++) parts.push(JSON.stringify(list[i]) ?? 'null');
-    const text = `${next === 0 ? head : ','}${parts.join(',')}${end === list.length ? tail : ''}`;
+    for (let i = next; i < end; i++) parts.push(item(i));
+    const text = `${next === 0 ? head : ','}${parts.join(',')}${end === count ? tail : ''}`;
     next = end;
     return text;
   };
   let first = true;
   return new Readable({
     read() {
-      if (next >= list.length) { this.push(null); return; }
+      if (next >= count) { this.push(null); return; }
       if (first) { first = false; this.push(slice()); return; }
       // The next slice on the next turn: whatever waits (requests, timers, I/O) runs in between.
-      setImmediate(() => { this.push(next >= list.length ? null : slice()); });
+      setImmediate(() => { this.push(next >= count ? null : slice()); });
     },
   });
 }
@@ -50,4 +75,10 @@ export function sendJson<T extends object>(ctx: Pick<Context, 'body' | 'type'>, 
   const body = jsonBody(value, key);
   ctx.body = body;
   if (body instanceof Readable) ctx.type = 'application/json; charset=utf-8';
+}
+
+/** Answers `value` with the serialised `items` as its list `key` (jsonTextBody). */
+export function sendJsonTexts<T extends object>(ctx: Pick<Context, 'body' | 'type'>, value: T, key: keyof T & string, items: readonly string[]): void {
+  ctx.body = jsonTextBody(value, key, items);
+  ctx.type = 'application/json; charset=utf-8';
 }

@@ -142,6 +142,12 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
     create: async (exec) => seen(await inner.create(await prepare(exec))),
     update: async (exec, expected, acks) => seen(await inner.update(await prepare(exec), expected, acks)),
     get: async (id) => seen(await inner.get(id)),
+    // The run texts are stored masked; the record is learnt as a read of `get` learns it.
+    getRunTexts: inner.getRunTexts && (async (id) => {
+      const read = await inner.getRunTexts!(id);
+      if (read) seen(read.stored);
+      return read;
+    }),
     listActive: async () => { const all = await inner.listActive(); for (const s of all) seen(s); return all; },
   });
 }

@@ -187,6 +187,14 @@ export class SqliteExecutionStore implements ExecutionStore {
     return this.getSync(id);
   }
 
+  async getRunTexts(id: string): Promise<{ stored: StoredExecution; runs: string[] } | undefined> {
+    const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
+    if (!row) return undefined;
+    const execution = JSON.parse(row.body) as Execution;
+    execution.taskRunList = [];
+    return { stored: { execution, resourceVersion: row.resource_version }, runs: this.stmts.runsOf.all(row.seq) as string[] };
+  }
+
   getSync(id: string): StoredExecution | undefined {
     const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
     return row && { execution: this.assemble(row.seq, row.body), resourceVersion: row.resource_version };
