@@ -1,5 +1,6 @@
 // What every route receives: the stores plus the API's limits, with their defaults filled in.
 import type { Renderer } from '../operator/core/engine-types.js';
+import type { Execution } from '../operator/core/types.js';
 import { DEFAULT_LIMITS, limitError, type Limits } from '../operator/core/limits.js';
 import type { Stores } from '../operator/store/types.js';
 import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
@@ -23,6 +24,12 @@ export interface ApiOptions {
   grants?: NamespaceGrants;
   /** The safety limits (operator/core/limits.ts; default their defaults): LOGS_MAX_LINES bounds a log answer. */
   limits?: Limits;
+  /**
+   * Stores a new execution (state CREATED) and resolves, once it is durable, with it as created in the form the store
+   * keeps. Default: a plain create (cluster mode: the controller hears of it through its watch). Embedded mode passes
+   * the controller's eager start (Controller.admit): the first step is taken before the one create.
+   */
+  admit?: (execution: Execution) => Promise<Execution>;
 }
 
 export type ApiDeps = Required<Omit<ApiOptions, 'conditions' | 'renderer'>> & Pick<ApiOptions, 'conditions' | 'renderer'>;
@@ -35,6 +42,7 @@ export function resolveDeps(o: ApiOptions): ApiDeps {
     waitTimeoutMs: o.waitTimeoutMs ?? 5 * 60_000,
     grants: o.grants ?? NO_GRANTS,
     limits: o.limits ?? DEFAULT_LIMITS,
+    admit: o.admit ?? ((execution) => o.stores.executions.create(execution).then((s) => s.execution)),
     ...(o.conditions ? { conditions: o.conditions } : {}),
     ...(o.renderer ? { renderer: o.renderer } : {}),
   };

@@ -9,7 +9,7 @@ import { InputValidationError, resolveInputs } from '../operator/model/index.js'
 import type { Stores } from '../operator/store/types.js';
 import { inputStoragePath } from '../operator/storage/paths.js';
 import { fileReadDenied } from '../operator/tenancy/files.js';
-import { NO_GRANTS, type NamespaceGrants } from '../operator/tenancy/namespaces.js';
+import type { NamespaceGrants } from '../operator/tenancy/namespaces.js';
 import { deleteStoredFiles, isJson, isMultipart, readJson, readMultipart, readText, type StoredFile } from './body.js';
 import type { ApiDeps } from './deps.js';
 import { HttpError, badRequest, notFound } from './errors.js';
@@ -89,8 +89,13 @@ async function checkFileInputs(stores: Stores, req: LaunchRequest, grants: Names
   return inputs;
 }
 
-/** Validates inputs (deleting uploads when they are invalid) and stores the new execution. */
-export async function launch(stores: Stores, req: LaunchRequest, grants: NamespaceGrants = NO_GRANTS): Promise<Execution> {
+/**
+ * Validates inputs (deleting uploads when they are invalid), then hands the new execution to `admit` (deps.ts): stored
+ * once it resolves. Resolves with the execution as created (CREATED), as Kestra answers, even when an eager start has
+ * taken its first step already.
+ */
+export async function launch(deps: Pick<ApiDeps, 'stores' | 'grants' | 'admit'>, req: LaunchRequest): Promise<Execution> {
+  const { stores, grants } = deps;
   let inputs: Record<string, unknown>;
   if (req.flow.disabled) {
     inputs = req.provided.values; // the execution fails at once; the call itself must succeed
@@ -105,8 +110,7 @@ export async function launch(stores: Stores, req: LaunchRequest, grants: Namespa
   const execution = newExecution({
     id: req.id, flow: req.flow, inputs, labels: req.labels, trigger: req.trigger, now: new Date(),
   });
-  const stored = await stores.executions.create(execution);
-  return stored.execution;
+  return deps.admit(execution);
 }
 
 /**

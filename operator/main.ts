@@ -67,6 +67,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const app = createApp({
     stores, conditions: createConditionEvaluator(triggerDeps), renderer: triggerDeps.renderer, limits,
     grants: namespaceGrantsFromEnv(env),
+    admit: (execution) => controller.admit(execution), // eager start: one create holding the first step
   }, { before: access.before });
   app.use(createInferenceRouter(inference).routes());
   // Listen first (/healthz answers, executions are accepted), then recover: recovery only queues each active execution,

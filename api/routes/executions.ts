@@ -71,7 +71,7 @@ export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Prom
   const id = newId();
   const declared = new Set((flow.inputs ?? []).map((i) => i.id));
   const provided = await readInputs(ctx, deps, { namespace, flowId, id }, declared);
-  let execution: Execution = await launch(deps.stores, { flow, id, provided, labels }, deps.grants);
+  let execution: Execution = await launch(deps, { flow, id, provided, labels });
   if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
     execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
   }

@@ -115,9 +115,9 @@ async function handleWebhook(ctx: RouterContext, deps: ApiDeps, svc: WebhookServ
       throw badRequest(`Cannot render the webhook inputs: ${(err as Error).message}`, 'inputs');
     }
   }
-  const execution = await launch(deps.stores, {
+  const execution = await launch(deps, {
     flow, id, provided: { values, files: [] }, trigger: { id: trigger.id, type: trigger.type, variables },
-  }, deps.grants);
+  });
   ctx.body = (await executionsJson(deps.stores, [execution]))[0];
 }
 

@@ -7,6 +7,8 @@
 // commands, resyncs and reports are dropped, and news that crosses partitions (a child ended, a concurrency slot freed)
 // reaches the owner through the store's watch feed. Start decisions of a flow with a concurrency limit are made by one
 // controller (`startsFlow`) whoever owns the execution, so the limit holds across replicas; the owner then takes over.
+// Eager start (`admit`): an execution created through the API takes its first step here before it is stored, and is
+// stored once, as that step left it (one create instead of a create and an update).
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,13 +23,14 @@ import { pendingWork } from '../core/work.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
-import { isTransient, PermanentError, reasonOf, retryTransient } from '../faults.js';
+import { isTransient, PermanentError, reasonOf, retryTransient, TransientError } from '../faults.js';
 import { resolveInputs } from '../model/index.js';
 import type { PendingCommand, StoredExecution, Stores } from '../store/types.js';
 import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
 import { namespaceGrantsFromEnv, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
+import { storedForm } from '../secrets/masked-stores.js';
 import { Children } from './children.js';
 import { failedRecord } from './fail.js';
 import { mayReadInStep, readsInStep, stepInline } from './inline.js';
@@ -47,12 +50,15 @@ type QueueItem =
   /** Re-derive the record's work (recovery, periodic resync, the retry of a batch after a transient failure). */
   | { event: { type: 'resync' } }
   /** A permanent error: end the execution FAILED with `reason`, acknowledging the commands of the batch that hit it. */
-  | { event: { type: 'fail'; reason: string }; acks: number[] };
+  | { event: { type: 'fail'; reason: string }; acks: number[] }
+  /** A new execution not stored yet (`admit`): its first step, then one create. */
+  | { event: { type: 'admit' } };
 
-const CONTROL = new Set(['start-due', 'resync', 'fail']);
+const CONTROL = new Set(['start-due', 'resync', 'fail', 'admit']);
 /** States of an execution waiting for its start decision. */
 const WAITING = new Set<ExecutionState>(['CREATED', 'QUEUED']);
 const RESYNC: QueueItem = { event: { type: 'resync' } };
+const ADMIT: QueueItem = { event: { type: 'admit' } };
 
 /** Actions applied between two yields to the event loop. */
 const APPLY_CHUNK = 500;
@@ -89,10 +95,17 @@ export interface ControllerOptions {
   owns?: (executionId: string) => boolean;
   /** Whether this controller decides the starts of a flow with a concurrency limit (default: all; one per flow when partitioned). */
   startsFlow?: (namespace: string, flowId: string) => boolean;
+  /** Bound of the inline work of one batch (default: INLINE_MAX_ATTEMPTS attempts, INLINE_BUDGET_MS ms; inline.ts). */
+  inlineBudget?: { attempts: number; ms: number };
 }
 
 /** Ended executions whose cross-partition news were forwarded (bounded; a resync covers anything forgotten). */
 const FORWARDED_MAX = 10_000;
+/** Admitted executions whose ADDED event is still to come (bounded: an event never heard of costs one entry for a while). */
+const ADMITTED_MAX = 10_000;
+
+/** An execution handed to `admit`, waiting for its turn in its queue. */
+interface Admission { execution: Execution; resolve: (created: Execution) => void; reject: (err: unknown) => void }
 
 export class Controller {
   readonly launcher: Launcher;
@@ -123,6 +136,10 @@ export class Controller {
   private readonly mayHaveFiles = new Set<string>();
   /** Executions owned here whose start another controller decides (their flow has a concurrency limit). */
   private readonly awaitingStart = new Set<string>();
+  /** Executions handed to `admit` whose batch has not begun (`stop` rejects them). */
+  private readonly admissions = new Map<string, Admission>();
+  /** Executions being admitted or admitted: their ADDED event is skipped, their first step is taken already. */
+  private readonly admitted = new Set<string>();
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
 
@@ -191,6 +208,13 @@ export class Controller {
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort();
+    // Not stored, and not to be: the API answers 503 (transient) and the caller tries again. A batch already under way
+    // finishes (closing the queue waits for it), so an execution whose create committed is answered as created.
+    for (const [id, a] of this.admissions) {
+      this.admitted.delete(id);
+      a.reject(stoppingError());
+    }
+    this.admissions.clear();
     for (const u of this.unsubscribe) u();
     this.resync.stop();
     this.timers.stop();
@@ -221,6 +245,29 @@ export class Controller {
     try { return taskForRun(flow, exec, run).type; } catch { return undefined; }
   }
 
+  /**
+   * Eager start of a new execution (state CREATED, not stored yet; the API's creations): its first step is taken in its
+   * queue, as any other, and the execution is stored with one create holding the state that step left it in (a 3-task
+   * Return flow is created SUCCESS). Resolves once that create committed, with the execution as created, in the form
+   * the store keeps (inputs sealed, secrets masked): what a plain create resolves with, and what Kestra answers.
+   * Rejects with a transient error when the controller stops first, or with the create's error (nothing stored then).
+   * A first step that throws falls back to a plain create (its batch then runs as usual). Not owned here, of a flow with
+   * a concurrency limit (its starts are serialized), or not CREATED: a plain create.
+   */
+  admit(execution: Execution): Promise<Execution> {
+    if (this.stopped) return Promise.reject(stoppingError());
+    const id = execution.id;
+    if (execution.state.current !== 'CREATED' || !execution.flowRevision || !this.owns(id) || this.admitted.has(id)) {
+      return this.stores.executions.create(execution).then((s) => s.execution);
+    }
+    return new Promise((resolve, reject) => {
+      this.admissions.set(id, { execution, resolve, reject });
+      this.admitted.add(id);
+      if (this.admitted.size > ADMITTED_MAX) this.admitted.delete(this.admitted.values().next().value!);
+      this.queue.push(id, ADMIT);
+    });
+  }
+
   /** Executions with queued or running work (metrics). */
   get queueDepth(): number { return this.queue.size; }
 
@@ -228,6 +275,7 @@ export class Controller {
   whenIdle(): Promise<void> { return this.queue.whenIdle(); }
 
   private onNew(exec: Execution, resourceVersion: number): void {
+    if (this.admitted.delete(exec.id)) return; // admitted: its first step is in the record already, its batch acted on it
     if (exec.state.current === 'CREATED') {
       // The committed record as the store would read it back (the feed's copy, which nobody changes: the engine copies).
       if (!this.cache.has(exec.id)) this.cache.set(exec.id, { execution: exec, resourceVersion });
@@ -291,6 +339,12 @@ export class Controller {
   /** One batch of events for one execution: step through all of them, write once, then act. */
   private async process(id: string, items: QueueItem[]): Promise<void> {
     if (this.stopped) return;
+    const admission = this.admissions.get(id);
+    if (admission && items.some((i) => i.event.type === 'admit')) {
+      this.admissions.delete(id);
+      await this.admitNow(admission);
+      if (items.every((i) => i.event.type === 'admit')) return;
+    }
     const startDue = items.some((i) => i.event.type === 'start-due');
     if (!this.owns(id)) {
       if (startDue) await this.startForFlow(id);
@@ -331,6 +385,52 @@ export class Controller {
     await this.reconcile(flow, exec, resync, !resync && events.every((e) => e.type === 'task-result') ? stored.execution : undefined);
     this.settled(exec, events);
     if (!isTerminal(exec.state.current)) this.resync.processed(id);
+  }
+
+  /**
+   * The batch of an admission: the start step of the execution (inline tasks run), one create of the record it made,
+   * the admission resolved, then the step's actions applied as `startNow` does. Whatever makes the step impossible or
+   * throw (ownership moved, a concurrency limit, an unknown revision, a failing render) ends in a plain create of the
+   * execution as it came, which its ADDED event then starts the usual way: an accepted execution is never lost.
+   */
+  private async admitNow(a: Admission): Promise<void> {
+    const id = a.execution.id;
+    const first = await this.firstStep(a.execution).catch((err: unknown) => {
+      if (!this.stopped) console.warn(`[controller] ${id}: first step before its creation failed (${reasonOf(err)}); created as it came`);
+      return undefined;
+    });
+    if (!first) return this.createPlain(a);
+    const { flow, sealed, step } = first;
+    this.prepare(flow, step.execution, step.actions);
+    let saved: StoredExecution;
+    try {
+      saved = await this.stores.executions.create(step.execution);
+    } catch (err) {
+      this.admitted.delete(id);
+      a.reject(err); // not stored: the API answers the error (503 when transient), the caller may try again
+      return;
+    }
+    if (isTerminal(saved.execution.state.current)) this.cache.delete(id); else this.cache.set(id, saved);
+    a.resolve(this.stores.secrets ? storedForm(this.stores.secrets, sealed, flow.inputs) : sealed);
+    await this.apply(flow, step.execution, step.actions);
+    await this.reconcile(flow, step.execution, false);
+    if (!isTerminal(step.execution.state.current)) this.resync.processed(id);
+  }
+
+  /** The start step of a new execution not stored yet; undefined when it must be created as it came (see admitNow). */
+  private async firstStep(exec: Execution): Promise<{ flow: Flow; sealed: Execution; step: StepResult } | undefined> {
+    const flow = await this.flow(exec);
+    if (!this.owns(exec.id) || flow.concurrency) return undefined;
+    // The record as the store would read it back (SECRET inputs sealed, learnt for masking): the step opens its inputs
+    // as it opens those of a stored record, so the logs and outputs of its inline tasks are masked the same way.
+    const sealed = this.stores.secrets ? this.stores.secrets.sealInputs(exec, flow.inputs) : exec;
+    return { flow, sealed, step: await this.decideInline(flow, sealed, [{ type: 'start', runningCount: 0 }]) };
+  }
+
+  /** An admission stored as it came (CREATED): its ADDED event starts it as any other new execution. */
+  private async createPlain(a: Admission): Promise<void> {
+    this.admitted.delete(a.execution.id);
+    try { a.resolve((await this.stores.executions.create(a.execution)).execution); } catch (err) { a.reject(err); }
   }
 
   /** Whether this controller (not the execution's owner) may decide the start of this waiting execution (if its flow has a concurrency limit). */
@@ -378,7 +478,7 @@ export class Controller {
     // Every later round steps a record an earlier round made: in place, when its steps never fetch values.
     const inPlace = !mayReadInStep(flow);
     try {
-      const last = await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace));
+      const last = await stepInline(flow, first, runInline, (e, evs) => this.decide(flow, e, evs, inPlace), this.opts.inlineBudget);
       handBackUnchanged(last.execution); // runs the in-place rounds left as written are not written again
       return last;
     } catch (err) {
@@ -605,6 +705,10 @@ function changed(before: Execution, after: Execution, realEvents: boolean): bool
   // A start that started it, or a tick that added runs: no need to compare the whole records.
   if (realEvents || after.state.current !== before.state.current || after.taskRunList.length !== before.taskRunList.length) return true;
   return !isDeepStrictEqual(before, after);
+}
+
+function stoppingError(): TransientError {
+  return new TransientError('The controller is stopping: the execution was not created; retry later');
 }
 
 function acksOf(items: QueueItem[]): number[] {

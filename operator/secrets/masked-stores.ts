@@ -107,6 +107,12 @@ export function maskExecution(exec: Execution, m: Masker, layer?: SecretLayer): 
   return out;
 }
 
+/** A record as the store keeps it: its inputs sealed (`defs`: its flow revision's inputs), then masked. */
+export function storedForm(layer: SecretLayer, exec: Execution, defs: Input[] | undefined): Execution {
+  const sealed = layer.sealInputs(exec, defs);
+  return maskExecution(sealed, layer.masker(sealed.id), layer);
+}
+
 /** A task attempt's outcome with its outputs and error masked (the runner's result file). */
 export function maskOutcome(outcome: TaskOutcome, m: Masker): TaskOutcome {
   if (m.size === 0) return outcome;
@@ -132,11 +138,7 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
     if (inputsOf.size > MAX_CACHED_FLOWS) inputsOf.delete(inputsOf.keys().next().value!);
     return rec.flow.inputs;
   };
-  const prepare = async (exec: Execution): Promise<Execution> => {
-    const defs = await declared(exec);
-    const sealed = layer.sealInputs(exec, defs);
-    return maskExecution(sealed, layer.masker(sealed.id), layer);
-  };
+  const prepare = async (exec: Execution): Promise<Execution> => storedForm(layer, exec, await declared(exec));
   const seen = <T extends StoredExecution | undefined>(s: T): T => { if (s) layer.track(s.execution); return s; };
   return override(inner, {
     create: async (exec) => seen(await inner.create(await prepare(exec))),

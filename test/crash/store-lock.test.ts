@@ -25,7 +25,9 @@ const procs: ChildProcess[] = [];
 
 afterAll(() => { for (const p of procs) p.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); });
 
-// Timers, loop fan-out and plain tasks: every kind of write the controller makes per execution.
+// Timers, loop fan-out and plain tasks: every kind of write the controller makes per execution. The Pause keeps them
+// running until the lock is taken: its clock starts before the API answers (the first step is taken at creation), and
+// the lock holder is a new process, so it lasts well beyond the time to spawn one on a loaded machine.
 const FLOW = `id: burst
 namespace: lock
 tasks:
@@ -34,7 +36,7 @@ tasks:
     format: "first-{{ execution.id }}"
   - id: wait
     type: ai.service.plugin.core.flow.Pause
-    delay: PT0.5S
+    delay: PT2S
   - id: each
     type: ai.service.plugin.core.flow.EachParallel
     value: ["a", "b"]

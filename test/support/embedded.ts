@@ -23,10 +23,19 @@ export interface Embedded {
 export async function startEmbedded(env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<Embedded> {
   await initExpressions();
   await loadPluginPackages(env); // as embedded main: PLUGINS packages register their task types first
-  // Composed as embedded main: webhooks render their inputs with the same secrets as the controller.
-  const api = await startTestApi({ env, withStores: (stores) => ({ renderer: createSecretRenderer(stores, env) }) });
+  // Composed as embedded main: webhooks render their inputs with the same secrets as the controller,
+  // and the API's creations are admitted by the controller (eager start), started below, before any request.
+  let admitting: Controller | undefined;
+  const api = await startTestApi({
+    env,
+    withStores: (stores) => ({
+      renderer: createSecretRenderer(stores, env),
+      admit: (e) => (admitting ? admitting.admit(e) : stores.executions.create(e).then((s) => s.execution)),
+    }),
+  });
   const { stores, dataDir } = api;
   const controller = await startController(stores, { dataDir, env });
+  admitting = controller;
   const base = `${api.url}/api/v1`;
   const json = async (path: string, init?: RequestInit) => {
     const res = await fetch(`${base}${path}`, init);
