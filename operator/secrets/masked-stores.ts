@@ -143,6 +143,8 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
     update: async (exec, expected, acks) => seen(await inner.update(await prepare(exec), expected, acks)),
     get: async (id) => seen(await inner.get(id)),
     listActive: async () => { const all = await inner.listActive(); for (const s of all) seen(s); return all; },
+    // Summaries hold no input, output or run: nothing to mask or track (a record is tracked when it is loaded, `get`).
+    listActiveSummaries: () => inner.listActiveSummaries(),
   });
 }
 
