@@ -25,7 +25,7 @@ import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core
 import { isTerminal } from '../core/types.js';
 import { isTransient, PermanentError, reasonOf, retryTransient, TransientError } from '../faults.js';
 import { resolveInputs } from '../model/index.js';
-import type { PendingCommand, StoredExecution, Stores } from '../store/types.js';
+import type { ExecutionSummary, PendingCommand, StoredExecution, Stores } from '../store/types.js';
 import { fileCallerOf, fileReadDenied } from '../tenancy/files.js';
 import { namespaceGrantsFromEnv, type NamespaceGrants } from '../tenancy/namespaces.js';
 import { scopedKv } from '../tenancy/scoped-kv.js';
@@ -178,9 +178,9 @@ export class Controller {
     this.children = new Children(stores, this.clock, (id, event) => this.queue.push(id, { event }), this.grants, (exec) => this.flow(exec));
     this.resync = new Resync(stores, opts.resyncIntervalMs ?? this.limits.resyncIntervalMs, {
       busy: (id) => this.queue.has(id),
-      resync: (exec) => {
-        if (this.owns(exec.id)) this.queue.push(exec.id, RESYNC);
-        else if (this.mayStart(exec)) this.queue.push(exec.id, { event: { type: 'start-due' } });
+      resync: (s) => {
+        if (this.owns(s.id)) this.queue.push(s.id, RESYNC);
+        else if (this.mayStart(s)) this.queue.push(s.id, { event: { type: 'start-due' } });
       },
       command: (c) => this.onCommand(c),
     });
@@ -233,8 +233,8 @@ export class Controller {
 
   /** Takes over the start decisions of flows newly given to this controller (`only`): their waiting executions are started or queued. */
   async recoverStarts(only: (namespace: string, flowId: string) => boolean): Promise<void> {
-    for (const { execution: e } of await this.stores.executions.listActive()) {
-      if (!this.owns(e.id) && only(e.namespace, e.flowId) && this.mayStart(e)) this.queue.push(e.id, { event: { type: 'start-due' } });
+    for (const s of await this.stores.executions.listActiveSummaries()) {
+      if (!this.owns(s.id) && only(s.namespace, s.flowId) && this.mayStart(s)) this.queue.push(s.id, { event: { type: 'start-due' } });
     }
   }
 
@@ -434,8 +434,9 @@ export class Controller {
   }
 
   /** Whether this controller (not the execution's owner) may decide the start of this waiting execution (if its flow has a concurrency limit). */
-  private mayStart(exec: Execution): boolean {
-    return WAITING.has(exec.state.current) && Boolean(exec.flowRevision) && !this.owns(exec.id) && this.startsFlow(exec.namespace, exec.flowId);
+  private mayStart(exec: Execution | ExecutionSummary): boolean {
+    const state = typeof exec.state === 'string' ? exec.state : exec.state.current;
+    return WAITING.has(state) && Boolean(exec.flowRevision) && !this.owns(exec.id) && this.startsFlow(exec.namespace, exec.flowId);
   }
 
   /** The start of an execution owned elsewhere whose flow's starts are decided here (concurrency limits hold across replicas). */

@@ -1,6 +1,8 @@
 // Template variables built from names a flow author chose (input ids, loop values, label keys) never reach a prototype.
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildOutputs, buildVariables, nestInputs } from './context.js';
+import { createRenderer } from '../expr/index.js';
+import { buildOutputs, buildVariables, nestInputs, setRunOutputs, valuePath } from './context.js';
+import { indexRuns } from './run-index.js';
 import { newExecution } from './execution.js';
 import type { Execution, Flow, TaskRun } from './types.js';
 
@@ -55,5 +57,96 @@ describe('prototype-free variables', () => {
     const vars = buildVariables(flow, exec);
     expect(Object.getPrototypeOf(vars.labels)).toBeNull();
     expect((vars.labels as Record<string, unknown>)['__proto__']).toBe('x');
+  });
+});
+
+describe('the outputs tree, each task id\'s branch made on first read', () => {
+  /** The tree as it was placed whole before (every run with outputs, in creation order, later runs winning). */
+  function placedWhole(runs: TaskRun[]): Record<string, unknown> {
+    const tree: Record<string, unknown> = {};
+    for (const r of runs) place(tree, runs, r);
+    return tree;
+  }
+
+  /** Places one run's outputs, as setting them placed them in a tree built whole. */
+  function place(tree: Record<string, unknown>, runs: TaskRun[], r: TaskRun): void {
+    if (!r.outputs) return;
+    const path = valuePath(new Map(runs.map((x) => [x.id, x])), r);
+    if (path.length === 0) { tree[r.taskId] = r.outputs; return; }
+    let node = (tree[r.taskId] ??= {}) as Record<string, unknown>;
+    for (const v of path.slice(0, -1)) node = (node[v] = typeof node[v] === 'object' && node[v] !== null ? node[v] : {}) as Record<string, unknown>;
+    node[path[path.length - 1]!] = r.outputs;
+  }
+
+  const runs = (): TaskRun[] => [
+    run('t1', 'task', { outputs: { value: 'first' } }),
+    run('each', 'each'),
+    ...['a', 'b', 'c'].flatMap((v, i) => [
+      run(`i${i}`, 'inner', { parentTaskRunId: 'each', value: v, outputs: { x: `x-${v}`, n: i } }),
+      run(`d${i}`, 'deep', { parentTaskRunId: 'each', value: v }),
+      run(`l${i}`, 'leaf', { parentTaskRunId: `d${i}`, value: `${v}${v}`, outputs: { y: i } }),
+    ]),
+    run('t2', 'task', { outputs: { value: 'second' } }),
+    run('none', 'quiet'),
+  ];
+  const execOf = (list: TaskRun[]): Execution => ({ ...newExecution({ id: 'e', flow, inputs: {}, now: new Date('2026-01-01T00:00:00Z') }), taskRunList: list });
+  const renderer = createRenderer();
+
+  it.each([
+    '{{ outputs | json }}',
+    '{{ outputs.task.value }}',
+    '{{ outputs.inner.b.x }}',
+    '{% for v in ["a", "c"] %}{{ outputs.inner[v].x }},{% endfor %}',
+    '{{ outputs.leaf.c.cc.y }}',
+    '{% for k, v in outputs %}{{ k }}={{ v | json }};{% endfor %}',
+    '{{ outputs | keys | json }}',
+    '{{ outputs.quiet ?? "none" }}',
+    '{{ outputs.inner is defined }} {{ outputs.missing is defined }}',
+    '{{ "inner" in outputs }}',
+    '{{ outputs.inner | length }}',
+  ])('%s renders as with the tree placed whole', (template) => {
+    const list = runs();
+    const lazyVars = buildVariables(flow, execOf(list));
+    const whole = { ...lazyVars, outputs: placedWhole(list) };
+    expect(renderer.render(template, lazyVars)).toBe(renderer.render(template, whole));
+  });
+
+  it('keys keep their order, and JSON, entries and copies read every branch', () => {
+    const list = runs();
+    const outputs = buildOutputs(execOf(list));
+    expect(Object.keys(outputs)).toEqual(['task', 'inner', 'leaf']);
+    expect(JSON.parse(JSON.stringify(outputs))).toEqual(placedWhole(list));
+    expect(Object.fromEntries(Object.entries(buildOutputs(execOf(runs()))))).toEqual(placedWhole(list));
+    expect(structuredClone(buildOutputs(execOf(runs())))).toEqual(placedWhole(list));
+  });
+
+  it('a branch not read is not made', () => {
+    const list = runs();
+    const outputs = buildOutputs(execOf(list));
+    expect(renderer.render('{{ outputs.task.value }}', { outputs })).toBe('second');
+    expect(Object.getOwnPropertyDescriptor(outputs, 'task')).toHaveProperty('value');
+    expect(Object.getOwnPropertyDescriptor(outputs, 'inner')).toHaveProperty('get');
+  });
+
+  it.each([['before', false], ['after', true]])('outputs set on runs %s their branch is read: as set in the tree placed whole', (_when, readFirst) => {
+    const list = runs();
+    const index = indexRuns(list);
+    const outputs = buildOutputs(execOf(list), index);
+    const whole = placedWhole(list);
+    if (readFirst) expect(outputs.inner).toBeDefined();
+    const late = run('i9', 'inner', { parentTaskRunId: 'each', value: 'a' }); // a later run at the path of inner 'a'
+    const sets: [TaskRun, Record<string, unknown>][] = [
+      [list[2]!, { x: 'again' }],   // inner 'a', which had outputs
+      [list[3]!, { z: 1 }],         // deep 'a': its first outputs
+      [late, { x: 'late' }],
+      [list[0]!, { value: 'changed' }], // task: the earlier of its two runs, now last set
+    ];
+    list.push(late);
+    for (const [r, o] of sets) {
+      setRunOutputs(index, r, o);
+      place(whole, list, r);
+    }
+    expect(JSON.parse(JSON.stringify(outputs))).toEqual(JSON.parse(JSON.stringify(whole)));
+    expect(renderer.render('{{ outputs.inner.a.x }} {{ outputs.task.value }} {{ outputs.deep.a.z }}', { outputs })).toBe('late changed 1');
   });
 });

@@ -18,6 +18,25 @@ export function dictFrom<T>(entries: Iterable<readonly [string, T]>): Record<str
   return out;
 }
 
+/** Objects some of whose properties are made on first read (lazyProperty): the template sandbox reads those too. */
+const lazyHolders = new WeakSet<object>();
+
+/**
+ * Defines `key` of `target` as the value `make` returns, made on first read (or replaced when assigned), then an
+ * ordinary data property in the same place of the key order. For a derived tree of which a template reads a few keys
+ * (the `outputs` of 100,000 task runs): enumeration, JSON.stringify, Object.entries and copies read it as data.
+ */
+export function lazyProperty<T>(target: Record<string, T>, key: string, make: () => T): void {
+  const settle = (value: T) => { Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true }); return value; };
+  Object.defineProperty(target, key, { get: () => settle(make()), set: settle, enumerable: true, configurable: true });
+  lazyHolders.add(target);
+}
+
+/** Whether `target` was given properties made on first read (lazyProperty). */
+export function hasLazyProperties(target: object): boolean {
+  return lazyHolders.has(target);
+}
+
 /** The first reserved segment of a dotted id (`a.__proto__.b` → `__proto__`), or undefined. */
 export function reservedSegment(id: string, separator = '.'): string | undefined {
   return id.split(separator).find((s) => RESERVED_KEYS.has(s));

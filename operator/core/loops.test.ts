@@ -7,6 +7,7 @@ import type { EngineEvent, TaskOutcome } from './engine-types.js';
 import type { TaskRun } from './types.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { pendingWork } from './work.js';
+import { distinctTexts } from './loops.js';
 
 const P = 'ai.service.plugin.';
 const flow = (tasks: string, head = '') => `id: f\nnamespace: test\n${head}tasks:\n${tasks}`;
@@ -50,6 +51,30 @@ describe('ForEach', () => {
   it('values as a JSON string or an expression; objects become JSON text; duplicates collapse as in Kestra', () => {
     const h = new EngineHarness(flow(forEach(`    values: "{{ inputs.list }}"\n`), 'inputs:\n  - id: list\n    type: JSON\n'), { list: [{ k: 1 }, 'z', { k: 1 }, 3] }).drive();
     expect(h.runsOf('x').map((r) => r.value)).toEqual(['{"k":1}', 'z', '3']);
+  });
+
+  /** What the values were before distinctTexts: a set over each value's JSON text (a string as is). */
+  const reference = (values: unknown[]) => [...new Set(values.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))))];
+
+  it.each<[string, unknown[]]>([
+    ['a range', Array.from({ length: 1000 }, (_, i) => i + 1)],
+    ['a range, then a repeat', [1, 2, 3, 2, 4, 1]],
+    ['numbers and their texts', [1, '1', 2, '3', 3, true, 'true', false]],
+    ['falling numbers', [3, 2, 1, 2, 3]],
+    ['-0, 0, floats and exponents', [-0, 0, 0.1, 0.1, 1e21, 1e21, 1.5, -2]],
+    ['objects and lists', [{ k: 1 }, 'z', { k: 1 }, [1, 2], [1, 2], '[1,2]', 3]],
+    ['strings only', ['b', 'a', 'b', 'c', 'a']],
+    ['nothing', []],
+  ])('distinct values of %s are those of a set over their JSON texts', (_name, values) => {
+    expect(distinctTexts(values, 'values')).toEqual(reference(values));
+  });
+
+  it('a range of 100,000 values keeps all of them, in order, as text', () => {
+    const values = Array.from({ length: 100_000 }, (_, i) => i);
+    const texts = distinctTexts(values, 'values');
+    expect(texts.length).toBe(100_000);
+    expect(texts[0]).toBe('0');
+    expect(texts[99_999]).toBe('99999');
   });
 
   it.each([

@@ -75,6 +75,8 @@ export interface RunIndex {
   mine: Set<string>;
   /** The `outputs` tree of the template variables, built on first use (context.ts). */
   outputs?: Record<string, unknown>;
+  /** The runs of each branch of `outputs` not made yet (made on first read), which setRunOutputs adds to. */
+  unplaced?: Map<string, TaskRun[]>;
 }
 
 const NONE: readonly TaskRun[] = Object.freeze([]);

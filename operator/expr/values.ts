@@ -1,6 +1,6 @@
 // Value helpers of the expression sandbox: safe member lookup (own data properties of plain
 // objects and arrays only), Pebble truthiness, equality, emptiness and output stringification.
-import { dict } from '../core/keyed.js';
+import { dict, hasLazyProperties } from '../core/keyed.js';
 import { ExpressionError } from './errors.js';
 
 /** Marker for "no such variable/attribute", only produced in tolerant contexts (`??`, `is defined`...). */
@@ -27,7 +27,12 @@ export function pathSegment(key: string | number): string {
 }
 
 function ownData(obj: object, key: string): { found: boolean; value?: unknown } {
-  const desc = Object.getOwnPropertyDescriptor(obj, key);
+  let desc = Object.getOwnPropertyDescriptor(obj, key);
+  // A property made on first read (the engine's `outputs` tree, keyed.ts lazyProperty): reading it makes it data.
+  if (desc?.get && hasLazyProperties(obj)) {
+    void (obj as Record<string, unknown>)[key];
+    desc = Object.getOwnPropertyDescriptor(obj, key);
+  }
   if (!desc || !desc.enumerable || !('value' in desc)) return { found: false };
   // undefined counts as absent, as after a JSON round trip; functions and symbols are never data.
   if (desc.value === undefined || typeof desc.value === 'function' || typeof desc.value === 'symbol') return { found: false };

@@ -151,6 +151,8 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
       return read;
     }),
     listActive: async () => { const all = await inner.listActive(); for (const s of all) seen(s); return all; },
+    // Summaries hold no input, output or run: nothing to mask or track (a record is tracked when it is loaded, `get`).
+    listActiveSummaries: () => inner.listActiveSummaries(),
   });
 }
 

@@ -51,6 +51,27 @@ export interface FlowQuery { namespace?: string; q?: string; filters?: SearchFil
 
 export interface StoredExecution { execution: Execution; resourceVersion: number }
 
+/**
+ * What the periodic resync and the start decisions read of an active execution (listActiveSummaries): its identity,
+ * flow and state, never its task runs (a 100,000-run record took ~0.7 s to read whole, in one turn of the event loop).
+ */
+export interface ExecutionSummary {
+  id: string;
+  namespace: string;
+  flowId: string;
+  flowRevision?: number;
+  state: ExecutionState;
+  /** As in the record (`state.startDate`). */
+  startDate: string;
+  resourceVersion: number;
+}
+
+/** The summary of a record (stores that hold records whole). */
+export function summaryOf(execution: Execution, resourceVersion: number): ExecutionSummary {
+  const { id, namespace, flowId, flowRevision, state } = execution;
+  return { id, namespace, flowId, ...(flowRevision !== undefined ? { flowRevision } : {}), state: state.current, startDate: state.startDate, resourceVersion };
+}
+
 export type ExecutionCommand =
   | { type: 'kill' }
   | { type: 'resume'; inputs?: Record<string, unknown> }
@@ -115,6 +136,8 @@ export interface ExecutionStore {
   delete(id: string): Promise<boolean>;
   /** Executions in a non-terminal state, oldest first (recovery after restart). */
   listActive(): Promise<StoredExecution[]>;
+  /** The summaries of the executions listActive lists, in the same order, read without their task runs. */
+  listActiveSummaries(): Promise<ExecutionSummary[]>;
   /** Counts executions of a flow in the given states. */
   count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number>;
   /** Counts by UTC day and state (Kestra's daily statistics), aggregated by the store: no execution record is read. */

@@ -152,8 +152,8 @@ export function createFlowTriggerComponent(opts: FlowTriggerOptions = {}): Trigg
     try {
       // Compared with end dates written by the controller: wall-clock time, kept before any transition given up on.
       const at = new Date(Math.min(Date.now(), floor ?? Infinity)).toISOString();
-      const active = await d.stores.executions.listActive();
-      const oldest = active.map((a) => a.execution.state.startDate).sort()[0];
+      const active = await d.stores.executions.listActiveSummaries();
+      const oldest = active.map((a) => a.startDate).sort()[0];
       const state: Checkpoint = { at, ...(oldest ? { oldestActiveStart: oldest } : {}) };
       for (let attempt = 0; attempt < 5; attempt++) {
         const { version } = await readCheckpoint(d);

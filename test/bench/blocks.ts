@@ -2,13 +2,17 @@
 // loops): each piece done in one go (as before) against the way it is done now, timed as the longest gap between two
 // turns of the event loop while it runs. Medians of `BENCH_BLOCKS_ROUNDS` alternating rounds; CPU-bound, so less
 // noisy on the shared machine than the server figures. Printed, never asserted. `BENCH=blocks npm run bench`.
+// Also the resync's listing, the template `outputs` tree and a range's loop values (issue 12, second pass).
 import { Readable } from 'node:stream';
 import { isDeepStrictEqual } from 'node:util';
 import { jsonBody } from '../../api/json-stream.js';
 import { stepMany } from '../../operator/core/engine.js';
 import { EngineHarness } from '../../operator/core/engine-harness.js';
 import type { EngineEvent } from '../../operator/core/engine-types.js';
+import { buildOutputs } from '../../operator/core/context.js';
 import { copyData, freezeData, sameData } from '../../operator/core/keyed.js';
+import { distinctTexts } from '../../operator/core/loops.js';
+import { indexRuns } from '../../operator/core/run-index.js';
 import type { Execution, TaskRun } from '../../operator/core/types.js';
 import { openEmbeddedStores } from '../../operator/store/sqlite/index.js';
 import { sampleExecution, tempDir } from '../../operator/store/sqlite/test-fixtures.js';
@@ -93,6 +97,28 @@ export async function runBlocksBench(): Promise<void> {
         for (const run of others) { JSON.stringify(run); freezeData(run); }
       }));
       add('store update of every run (now: serialised 2,000 per turn, then the transaction: its longest block)', await longestBlock(() => stores.executions.update(next, created.resourceVersion)));
+      // The periodic resync's listing of the active executions: this one, running, with its n runs.
+      add('resync listing: listActive, every record read whole (before)', await longestBlock(() => stores.executions.listActive()));
+      add('resync listing: listActiveSummaries, columns only (now)', await longestBlock(() => stores.executions.listActiveSummaries()));
+      // The `outputs` of the template variables of a step (a fresh index per step), read by a template naming one task.
+      const index = () => indexRuns(ended);
+      const whole = index();
+      add('outputs tree: every branch placed (before)', await longestBlock(() => {
+        const tree = buildOutputs(record, whole);
+        for (const k of Object.keys(tree)) void tree[k];
+      }));
+      const lazy = index();
+      add('outputs tree: branches made on first read, none read (now)', await longestBlock(() => buildOutputs(record, lazy)));
+      // The values of an EachParallel over range(1, n), rendered: their texts, duplicates left out.
+      const range = Array.from({ length: n }, (_, i) => i + 1);
+      add('loop values: a set over JSON.stringify of each value (before)', await longestBlock(() => {
+        const seen = new Set<string>();
+        const out: string[] = [];
+        for (const x of range) { const t = typeof x === 'string' ? x : JSON.stringify(x); if (!seen.has(t)) { seen.add(t); out.push(t); } }
+        return out.length;
+      }));
+      add('loop values: distinctTexts, no set for a rising run of numbers (now)', await longestBlock(() => distinctTexts(range, 'value').length));
+      await stores.executions.delete(id);
     }
   } finally {
     await stores.close();

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sampleExecution } from '../../store/sqlite/test-fixtures.js';
-import { ConflictError, type PendingCommand, type WatchEvent } from '../../store/types.js';
+import { ConflictError, type PendingCommand, type WatchEvent, summaryOf } from '../../store/types.js';
 import { LABELS, executionName } from '../names.js';
 import { type StoreHarness, crd, startStoreHarness, until } from './test-support.js';
 
@@ -145,6 +145,8 @@ describe('KubeExecutionStore CRUD', () => {
     await ex.create(sampleExecution('done', { state: 'SUCCESS' }));
     await ex.create(sampleExecution('paused', { state: 'PAUSED', startDate: '2026-01-03T00:00:00.000Z' }));
     expect((await ex.listActive()).map((s) => s.execution.id)).toEqual(['old', 'new', 'paused']);
+    // The summaries: the same executions in the same order, what resync and start decisions read of them.
+    expect(await ex.listActiveSummaries()).toEqual((await ex.listActive()).map((s) => summaryOf(s.execution, s.resourceVersion)));
     expect(await ex.count('company.team', 'hello', ['RUNNING', 'CREATED'])).toBe(2);
     expect(await ex.count('company.team', 'hello', ['SUCCESS'])).toBe(1);
     expect(await ex.count('company', 'hello', ['SUCCESS'])).toBe(0);

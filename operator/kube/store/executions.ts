@@ -10,7 +10,7 @@ import { type Execution, type ExecutionState, isTerminal } from '../../core/type
 import { Emitter } from '../../store/sqlite/emitter.js';
 import {
   ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore,
-  type Page, type PendingCommand, type StoredExecution, type WatchEvent,
+  type ExecutionSummary, type Page, type PendingCommand, type StoredExecution, type WatchEvent, summaryOf,
 } from '../../store/types.js';
 import { DailyStatsAccumulator, startsWithin } from '../../store/daily-stats.js';
 import { archiveWindow, mergePage, newestFirst } from '../archive/order.js';
@@ -280,15 +280,25 @@ export class KubeExecutionStore implements ExecutionStore {
   }
 
   async listActive(): Promise<StoredExecution[]> {
+    return (await this.active()).map(({ e, rv }) => ({ execution: structuredClone(e), resourceVersion: rv }));
+  }
+
+  /** As listActive, from the decoded records the cache keeps, without copying them. */
+  async listActiveSummaries(): Promise<ExecutionSummary[]> {
+    return (await this.active()).map(({ e, rv }) => summaryOf(e, rv));
+  }
+
+  /** The cached records in a non-terminal state, oldest first (shared: not to be changed). */
+  private async active(): Promise<{ e: Execution; rv: number }[]> {
     await this.cache.ready();
-    const active: { s: StoredExecution; start: number; created: string }[] = [];
+    const active: { e: Execution; rv: number; start: number; created: string }[] = [];
     for (const obj of this.cache.list()) {
       const e = this.record(obj);
       if (!e || isTerminal(e.state.current)) continue;
-      active.push({ s: { execution: structuredClone(e), resourceVersion: rvNumber(obj) }, start: dateMs(e.state.startDate), created: obj.metadata.creationTimestamp ?? '' });
+      active.push({ e, rv: rvNumber(obj), start: dateMs(e.state.startDate), created: obj.metadata.creationTimestamp ?? '' });
     }
     active.sort((a, b) => a.start - b.start || a.created.localeCompare(b.created));
-    return active.map((a) => a.s);
+    return active;
   }
 
   async count(namespace: string, flowId: string, states: ExecutionState[]): Promise<number> {

@@ -52,10 +52,11 @@ it('a write refused by the lock is a transient error; a KV read of an expired ke
   expect(await stores.kv.list('n')).toEqual([]);
 });
 
-it('listActive leaves out a record that does not parse, and returns the others', async () => {
+it('listActive (and its summaries) leaves out a record that does not parse, and returns the others', async () => {
   setup();
   await stores.executions.create(sampleExecution('good', { state: 'RUNNING' }));
   await stores.executions.create(sampleExecution('bad', { state: 'RUNNING' }));
   lock!.prepare('UPDATE execution_bodies SET body = ? WHERE seq = (SELECT seq FROM executions WHERE id = ?)').run('{"id": "bad", truncated', 'bad');
   expect((await stores.executions.listActive()).map((s) => s.execution.id)).toEqual(['good']);
+  expect((await stores.executions.listActiveSummaries()).map((s) => s.id)).toEqual(['good']);
 });

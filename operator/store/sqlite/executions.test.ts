@@ -1,6 +1,6 @@
 // Executions on a real SQLite file: CRUD, optimistic concurrency, commands acknowledged atomically, search, watch.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConflictError, type PendingCommand, type WatchEvent } from '../types.js';
+import { ConflictError, type PendingCommand, type WatchEvent, summaryOf } from '../types.js';
 import { type EmbeddedStores, openEmbeddedStores } from './index.js';
 import { sampleExecution, tempDir } from './test-fixtures.js';
 
@@ -66,6 +66,8 @@ describe('SqliteExecutionStore CRUD', () => {
     await stores.executions.create(sampleExecution('done', { state: 'SUCCESS' }));
     await stores.executions.create(sampleExecution('paused', { state: 'PAUSED', startDate: '2026-01-03T00:00:00.000Z' }));
     expect((await stores.executions.listActive()).map((s) => s.execution.id)).toEqual(['old', 'new', 'paused']);
+    // The summaries: the same executions in the same order, what resync and start decisions read of them.
+    expect(await stores.executions.listActiveSummaries()).toEqual((await stores.executions.listActive()).map((s) => summaryOf(s.execution, s.resourceVersion)));
     expect(await stores.executions.count('company.team', 'hello', ['RUNNING', 'CREATED'])).toBe(2);
     expect(await stores.executions.count('company.team', 'hello', ['SUCCESS'])).toBe(1);
     expect(await stores.executions.count('company', 'hello', ['SUCCESS'])).toBe(0);

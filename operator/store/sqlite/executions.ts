@@ -7,7 +7,7 @@
 import { freezeData } from '../../core/keyed.js';
 import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
-  ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type Page,
+  ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type ExecutionSummary, type Page,
   type PendingCommand, type StoredExecution, type WatchEvent,
 } from '../types.js';
 import { type SqlTarget, filtersSql, sqliteDialect } from '../filters.js';
@@ -158,6 +158,13 @@ export class SqliteExecutionStore implements ExecutionStore {
       ackCommand: db.prepare('DELETE FROM commands WHERE seq = ? AND execution_id = ?'),
       active: db.prepare(`SELECT e.seq, e.id, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
+      // The summary columns, and the two fields of the body (no task runs in it) that have no column of their own.
+      activeSummaries: db.prepare(`SELECT e.id, e.namespace, e.flow_id AS flowId, e.state, e.resource_version AS resourceVersion,
+          json_valid(b.body) AS valid,
+          CASE WHEN json_valid(b.body) THEN json_extract(b.body, '$.flowRevision') END AS flowRevision,
+          CASE WHEN json_valid(b.body) THEN json_extract(b.body, '$.state.startDate') END AS startDate
+        FROM executions e JOIN execution_bodies b ON b.seq = e.seq
+        WHERE e.state IN (SELECT value FROM json_each(?)) ORDER BY e.start_date, e.seq`),
       count: db.prepare(`SELECT count(*) AS n FROM executions
         WHERE namespace = ? AND flow_id = ? AND state IN (SELECT value FROM json_each(?))`),
       addCommand: db.prepare('INSERT INTO commands (execution_id, json, created) VALUES (?, ?, ?) RETURNING seq'),
@@ -270,6 +277,21 @@ export class SqliteExecutionStore implements ExecutionStore {
         console.error(`[store] execution ${r.id}: its stored record is not valid JSON, left out of recovery: ${(err as Error).message}`);
         return [];
       }
+    });
+  }
+
+  /**
+   * Read from the columns and two fields of the body (which holds no task run), never the task runs. A record whose
+   * body does not parse is left out (and reported), as listActive leaves it out.
+   */
+  async listActiveSummaries(): Promise<ExecutionSummary[]> {
+    type Row = Omit<ExecutionSummary, 'flowRevision' | 'startDate'> & { valid: number; flowRevision: number | null; startDate: string | null };
+    return (this.stmts.activeSummaries.all(ACTIVE_STATES) as Row[]).flatMap(({ valid, flowRevision, startDate, ...r }) => {
+      if (!valid) {
+        console.error(`[store] execution ${r.id}: its stored record is not valid JSON, left out of recovery`);
+        return [];
+      }
+      return [{ ...r, ...(flowRevision !== null ? { flowRevision } : {}), startDate: startDate ?? '' }];
     });
   }
 
