@@ -26,6 +26,9 @@ export class Resync {
 
   processed(executionId: string): void { this.seen.set(executionId, Date.now()); }
 
+  /** Executions remembered as processed within the interval (tests: the memory is bounded by it). */
+  get remembered(): number { return this.seen.size; }
+
   forget(executionId: string): void { this.seen.delete(executionId); }
 
   /** Recovers everything, then resyncs every interval (sooner, with a backoff, while the store cannot be listed). */
@@ -41,6 +44,9 @@ export class Resync {
   /** One pass; `all` (recovery) ignores recency; `only` limits it to some executions. False when the store could not be listed. */
   async run(all = false, only: (executionId: string) => boolean = () => true): Promise<boolean> {
     const cutoff = Date.now() - this.intervalMs;
+    // An entry older than the interval decides nothing an absent one would not: dropped, so executions that ended
+    // without being forgotten (or were never listed again) do not grow the map.
+    for (const [id, at] of this.seen) if (at <= cutoff) this.seen.delete(id);
     try {
       for (const summary of await this.stores.executions.listActiveSummaries()) {
         const id = summary.id;
