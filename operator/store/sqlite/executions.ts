@@ -195,7 +195,7 @@ export class SqliteExecutionStore implements ExecutionStore {
   }
 
   async getRunTexts(id: string): Promise<{ stored: StoredExecution; runs: string[] } | undefined> {
-    const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
+    const row = this.row(id);
     if (!row) return undefined;
     const execution = JSON.parse(row.body) as Execution;
     execution.taskRunList = [];
@@ -203,8 +203,13 @@ export class SqliteExecutionStore implements ExecutionStore {
   }
 
   getSync(id: string): StoredExecution | undefined {
-    const row = this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
+    const row = this.row(id);
     return row && { execution: this.assemble(row.seq, row.body), resourceVersion: row.resource_version };
+  }
+
+  /** The execution's row: its sequence number (its task runs' key), its body (no task run) and its version. */
+  private row(id: string): { seq: number; body: string; resource_version: number } | undefined {
+    return this.stmts.get.get(id) as { seq: number; body: string; resource_version: number } | undefined;
   }
 
   async update(execution: Execution, expected: number, ackCommands: number[] = []): Promise<StoredExecution> {
