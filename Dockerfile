@@ -5,14 +5,13 @@
 #              127.0.0.1 unless HOST=0.0.0.0 with BASIC_AUTH_USERNAME/BASIC_AUTH_PASSWORD or API_TOKENS)
 # Build from the repository root:  docker build -t flowpilot .
 
-# TypeScript → dist/ (scripts/build.mjs: esbuild strips the types file for file). esbuild alone, at the lockfile's
-# version with its platform binary nested, is all this stage installs.
+# TypeScript → dist/ (scripts/build.mjs: esbuild strips the types file for file, then bundles the entry points of task
+# Pods with the packages they import). The dependencies are installed without their install scripts (no native module
+# is bundled); only dist/ leaves this stage.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm install -g --prefix /tmp/esbuild --no-audit --no-fund "esbuild@$(node -p "require('./package-lock.json').packages['node_modules/esbuild'].version")" \
- && mkdir node_modules && mv /tmp/esbuild/lib/node_modules/esbuild node_modules/esbuild \
- && rm -rf /tmp/esbuild
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY scripts/build.mjs ./scripts/build.mjs
 COPY operator ./operator
 COPY api ./api
