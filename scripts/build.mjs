@@ -22,7 +22,7 @@ const POD_ENTRIES = ['runner-image/runner.ts', 'operator/inference/kube/runner.t
  */
 const RUN_TIME_PACKAGES = [
   'better-sqlite3', 'node-llama-cpp', '@node-llama-cpp/*', 'ssh2', 'cpu-features', 'pg-native', 'pg-cloudflare',
-  'exceljs', 'exceljs/*', 'saxes', 'nunjucks', 'nunjucks/*', 'jq-web', 'jq-web/*', 'minio', 'minio/*',
+  'exceljs', 'exceljs/*', 'saxes', 'nunjucks', 'nunjucks/*', 'jq-web', 'jq-web/*',
 ];
 const isTest = (name) => /\.(test|child)\.ts$/.test(name) || /(^|\/)(test-support|test-harness|test-fixtures|bench)\.ts$/.test(name);
 

@@ -65,8 +65,25 @@ function matchesSubset(actual: unknown, expected: unknown): void {
   }
 }
 
-/** Declares one test per fixture in `mode`, against the harness `start` returns. */
-export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>, opts: { timeoutMs?: number; only?: string[] } = {}): void {
+/** At most `n` bodies at once: concurrent tests wait for a slot (each fixture uses flows and namespaces of its own). */
+function slots(n: number): <T>(body: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (body) => {
+    if (running >= n) await new Promise<void>((r) => waiting.push(r));
+    else running++;
+    try { return await body(); } finally {
+      const next = waiting.shift();
+      if (next) next(); else running--;
+    }
+  };
+}
+
+/**
+ * Declares one test per fixture in `mode`, against the harness `start` returns. `concurrency` > 1 runs that many
+ * fixtures at once (cluster mode: most of a fixture's time is task Pods, processes of their own, starting).
+ */
+export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>, opts: { timeoutMs?: number; only?: string[]; concurrency?: number } = {}): void {
   let env: FixtureHarness;
   let http: Server;
   let base = '';
@@ -123,8 +140,11 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
   const subst = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? {}).replaceAll('$HTTP', httpBase));
   const files = opts.only ? FIXTURES.filter((f) => opts.only!.includes(f)) : FIXTURES;
 
+  const concurrency = opts.concurrency ?? 1;
+  const slot = slots(concurrency);
+  const test = concurrency > 1 ? it.concurrent : it;
   describe.each(files)('%s', (file) => {
-    it(`runs to the expected outcome (${mode})`, async () => {
+    test(`runs to the expected outcome (${mode})`, () => slot(async () => {
       const docs = parseAllDocuments(readFileSync(join(DIR, file), 'utf8'));
       const sources = docs.map((d) => String(d));
       const expectation = (docs[docs.length - 1]!.toJS() as { expect: Expectation }).expect;
@@ -201,6 +221,6 @@ export function fixtureSuite(mode: string, start: () => Promise<FixtureHarness>,
         for (const s of expectation.logs ?? []) expect(text, text).toContain(s);
         for (const s of expectation.absentFromLogs ?? []) expect(text).not.toContain(s);
       }
-    }, waitMs + 30_000);
+    }), waitMs * Math.min(concurrency, 2) + 30_000); // a test also waits for its slot
   });
 }

@@ -1,7 +1,8 @@
 // The black-box flow fixtures (test/flows/*.yaml) in cluster mode: flows and executions are custom resources on the
 // Kubernetes API test server, each runnable task attempt is a Job whose Pod the simulated kubelet runs as a local
 // process (the runner program), logs go to PostgreSQL and files to an S3 bucket. The operator, the API and the task Pods
-// each use their own token, authorized by exactly the Helm chart's RBAC rules.
+// each use their own token, authorized by exactly the Helm chart's RBAC rules. Three fixtures run at once (each has flows
+// and namespaces of its own): a fixture keeps about one core busy starting its task Pods, each a process of its own.
 import { vi } from 'vitest';
 import { FIXTURE_SECRETS, fixtureSuite } from '../flows/fixture-suite.js';
 import { startCluster } from './cluster.js';
@@ -24,4 +25,4 @@ fixtureSuite('cluster', async () => {
       if (denied.length) throw new Error(`The chart's RBAC denied: ${denied.join('; ')}`);
     },
   };
-}, { timeoutMs: 90_000 });
+}, { timeoutMs: 90_000, concurrency: 3 });
