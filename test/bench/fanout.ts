@@ -1,10 +1,12 @@
 // Fan-out figures of the orchestration bench, through the HTTP API of the server process: one loop (EachParallel,
 // ForEach with concurrencyLimit 0, or the default sequential ForEach) over N items of a Return child, with /healthz
 // probed and the server's RSS sampled meanwhile; the bytes the execution added to the SQLite file; reads of the record.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { isTerminal, type State } from '../../operator/core/types.js';
+import { parseProbeLines, type ProbeFigures } from './probe-line.js';
 import { median } from './stats.js';
 
 export type LoopKind = 'EachParallel' | 'ForEach c=0' | 'ForEach c=1';
@@ -34,14 +36,6 @@ export async function post(url: string, body: string, type: string): Promise<any
   return r.json();
 }
 
-/** Resident set size of a process in bytes (Linux /proc), or 0 where it cannot be read. */
-function rssOf(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch { return 0; }
-}
-
 /**
  * Bytes of live data in the server's SQLite database (the payload of every table and index row, from SQLite's dbstat
  * table), read through a read-only connection of this process: the difference around one execution is what storing
@@ -63,59 +57,95 @@ export interface FanOutFigures {
   msPerItem: number;
   worstHealthzMs: number;
   failedProbes: number;
+  /** The bench's own longest event-loop block meanwhile (its parse of the answer): what the probes no longer include. */
+  benchBlockMs: number;
   peakRssMb: number;
   /** The server's RSS when the run started: the peak includes what earlier runs left in its heap. */
   startRssMb: number;
   storedBytes: number;
-  /** The server's longest event-loop delay while the loop ran (loop-delay-probe.ts), or undefined without the probe. */
-  maxLoopDelayMs?: number;
+  /** The server's longest event-loop delay and its GC pauses while the loop ran (loop-delay-probe.ts), or undefined without the probe. */
+  probe?: ProbeFigures;
 }
 
 /** Node arguments that load the event-loop probe into the server process (loop-delay-probe.ts). */
 export const LOOP_DELAY_PROBE_ARGS = ['--import', 'tsx', '--import', new URL('./loop-delay-probe.ts', import.meta.url).pathname];
 
 /**
- * Reads the server's longest event-loop delay since the previous read (or its start) from the probe: sends SIGUSR2 and
- * waits for the `[loop-delay]` line it prints. `output` is everything the server printed so far.
+ * Reads what the server's probe saw since the previous read (or its start): sends SIGUSR2 and waits for the line it
+ * prints (probe-line.ts). `output` is everything the server printed so far.
  */
-export function loopDelayReader(pid: number, output: () => string): () => Promise<number> {
-  const lines = () => [...output().matchAll(/\[loop-delay\] max ([\d.]+)/g)];
+export function loopDelayReader(pid: number, output: () => string): () => Promise<ProbeFigures> {
   return async () => {
-    const seen = lines().length;
+    const seen = parseProbeLines(output()).length;
     process.kill(pid, 'SIGUSR2');
     for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
-      const all = lines();
-      if (all.length > seen) return Number(all[all.length - 1]![1]);
+      const all = parseProbeLines(output());
+      if (all.length > seen) return all[all.length - 1]!;
     }
     throw new Error('the server did not print its event-loop delay within 30 s (is loop-delay-probe.ts loaded?)');
   };
 }
 
+interface Watched { worst: number; failedProbes: number; startRss: number; peakRss: number }
+
+/** The worker's code (plain JavaScript, no TypeScript loader in a worker started with `eval`). */
+const WATCHER = `
+const { parentPort, workerData: { url, pid } } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+// Resident set size of the process in bytes (Linux /proc), or 0 where it cannot be read.
+const rss = () => { try { const m = /VmRSS:\\s+(\\d+) kB/.exec(readFileSync('/proc/' + pid + '/status', 'utf8')); return m ? Number(m[1]) * 1024 : 0; } catch { return 0; } };
+const startRss = rss();
+let done = false, worst = 0, failedProbes = 0, peakRss = startRss;
+const sampler = setInterval(() => { peakRss = Math.max(peakRss, rss()); }, 20);
+parentPort.once('message', () => { done = true; });
+parentPort.postMessage('started');
+(async () => {
+  while (!done) {
+    const t0 = performance.now();
+    // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): the probe is counted and repeated.
+    try { await (await fetch(url)).arrayBuffer(); } catch { failedProbes++; continue; } finally { worst = Math.max(worst, performance.now() - t0); }
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  clearInterval(sampler);
+  parentPort.postMessage({ worst, failedProbes, startRss, peakRss });
+})();
+`;
+
+/**
+ * Calls `url` every 20 ms (after each answer) and samples the RSS of process `pid` every 20 ms, in a worker thread,
+ * until the function it resolves with is called: it resolves with the worst latency, the failed probes, the RSS at the start
+ * and the peak RSS.
+ */
+export async function watch(url: string, pid: number): Promise<() => Promise<Watched>> {
+  const worker = new Worker(WATCHER, { eval: true, workerData: { url, pid } });
+  const failed = new Promise<never>((_, rej) => worker.once('error', rej));
+  const next = () => Promise.race([new Promise<unknown>((res) => worker.once('message', res)), failed]);
+  await next(); // 'started': the RSS at the start is sampled
+  const result = next() as Promise<Watched>;
+  return async () => {
+    worker.postMessage('stop');
+    try { return await result; } finally { await worker.terminate(); }
+  };
+}
+
 /**
  * One loop of `kind` over `items` items of a Return task, end to end (the record's end date minus its start date):
- * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept).
+ * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept),
+ * from a worker thread (`watch`).
  * Throws unless the execution ends SUCCESS with one child task run per item.
  */
-export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, loopDelay?: () => Promise<number>, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
+export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, loopDelay?: () => Promise<ProbeFigures>, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
   await post(`${base}/flows`, loopFlow(kind, items), 'application/x-yaml');
   await loopDelay?.(); // starts the server's count over
   const bytesBefore = storedBytes(dataDir);
   const health = `${base.replace(/\/api\/v1$/, '')}/healthz`;
-  let done = false;
-  let worst = 0;
-  let failedProbes = 0;
-  const startRss = rssOf(pid);
-  let peak = startRss;
-  const sampler = setInterval(() => { peak = Math.max(peak, rssOf(pid)); }, 20);
-  const poller = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): the probe is counted and repeated.
-      try { await (await fetch(health)).arrayBuffer(); } catch { failedProbes++; continue; } finally { worst = Math.max(worst, performance.now() - t0); }
-      await new Promise((res) => setTimeout(res, 20));
-    }
-  })();
+  // The probes and the RSS samples run in a worker thread: this thread parses the ~80 MB answer of a 100,000-item
+  // loop in one block, which a probe in flight meanwhile would count as the server's.
+  const watcher = await watch(health, pid);
+  const ownLoop = monitorEventLoopDelay({ resolution: 10 });
+  ownLoop.enable();
   let e: any;
+  let watched: Watched;
   try {
     e = await post(`${base}/executions/bench/${flowIdOf(kind, items)}?wait=true`, '{}', 'application/json');
     for (const end = Date.now() + timeoutMs; !isTerminal(e.state.current as State);) {
@@ -124,11 +154,11 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
       e = await (await fetch(`${base}/executions/${e.id}`)).json();
     }
   } finally {
-    done = true;
-    clearInterval(sampler);
-    await poller;
+    ownLoop.disable();
+    watched = await watcher();
   }
-  const maxLoopDelayMs = await loopDelay?.();
+  const { worst, failedProbes, startRss, peakRss: peak } = watched;
+  const probe = await loopDelay?.();
   const children = (e.taskRunList as { taskId: string }[]).filter((r) => r.taskId === 'r').length;
   if (e.state.current !== 'SUCCESS' || children !== items) {
     throw new Error(`${kind} over ${items} items ended ${e.state.current} with ${children} child task runs`);
@@ -136,15 +166,17 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
   const totalMs = Date.parse(e.state.endDate) - Date.parse(e.state.startDate);
   return {
     kind, items, executionId: e.id, taskRuns: e.taskRunList.length, totalMs, msPerItem: totalMs / items,
-    worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
-    maxLoopDelayMs,
+    worstHealthzMs: Math.round(worst), failedProbes, benchBlockMs: ownLoop.max / 1e6, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
+    ...(probe ? { probe } : {}),
   };
 }
 
 export function describeFanOut(f: FanOutFigures): string {
   return `  ${f.kind.padEnd(12)} ${String(f.items).padStart(7)} items: ${String(f.totalMs).padStart(7)} ms, `
-    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
-    + (f.maxLoopDelayMs === undefined ? '' : `longest event-loop block ${Math.round(f.maxLoopDelayMs)} ms, `)
+    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''} `
+    + `(the bench's own longest block ${Math.round(f.benchBlockMs)} ms), `
+    + (f.probe ? `longest event-loop block ${Math.round(f.probe.maxMs)} ms, GC: longest pause ${Math.round(f.probe.gcMaxMs)} ms (${f.probe.gcMaxKind}), `
+      + `${Math.round(f.probe.gcTotalMs)} ms in ${f.probe.gcCount} pauses, heap peak ${f.probe.heapPeakMb} MiB (after a major GC ${f.probe.heapLiveMb}), ` : '')
     + `peak RSS ${f.peakRssMb} MiB (${f.startRssMb} at start), stored ${(f.storedBytes / 2 ** 20).toFixed(1)} MiB (${Math.round(f.storedBytes / f.taskRuns)} bytes per task run)`;
 }
 
