@@ -1,9 +1,8 @@
 // Fan-out figures of the orchestration bench, through the HTTP API of the server process: one loop (EachParallel,
 // ForEach with concurrencyLimit 0, or the default sequential ForEach) over N items of a Return child, with /healthz
 // probed and the server's RSS sampled meanwhile; the bytes the execution added to the SQLite file; reads of the record.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { isTerminal, type State } from '../../operator/core/types.js';
 import { parseProbeLines, type ProbeFigures } from './probe-line.js';
@@ -36,6 +35,14 @@ export async function post(url: string, body: string, type: string): Promise<any
   return r.json();
 }
 
+/** Resident set size of a process in bytes (Linux /proc), or 0 where it cannot be read. */
+function rssOf(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch { return 0; }
+}
+
 /**
  * Bytes of live data in the server's SQLite database (the payload of every table and index row, from SQLite's dbstat
  * table), read through a read-only connection of this process: the difference around one execution is what storing
@@ -57,8 +64,6 @@ export interface FanOutFigures {
   msPerItem: number;
   worstHealthzMs: number;
   failedProbes: number;
-  /** The bench's own longest event-loop block meanwhile (its parse of the answer): what the probes no longer include. */
-  benchBlockMs: number;
   peakRssMb: number;
   /** The server's RSS when the run started: the peak includes what earlier runs left in its heap. */
   startRssMb: number;
@@ -86,52 +91,9 @@ export function loopDelayReader(pid: number, output: () => string): () => Promis
   };
 }
 
-interface Watched { worst: number; failedProbes: number; startRss: number; peakRss: number }
-
-/** The worker's code (plain JavaScript, no TypeScript loader in a worker started with `eval`). */
-const WATCHER = `
-const { parentPort, workerData: { url, pid } } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-// Resident set size of the process in bytes (Linux /proc), or 0 where it cannot be read.
-const rss = () => { try { const m = /VmRSS:\\s+(\\d+) kB/.exec(readFileSync('/proc/' + pid + '/status', 'utf8')); return m ? Number(m[1]) * 1024 : 0; } catch { return 0; } };
-const startRss = rss();
-let done = false, worst = 0, failedProbes = 0, peakRss = startRss;
-const sampler = setInterval(() => { peakRss = Math.max(peakRss, rss()); }, 20);
-parentPort.once('message', () => { done = true; });
-parentPort.postMessage('started');
-(async () => {
-  while (!done) {
-    const t0 = performance.now();
-    // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): the probe is counted and repeated.
-    try { await (await fetch(url)).arrayBuffer(); } catch { failedProbes++; continue; } finally { worst = Math.max(worst, performance.now() - t0); }
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  clearInterval(sampler);
-  parentPort.postMessage({ worst, failedProbes, startRss, peakRss });
-})();
-`;
-
-/**
- * Calls `url` every 20 ms (after each answer) and samples the RSS of process `pid` every 20 ms, in a worker thread,
- * until the function it resolves with is called: it resolves with the worst latency, the failed probes, the RSS at the start
- * and the peak RSS.
- */
-export async function watch(url: string, pid: number): Promise<() => Promise<Watched>> {
-  const worker = new Worker(WATCHER, { eval: true, workerData: { url, pid } });
-  const failed = new Promise<never>((_, rej) => worker.once('error', rej));
-  const next = () => Promise.race([new Promise<unknown>((res) => worker.once('message', res)), failed]);
-  await next(); // 'started': the RSS at the start is sampled
-  const result = next() as Promise<Watched>;
-  return async () => {
-    worker.postMessage('stop');
-    try { return await result; } finally { await worker.terminate(); }
-  };
-}
-
 /**
  * One loop of `kind` over `items` items of a Return task, end to end (the record's end date minus its start date):
- * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept),
- * from a worker thread (`watch`).
+ * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept).
  * Throws unless the execution ends SUCCESS with one child task run per item.
  */
 export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, loopDelay?: () => Promise<ProbeFigures>, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
@@ -139,13 +101,21 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
   await loopDelay?.(); // starts the server's count over
   const bytesBefore = storedBytes(dataDir);
   const health = `${base.replace(/\/api\/v1$/, '')}/healthz`;
-  // The probes and the RSS samples run in a worker thread: this thread parses the ~80 MB answer of a 100,000-item
-  // loop in one block, which a probe in flight meanwhile would count as the server's.
-  const watcher = await watch(health, pid);
-  const ownLoop = monitorEventLoopDelay({ resolution: 10 });
-  ownLoop.enable();
+  let done = false;
+  let worst = 0;
+  let failedProbes = 0;
+  const startRss = rssOf(pid);
+  let peak = startRss;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssOf(pid)); }, 20);
+  const poller = (async () => {
+    while (!done) {
+      const t0 = performance.now();
+      // A keep-alive connection the server closed meanwhile fails once (ECONNRESET): the probe is counted and repeated.
+      try { await (await fetch(health)).arrayBuffer(); } catch { failedProbes++; continue; } finally { worst = Math.max(worst, performance.now() - t0); }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  })();
   let e: any;
-  let watched: Watched;
   try {
     e = await post(`${base}/executions/bench/${flowIdOf(kind, items)}?wait=true`, '{}', 'application/json');
     for (const end = Date.now() + timeoutMs; !isTerminal(e.state.current as State);) {
@@ -154,10 +124,10 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
       e = await (await fetch(`${base}/executions/${e.id}`)).json();
     }
   } finally {
-    ownLoop.disable();
-    watched = await watcher();
+    done = true;
+    clearInterval(sampler);
+    await poller;
   }
-  const { worst, failedProbes, startRss, peakRss: peak } = watched;
   const probe = await loopDelay?.();
   const children = (e.taskRunList as { taskId: string }[]).filter((r) => r.taskId === 'r').length;
   if (e.state.current !== 'SUCCESS' || children !== items) {
@@ -166,15 +136,14 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
   const totalMs = Date.parse(e.state.endDate) - Date.parse(e.state.startDate);
   return {
     kind, items, executionId: e.id, taskRuns: e.taskRunList.length, totalMs, msPerItem: totalMs / items,
-    worstHealthzMs: Math.round(worst), failedProbes, benchBlockMs: ownLoop.max / 1e6, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
+    worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
     ...(probe ? { probe } : {}),
   };
 }
 
 export function describeFanOut(f: FanOutFigures): string {
   return `  ${f.kind.padEnd(12)} ${String(f.items).padStart(7)} items: ${String(f.totalMs).padStart(7)} ms, `
-    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''} `
-    + `(the bench's own longest block ${Math.round(f.benchBlockMs)} ms), `
+    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
     + (f.probe ? `longest event-loop block ${Math.round(f.probe.maxMs)} ms, GC: longest pause ${Math.round(f.probe.gcMaxMs)} ms (${f.probe.gcMaxKind}), `
       + `${Math.round(f.probe.gcTotalMs)} ms in ${f.probe.gcCount} pauses, heap peak ${f.probe.heapPeakMb} MiB (after a major GC ${f.probe.heapLiveMb}), ` : '')
     + `peak RSS ${f.peakRssMb} MiB (${f.startRssMb} at start), stored ${(f.storedBytes / 2 ** 20).toFixed(1)} MiB (${Math.round(f.storedBytes / f.taskRuns)} bytes per task run)`;
