@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isTerminal, type State } from '../../operator/core/types.js';
+import { parseProbeLines, type ProbeFigures } from './probe-line.js';
 import { median } from './stats.js';
 
 export type LoopKind = 'EachParallel' | 'ForEach c=0' | 'ForEach c=1';
@@ -67,25 +68,24 @@ export interface FanOutFigures {
   /** The server's RSS when the run started: the peak includes what earlier runs left in its heap. */
   startRssMb: number;
   storedBytes: number;
-  /** The server's longest event-loop delay while the loop ran (loop-delay-probe.ts), or undefined without the probe. */
-  maxLoopDelayMs?: number;
+  /** The server's longest event-loop delay and its GC pauses while the loop ran (loop-delay-probe.ts), or undefined without the probe. */
+  probe?: ProbeFigures;
 }
 
 /** Node arguments that load the event-loop probe into the server process (loop-delay-probe.ts). */
 export const LOOP_DELAY_PROBE_ARGS = ['--import', 'tsx', '--import', new URL('./loop-delay-probe.ts', import.meta.url).pathname];
 
 /**
- * Reads the server's longest event-loop delay since the previous read (or its start) from the probe: sends SIGUSR2 and
- * waits for the `[loop-delay]` line it prints. `output` is everything the server printed so far.
+ * Reads what the server's probe saw since the previous read (or its start): sends SIGUSR2 and waits for the line it
+ * prints (probe-line.ts). `output` is everything the server printed so far.
  */
-export function loopDelayReader(pid: number, output: () => string): () => Promise<number> {
-  const lines = () => [...output().matchAll(/\[loop-delay\] max ([\d.]+)/g)];
+export function loopDelayReader(pid: number, output: () => string): () => Promise<ProbeFigures> {
   return async () => {
-    const seen = lines().length;
+    const seen = parseProbeLines(output()).length;
     process.kill(pid, 'SIGUSR2');
     for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
-      const all = lines();
-      if (all.length > seen) return Number(all[all.length - 1]![1]);
+      const all = parseProbeLines(output());
+      if (all.length > seen) return all[all.length - 1]!;
     }
     throw new Error('the server did not print its event-loop delay within 30 s (is loop-delay-probe.ts loaded?)');
   };
@@ -96,7 +96,7 @@ export function loopDelayReader(pid: number, output: () => string): () => Promis
  * meanwhile `/healthz` is called every 20 ms (worst latency kept) and the server's RSS sampled every 20 ms (peak kept).
  * Throws unless the execution ends SUCCESS with one child task run per item.
  */
-export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, loopDelay?: () => Promise<number>, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
+export async function fanOut(base: string, pid: number, dataDir: string, kind: LoopKind, items: number, loopDelay?: () => Promise<ProbeFigures>, timeoutMs = 30 * 60_000): Promise<FanOutFigures> {
   await post(`${base}/flows`, loopFlow(kind, items), 'application/x-yaml');
   await loopDelay?.(); // starts the server's count over
   const bytesBefore = storedBytes(dataDir);
@@ -128,7 +128,7 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
     clearInterval(sampler);
     await poller;
   }
-  const maxLoopDelayMs = await loopDelay?.();
+  const probe = await loopDelay?.();
   const children = (e.taskRunList as { taskId: string }[]).filter((r) => r.taskId === 'r').length;
   if (e.state.current !== 'SUCCESS' || children !== items) {
     throw new Error(`${kind} over ${items} items ended ${e.state.current} with ${children} child task runs`);
@@ -137,14 +137,15 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
   return {
     kind, items, executionId: e.id, taskRuns: e.taskRunList.length, totalMs, msPerItem: totalMs / items,
     worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
-    maxLoopDelayMs,
+    ...(probe ? { probe } : {}),
   };
 }
 
 export function describeFanOut(f: FanOutFigures): string {
   return `  ${f.kind.padEnd(12)} ${String(f.items).padStart(7)} items: ${String(f.totalMs).padStart(7)} ms, `
     + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
-    + (f.maxLoopDelayMs === undefined ? '' : `longest event-loop block ${Math.round(f.maxLoopDelayMs)} ms, `)
+    + (f.probe ? `longest event-loop block ${Math.round(f.probe.maxMs)} ms, GC: longest pause ${Math.round(f.probe.gcMaxMs)} ms (${f.probe.gcMaxKind}), `
+      + `${Math.round(f.probe.gcTotalMs)} ms in ${f.probe.gcCount} pauses, heap peak ${f.probe.heapPeakMb} MiB (after a major GC ${f.probe.heapLiveMb}), ` : '')
     + `peak RSS ${f.peakRssMb} MiB (${f.startRssMb} at start), stored ${(f.storedBytes / 2 ** 20).toFixed(1)} MiB (${Math.round(f.storedBytes / f.taskRuns)} bytes per task run)`;
 }
 

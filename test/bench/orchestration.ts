@@ -10,6 +10,7 @@ import { ExecutionStates, isTerminal } from '../../operator/core/types.js';
 import { startServerProcess } from '../support/server-process.js';
 import { describeFanOut, fanOut, LOOP_DELAY_PROBE_ARGS, loopDelayReader, post, readExecution, type FanOutFigures, type LoopKind } from './fanout.js';
 import { describeLoad, load, loadSettings, measureFloor, stop, type LoadFigures, type LoadSettings } from './load.js';
+import type { ProbeFigures } from './probe-line.js';
 import { check, formatSummary, gcTotals, growth, median, percentile, type GcTotals, type SummaryRow } from './stats.js';
 
 const returnFlow = (id: string, n: number) => `id: ${id}
@@ -117,8 +118,11 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
     rows.push(check(`${kind} ms/item growth ${fmt(Math.min(...items))} -> ${fmt(Math.max(...items))}`, growth(runs), '<=', 1.5, 'x'));
   }
   rows.push(check(`${kind} worst /healthz meanwhile`, Math.max(...runs.map((r) => r.worstHealthzMs)), '<', 100, ' ms', 0));
-  const blocks = runs.flatMap((r) => (r.maxLoopDelayMs === undefined ? [] : [r.maxLoopDelayMs]));
-  if (blocks.length) rows.push({ figure: `${kind} longest event-loop block`, result: `${Math.round(Math.max(...blocks))} ms`, target: '' });
+  const probes = runs.flatMap((r) => (r.probe ? [r.probe] : []));
+  if (probes.length) {
+    rows.push({ figure: `${kind} longest event-loop block`, result: `${Math.round(Math.max(...probes.map((p) => p.maxMs)))} ms`, target: '' });
+    rows.push({ figure: `${kind} longest GC pause`, result: `${Math.round(Math.max(...probes.map((p) => p.gcMaxMs)))} ms`, target: '' });
+  }
   rows.push({ figure: `${kind} peak server RSS`, result: `${Math.max(...runs.map((r) => r.peakRssMb))} MiB`, target: 'bounded' });
   return rows;
 }
@@ -127,7 +131,7 @@ function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
  * Every loop run, smallest sizes first (so a 100,000-item run's heap does not weigh on the small ones), with the read
  * of the EachParallel execution nearest 10,000 items right after it ran; then the summary rows.
  */
-async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number, loopDelay: () => Promise<number>): Promise<SummaryRow[]> {
+async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKind, number][], reads: number, loopDelay: () => Promise<ProbeFigures>): Promise<SummaryRow[]> {
   const order = [...plan].sort((a, b) => a[1] - b[1]);
   const each = plan.filter(([k]) => k === 'EachParallel').map(([, n]) => n);
   const readAt = each.length ? each.reduce((a, b) => (Math.abs(b - 10_000) < Math.abs(a - 10_000) ? b : a)) : undefined;
@@ -137,7 +141,7 @@ async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKi
     const f = await fanOut(base, pid, dataDir, kind, n, loopDelay);
     console.log(describeFanOut(f));
     runs.push(f);
-    if (kind !== 'EachParallel' || n !== readAt) continue;
+    if (kind !== 'EachParallel' || n !== readAt || reads < 1) continue;
     const read = await readExecution(base, f.executionId, reads);
     console.log(`  GET /executions/{id} of ${fmt(f.taskRuns)} task runs: median ${read.medianMs.toFixed(1)} ms over ${reads} reads, ${(read.bytes / 2 ** 20).toFixed(2)} MiB of JSON`);
     const row = check(`read of ${fmt(f.taskRuns)} task runs (median)`, read.medianMs, '<', 100, ' ms', 1);
@@ -175,7 +179,9 @@ export async function runOrchestrationBench(): Promise<void> {
     // BENCH_GC_TRACE=1: the server prints a line per collection (node --trace-gc-nvp); the 3-task figure adds them up.
     // The event-loop probe (loop-delay-probe.ts) reports the server's longest block during each loop run.
     const gcTrace = process.env.BENCH_GC_TRACE === '1';
-    const nodeArgs = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []), ...(gcTrace ? ['--trace-gc-nvp'] : []), ...LOOP_DELAY_PROBE_ARGS];
+    // BENCH_NODE_ARGS: more node arguments for the server, split on spaces (e.g. "--max-semi-space-size=32").
+    const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const nodeArgs = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : []), ...(gcTrace ? ['--trace-gc-nvp'] : []), ...extra, ...LOOP_DELAY_PROBE_ARGS];
     const { proc, base, output } = await startServerProcess(dataDir, 'inherit', {}, nodeArgs);
     try {
       if (floor) {
