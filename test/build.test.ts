@@ -8,6 +8,10 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST = join(ROOT, 'dist');
 
+/** The relative specifiers a module imports, block comments left out (bundled packages name `import('./x.js')` types in JSDoc). */
+const relativeImports = (file: string): string[] =>
+  [...readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/(?:from\s*|import\s*\(\s*|import\s+)["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1]!);
+
 describe('dist/', () => {
   const js = readdirSync(DIST, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => join(DIST, f));
 
@@ -22,19 +26,16 @@ describe('dist/', () => {
   it('resolves every relative import to a compiled file', () => {
     const missing: string[] = [];
     for (const file of js) {
-      // block comments left out: the bundled entry points hold packages whose JSDoc names `import('./x.js')` types
-      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
-      for (const m of text.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)["'](\.{1,2}\/[^"']+)["']/g)) {
-        if (!existsSync(resolve(dirname(file), m[1]!))) missing.push(`${relative(DIST, file)} → ${m[1]}`);
+      for (const spec of relativeImports(file)) {
+        if (!existsSync(resolve(dirname(file), spec))) missing.push(`${relative(DIST, file)} → ${spec}`);
       }
     }
     expect(missing).toEqual([]);
   });
 
   it.each(['runner-image/runner.js', 'operator/inference/kube/runner.js'])('%s, started once per task Pod, is one bundle: it imports no other compiled module', (entry) => {
-    const text = readFileSync(join(DIST, entry), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
-    expect([...text.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1])).toEqual([]);
-    expect(text).toContain('// operator/'); // the code of operator/ is inside (esbuild names each bundled module)
+    expect(relativeImports(join(DIST, entry))).toEqual([]);
+    expect(readFileSync(join(DIST, entry), 'utf8')).toContain('// operator/'); // the code of operator/ is inside (esbuild names each bundled module)
   });
 
   it.each([
