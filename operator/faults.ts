@@ -98,6 +98,18 @@ export function backoff(attempt: number, opts: BackoffOptions = {}): number {
   return backoffDelay(attempt, opts.baseMs ?? 500, opts.maxMs ?? 30_000, (opts.random ?? Math.random)());
 }
 
+/**
+ * `AbortSignal.timeout(ms)`, held by its own timer. Node 20's `AbortSignal.any` holds its sources weakly, and the timer
+ * of `AbortSignal.timeout` holds its signal weakly too: a timeout signal reachable only through `AbortSignal.any` can be
+ * collected before it fires, and the request it guards then waits for ever (a held fetch under gc(): every time,
+ * faults-timeout.test.ts). Aborts with a TimeoutError, as `AbortSignal.timeout`; the timer is unref'd, as its is.
+ */
+export function timeoutSignal(ms: number): AbortSignal {
+  const c = new AbortController();
+  setTimeout(() => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms).unref();
+  return c.signal;
+}
+
 /** Waits `ms`; resolves false at once when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   if (signal?.aborted) return Promise.resolve(false);

@@ -4,6 +4,7 @@ import { dict } from '../core/keyed.js';
 import { p } from './define.js';
 import type { RunContext } from './types.js';
 import { durationMs, isRecord } from './util.js';
+import { timeoutSignal } from '../faults.js';
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
 
@@ -160,7 +161,7 @@ export async function prepareRequest(ctx: RunContext, props: HttpProps): Promise
 export async function send(ctx: RunContext, req: PreparedRequest): Promise<Response> {
   ctx.logger.debug(`Request '${req.method} ${req.url}'`);
   const signals = [ctx.signal];
-  if (req.options.timeoutMs !== undefined) signals.push(AbortSignal.timeout(req.options.timeoutMs));
+  if (req.options.timeoutMs !== undefined) signals.push(timeoutSignal(req.options.timeoutMs));
   try {
     return await fetch(req.url, { ...req.init, signal: AbortSignal.any(signals) });
   } catch (err) {

@@ -2,7 +2,7 @@
 // service itself, with `response_format` carrying the JSON schema. Concurrency comes from the worker's pool.
 // Transient failures (connection refused or reset, timeouts, 429 honouring Retry-After, 5xx) are retried per item
 // with the project's capped, jittered backoff; a body that is not a chat completion is a ProtocolError.
-import { backoff, isTransient, sleep, TransientError } from '../../faults.js';
+import { backoff, isTransient, sleep, timeoutSignal, TransientError } from '../../faults.js';
 import { ProtocolError, type CompletionBackend, type CompletionRequest, type CompletionResult } from './types.js';
 
 export interface OpenAIBackendOptions {
@@ -70,7 +70,7 @@ export class OpenAICompatibleBackend implements CompletionBackend {
     const url = `${this.base}/models`;
     let res: Response;
     try {
-      res = await fetch(url, { headers: this.headers(), signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]) });
+      res = await fetch(url, { headers: this.headers(), signal: AbortSignal.any([timeoutSignal(10_000), ...(signal ? [signal] : [])]) });
       await res.arrayBuffer();
     } catch (e) {
       throw new Error(`model server ${this.base} is unreachable (${causeOf(e)})`);
@@ -106,7 +106,7 @@ export class OpenAICompatibleBackend implements CompletionBackend {
       temperature: req.temperature ?? 0.8, ...(req.seed !== undefined ? { seed: req.seed } : {}),
     };
     if (req.schema) body.response_format = { type: 'json_schema', json_schema: { name: 'answer', schema: req.schema, strict: true } };
-    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(this.opts.timeoutMs ?? 600_000)].filter(Boolean) as AbortSignal[]);
+    const signal = AbortSignal.any([req.signal, timeoutSignal(this.opts.timeoutMs ?? 600_000)].filter(Boolean) as AbortSignal[]);
     const url = `${this.base}/chat/completions`;
     let res: Response;
     let text: string;

@@ -6,6 +6,7 @@ import { PLUGIN_TRIGGER_TYPES, pluginTriggerSchema } from '../../model/schema-tr
 import { durationMs, isRecord } from '../../plugins/util.js';
 import type { PollingTriggerPlugin } from '../types.js';
 import { str } from './util.js';
+import { timeoutSignal } from '../../faults.js';
 
 export const DEFAULT_RESPONSE_CONDITION = '{{ response.statusCode < 400 }}';
 /** Bodies larger than this are cut (the execution record must stay small). */
@@ -34,7 +35,7 @@ export const httpTrigger: PollingTriggerPlugin = {
     else if (isRecord(t.formData)) body = new URLSearchParams(Object.entries(ctx.render(t.formData) as Record<string, unknown>).map(([k, v]) => [k, String(v)])).toString();
     const options = isRecord(t.options) ? t.options : {};
     const timeout = durationMs(String(ctx.render(t.timeout ?? options.readTimeout ?? 'PT30S')));
-    const res = await fetch(uri, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeout)]) });
+    const res = await fetch(uri, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.any([ctx.signal, timeoutSignal(timeout)]) });
     let text = await res.text();
     if (text.length > MAX_BODY) text = text.slice(0, MAX_BODY);
     const resHeaders = dict<string[]>(); // the server chose the names
