@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isTerminal, type State } from '../../operator/core/types.js';
+import { cpuSecondsOf } from './load.js';
 import { parseProbeLines, type ProbeFigures } from './probe-line.js';
 import { median } from './stats.js';
 
@@ -67,6 +68,8 @@ export interface FanOutFigures {
   peakRssMb: number;
   /** The server's RSS when the run started: the peak includes what earlier runs left in its heap. */
   startRssMb: number;
+  /** CPU seconds the server used from the creation request to the end (its /healthz answers included): less noisy than the total on a shared machine. */
+  serverCpuS: number;
   storedBytes: number;
   /** The server's longest event-loop delay and its GC pauses while the loop ran (loop-delay-probe.ts), or undefined without the probe. */
   probe?: ProbeFigures;
@@ -116,6 +119,8 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
     }
   })();
   let e: any;
+  const cpuBefore = cpuSecondsOf(pid);
+  let serverCpuS = NaN;
   try {
     e = await post(`${base}/executions/bench/${flowIdOf(kind, items)}?wait=true`, '{}', 'application/json');
     for (const end = Date.now() + timeoutMs; !isTerminal(e.state.current as State);) {
@@ -124,6 +129,7 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
       e = await (await fetch(`${base}/executions/${e.id}`)).json();
     }
   } finally {
+    serverCpuS = cpuSecondsOf(pid) - cpuBefore;
     done = true;
     clearInterval(sampler);
     await poller;
@@ -136,14 +142,14 @@ export async function fanOut(base: string, pid: number, dataDir: string, kind: L
   const totalMs = Date.parse(e.state.endDate) - Date.parse(e.state.startDate);
   return {
     kind, items, executionId: e.id, taskRuns: e.taskRunList.length, totalMs, msPerItem: totalMs / items,
-    worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), storedBytes: storedBytes(dataDir) - bytesBefore,
+    worstHealthzMs: Math.round(worst), failedProbes, peakRssMb: Math.round(peak / 2 ** 20), startRssMb: Math.round(startRss / 2 ** 20), serverCpuS, storedBytes: storedBytes(dataDir) - bytesBefore,
     ...(probe ? { probe } : {}),
   };
 }
 
 export function describeFanOut(f: FanOutFigures): string {
   return `  ${f.kind.padEnd(12)} ${String(f.items).padStart(7)} items: ${String(f.totalMs).padStart(7)} ms, `
-    + `${f.msPerItem.toFixed(4)} ms per item, worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
+    + `${f.msPerItem.toFixed(4)} ms per item, server CPU ${f.serverCpuS.toFixed(1)} s (${Math.round((f.serverCpuS * 1e6) / f.items)} µs per item), worst /healthz ${f.worstHealthzMs} ms${f.failedProbes ? ` (${f.failedProbes} probes reset)` : ''}, `
     + (f.probe ? `longest event-loop block ${Math.round(f.probe.maxMs)} ms, GC: longest pause ${Math.round(f.probe.gcMaxMs)} ms (${f.probe.gcMaxKind}), `
       + `${Math.round(f.probe.gcTotalMs)} ms in ${f.probe.gcCount} pauses, heap peak ${f.probe.heapPeakMb} MiB (after a major GC ${f.probe.heapLiveMb}), ` : '')
     + `peak RSS ${f.peakRssMb} MiB (${f.startRssMb} at start), stored ${(f.storedBytes / 2 ** 20).toFixed(1)} MiB (${Math.round(f.storedBytes / f.taskRuns)} bytes per task run)`;

@@ -51,3 +51,17 @@ process.on('SIGUSR2', () => {
   histogram.reset();
   gc = fresh();
 });
+
+// PROBE_BLOCK_TRACE_MS=<n>: every event-loop block of more than n ms (a 5 ms timer firing that late) is printed on stderr as
+// `[block] <end, µs of the monotonic clock> <ms>`: the clock of V8's CPU profiles, so a block can be matched to the
+// profile's samples (BENCH_CPU_PROF) to say what ran.
+const traceMs = Number(process.env.PROBE_BLOCK_TRACE_MS ?? 0);
+if (traceMs > 0) {
+  let last = process.hrtime.bigint();
+  setInterval(() => {
+    const now = process.hrtime.bigint();
+    const late = Number(now - last) / 1e6 - 5;
+    if (late > traceMs) process.stderr.write(`[block] ${now / 1000n} ${late.toFixed(1)}\n`);
+    last = now;
+  }, 5).unref();
+}
