@@ -1,7 +1,8 @@
 // Eager start (Controller.admit) on real SQLite stores: a new execution takes its first step before it is stored and
 // is stored with one create holding that step (a flow of quick tasks: no update at all); its ADDED event does not
 // start it again; what the first step leaves (a timer) carries on as usual; stop() rejects an admission still waiting
-// with a transient error (the API's 503) and stores nothing; a first step that throws falls back to a plain create.
+// with a transient error (the API's 503) and stores nothing; a first step that throws falls back to a plain create; a
+// create that fails leaves no log line of the first step's inline tasks.
 import { afterEach, describe, expect, it } from 'vitest';
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
@@ -79,7 +80,7 @@ interface Counts { creates: number; updates: number; inline: number; batches: nu
  * Real stores whose execution creates and updates are counted (the store's own methods, wrapped), and a controller on
  * the real in-process launcher whose inline runs are counted; `failInline`: that many inline runs throw first.
  */
-async function setup(yaml: string, failInline = 0): Promise<{ flow: Flow; counts: Counts; c: Controller }> {
+async function setup(yaml: string, failInline = 0, failCreates = 0): Promise<{ flow: Flow; counts: Counts; c: Controller }> {
   await initExpressions();
   tmp = tempDir('controller-admit-');
   stores = openEmbeddedStores(tmp.dir);
@@ -88,7 +89,12 @@ async function setup(yaml: string, failInline = 0): Promise<{ flow: Flow; counts
   const executions = stores.executions;
   const create = executions.create.bind(executions);
   const update = executions.update.bind(executions);
-  executions.create = (e) => { counts.creates++; return create(e); };
+  let createFailures = failCreates;
+  executions.create = (e) => {
+    counts.creates++;
+    if (createFailures-- > 0) return Promise.reject(new TransientError('the store is busy (on purpose)'));
+    return create(e);
+  };
   executions.update = (e, v, acks) => { counts.updates++; return update(e, v, acks); };
   let failures = failInline;
   controller = new Controller(stores, {
@@ -185,6 +191,17 @@ describe('admit', () => {
     expect(counts.creates).toBe(0);
     // A stopped controller takes no new admission either.
     await expect(c.admit(fresh(flow))).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it('a create that fails after the first step is answered with its error and leaves no log line of that step', async () => {
+    const { flow, counts, c } = await setup(FAILING, 0, 1);
+    const exec = fresh(flow);
+    await expect(c.admit(exec)).rejects.toBeInstanceOf(TransientError);
+    expect(counts.inline).toBe(1); // the Log task ran (and logged) in the first step
+    await settle(c);
+    await stores!.logs.flush();
+    expect(await stores!.logs.forExecution(exec.id, {})).toEqual([]);
+    expect(await stores!.executions.get(exec.id)).toBeUndefined();
   });
 
   it('a first step that throws falls back to a plain create: the execution is started the usual way, not lost', async () => {

@@ -408,6 +408,7 @@ export class Controller {
     } catch (err) {
       this.admitted.delete(id);
       a.reject(err); // not stored: the API answers the error (503 when transient), the caller may try again
+      await this.dropLogsOf(id);
       return;
     }
     if (isTerminal(saved.execution.state.current)) this.cache.delete(id); else this.cache.set(id, saved);
@@ -425,6 +426,19 @@ export class Controller {
     // as it opens those of a stored record, so the logs and outputs of its inline tasks are masked the same way.
     const sealed = this.stores.secrets ? this.stores.secrets.sealInputs(exec, flow.inputs) : exec;
     return { flow, sealed, step: await this.decideInline(flow, sealed, [{ type: 'start', runningCount: 0 }]) };
+  }
+
+  /**
+   * The log lines the first step's inline tasks wrote for an execution whose create failed: the execution does not
+   * exist, so neither do they (a caller who tries again gets a new id). Flushed first, so no buffered line comes after.
+   */
+  private async dropLogsOf(id: string): Promise<void> {
+    try {
+      await this.stores.logs.flush();
+      await this.stores.logs.deleteExecution(id);
+    } catch (err) {
+      console.warn(`[controller] ${id}: not created, and the log lines of its first step could not be removed (${reasonOf(err)})`);
+    }
   }
 
   /** An admission stored as it came (CREATED): its ADDED event starts it as any other new execution. */
