@@ -381,8 +381,9 @@ export class Controller {
     this.prepare(flow, exec, actions);
     if (changed(stored.execution, exec, events.length > 0) || acks.length) await this.write(exec, stored.resourceVersion, acks);
     await this.apply(flow, exec, actions);
-    // Results only: the timers of the runs they did not change are armed already (work.ts `since`).
-    await this.reconcile(flow, exec, resync, !resync && events.every((e) => e.type === 'task-result') ? stored.execution : undefined);
+    // Results and ticks only (a wide loop's batches): the timers of the runs they did not change are armed already
+    // (work.ts `since`), and neither consumes a timer. Other events (a timer that fired, a kill...) derive them all.
+    await this.reconcile(flow, exec, resync, !resync && events.every((e) => e.type === 'task-result' || e.type === 'tick') ? stored.execution : undefined);
     this.settled(exec, events);
     if (!isTerminal(exec.state.current)) this.resync.processed(id);
   }

@@ -147,10 +147,13 @@ export function buildVariables(
     },
     labels: dictFrom(execution.labels.map((l) => [l.key, l.value] as const)),
     inputs: nestInputs(openInputs(execution, open)),
-    outputs: buildOutputs(execution, index),
+    outputs: undefined, // made on first read, below
     vars: flow.variables ?? {},
     trigger: execution.trigger?.variables ?? {},
   };
+  // The tree is built from the whole run list (once per index): most templates (a loop child's `{{ taskrun.value }}`)
+  // never read it, and building it for the first attempt of each step was a walk of the record per step.
+  lazyProperty(vars, 'outputs', () => buildOutputs(execution, index));
   // Kestra's namespace variables (`namespace.<name>`): only when the flow's namespace (or a parent) is stored.
   if (flow.namespaceContext) vars.namespace = flow.namespaceContext.variables;
   if (!run) return vars;

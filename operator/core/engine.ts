@@ -135,6 +135,7 @@ function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent
   }
   advance(ctx);
   if (ctx.more && ACTIVE.has(exec.state.current)) ctx.actions.push({ type: 'continue' });
+  keepFlowables(ctx);
   adoptIndex(exec, ctx.runs);
   return { execution: exec, actions: ctx.actions };
 }
@@ -397,11 +398,16 @@ export function advance(ctx: StepContext): void {
 /**
  * Positions of the flowable runs of the record that were going when first seen, in list order: each call adds the runs
  * appended since (a new run list, after a restart, is looked at afresh). Runs that ended since are still listed.
+ * A step on shared runs (results, ticks: copyShared) starts from the list the previous step left in the index and looks
+ * at the runs appended since only, not at the whole record: no such step brings an ended run back (ended runs are
+ * frozen and shared; changing one throws), and the steps that may (restart, a full copy) build a new index, which holds
+ * no list. A list carried over a step of another kind is still right: that step only appended runs or ended them.
  */
 function flowableRuns(ctx: StepContext): () => readonly number[] {
-  let list: TaskRun[] | undefined;
-  let seen = 0;
-  let positions: number[] = [];
+  const carried = ctx.shared && ctx.runs.flowables?.flow === ctx.flow ? ctx.runs.flowables : undefined;
+  let list: TaskRun[] | undefined = carried && ctx.exec.taskRunList;
+  let seen = carried?.seen ?? 0;
+  let positions: number[] = carried ? carried.positions.slice() : [];
   return () => {
     const runs = ctx.exec.taskRunList;
     if (runs !== list) { list = runs; seen = 0; positions = []; }
@@ -409,8 +415,17 @@ function flowableRuns(ctx: StepContext): () => readonly number[] {
       const run = runs[seen]!;
       if (!isTerminal(run.state.current) && isFlowableType(taskOf(ctx, run).type)) positions.push(seen);
     }
+    if (ctx.shared) ctx.runs.flowables = { flow: ctx.flow, seen, positions };
     return positions;
   };
+}
+
+/** The flowable list a step on shared runs leaves in its index for the next (flowableRuns), without the ended runs. */
+function keepFlowables(ctx: StepContext): void {
+  const kept = ctx.shared ? ctx.runs.flowables : undefined;
+  if (!kept) return;
+  const runs = ctx.exec.taskRunList;
+  ctx.runs.flowables = { flow: kept.flow, seen: kept.seen, positions: kept.positions.filter((at) => !isTerminal(runs[at]!.state.current)) };
 }
 
 function resolveFlowable(ctx: StepContext, run: TaskRun, task: ReturnType<typeof taskOf>): boolean {

@@ -8,7 +8,8 @@ import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
 import { loopTally } from './loop-tally.js';
 import { childrenIn, indexRuns, knownIndex, LayeredMap } from './run-index.js';
-import type { Execution, TaskRun } from './types.js';
+import { indexFlow, isFlowableType } from './flow-index.js';
+import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 import { pendingWork } from './work.js';
 import { prng } from './prng.js';
@@ -39,7 +40,7 @@ let tallied = 0;
 const SEEDS: Record<string, number> = { eachParallel: 60, forEach: 60, nested: 60, pause: 60, wide: 3 };
 
 /** The carried index of `exec` is the fresh build of its run list: the same run objects, lists and places. */
-function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, where: string): void {
+function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, where: string, flow?: Flow): void {
   const carried = knownIndex(exec);
   expect(carried, `${where}: a step hands on its index`).toBeDefined();
   const fresh = indexRuns(exec.taskRunList);
@@ -67,7 +68,23 @@ function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, wh
     const b = fresh.children.get(key)!;
     if (a.length !== b.length || a.some((r, i) => r !== b[i])) throw new Error(`${where}: children of '${key}' differ`);
   }
+  // The flowable list a step on shared runs carries (engine.ts flowableRuns) holds every flowable still going before
+  // its `seen`: the next such step looks at the runs after it only.
+  const kept = carried!.flowables;
+  if (flow && kept) {
+    expect(kept.flow, where).toBe(flow);
+    expect(kept.seen, where).toBeLessThanOrEqual(exec.taskRunList.length);
+    const types = indexFlow(flow).byId;
+    const listed = new Set(kept.positions);
+    for (let at = 0; at < kept.seen; at++) {
+      const run = exec.taskRunList[at]!;
+      if (isTerminal(run.state.current) || !isFlowableType(types.get(run.taskId)!.type)) continue;
+      if (!listed.has(at)) throw new Error(`${where}: flowable ${run.taskId} at ${at}, going, is not in the carried list`);
+      flowablesChecked++;
+    }
+  }
 }
+let flowablesChecked = 0;
 
 const runningAttempts = (exec: Execution): { run: TaskRun; attempt: number }[] => exec.taskRunList.flatMap((run) => {
   const att = run.attempts[run.attempts.length - 1];
@@ -95,7 +112,7 @@ function generated(flowName: string, seed: number, batches: number): void {
   const deps = () => ({ ...h.deps, random: rand });
   const where = (b: string) => `${flowName} seed ${seed} ${b}`;
   exec = stepMany(h.flow, exec, [{ type: 'start', runningCount: 0 }], deps()).execution;
-  expectCarriedIsFresh(exec, LOOPS[flowName]!, where('start'));
+  expectCarriedIsFresh(exec, LOOPS[flowName]!, where('start'), h.flow);
   for (let b = 0; b < batches && !isTerminal(exec.state.current); b++) {
     const x = rand();
     let events: EngineEvent[] = results(rand, exec);
@@ -109,24 +126,24 @@ function generated(flowName: string, seed: number, batches: number): void {
     if (!events.length) events = [{ type: 'tick' }];
     const given = exec;
     exec = stepMany(h.flow, exec, events, deps()).execution;
-    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b}: ${events[0]!.type}`));
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b}: ${events[0]!.type}`), h.flow);
     // The record the step was given keeps its own index as it was (the step forked it).
-    if (knownIndex(given)) expectCarriedIsFresh(given, LOOPS[flowName]!, where(`batch ${b}: the given record`));
+    if (knownIndex(given)) expectCarriedIsFresh(given, LOOPS[flowName]!, where(`batch ${b}: the given record`), h.flow);
     // In-place rounds (the controller's inline results): the record is the step's own until written.
     for (let round = 0; round < 3 && rand() < 0.6; round++) {
       const more = results(rand, exec);
       if (!more.length) break;
       exec = stepOwned(h.flow, exec, more, deps()).execution;
-      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} round ${round}`));
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} round ${round}`), h.flow);
     }
     handBackUnchanged(exec);
-    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} handed back`));
+    expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} handed back`), h.flow);
     const end = rand();
     if (end < 0.7) for (const r of exec.taskRunList) freezeData(r); // written: the store freezes what it wrote
     else if (end < 0.8) exec = JSON.parse(JSON.stringify(exec)) as Execution; // reloaded from the store: no index known
     if (isTerminal(exec.state.current) && (exec.state.current === 'FAILED' || exec.state.current === 'KILLED') && rand() < 0.7) {
       exec = stepMany(h.flow, exec, [{ type: 'restart' }], deps()).execution;
-      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} restart`));
+      expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} restart`), h.flow);
     }
     h.advanceClock(500);
   }
@@ -135,6 +152,10 @@ function generated(flowName: string, seed: number, batches: number): void {
 describe('the run index a step hands on is the one a fresh build gives', () => {
   it.each(Object.keys(FLOWS))('%s: after every step of generated batches', (flowName) => {
     for (let seed = 1; seed <= SEEDS[flowName]!; seed++) generated(flowName, seed, 80);
+  });
+
+  it('carried flowable lists were checked', () => {
+    expect(flowablesChecked).toBeGreaterThan(100);
   });
 
   it('the kept counts of one-task loops were checked (not left to the walk every time)', () => {
@@ -147,6 +168,14 @@ describe('the run index a step hands on is the one a fresh build gives', () => {
     let plain = new Map<string, number>();
     const versions: [LayeredMap<number>, Map<string, number>][] = [];
     for (let step = 0; step < 200; step++) {
+      // Now and then a second fork of an earlier version, written too: two versions of one origin adding keys.
+      if (step % 17 === 16) {
+        const [origin, originPlain] = versions[Math.floor(rand() * versions.length)]!;
+        const other = origin.fork();
+        const otherPlain = new Map(originPlain);
+        for (let i = 0; i < 50; i++) { const key = `o${step}-${i}`; other.set(key, -i); otherPlain.set(key, -i); }
+        versions.push([other, otherPlain]);
+      }
       layered = layered.fork();
       plain = new Map(plain);
       const writes = Math.floor(rand() * 400);

@@ -3,7 +3,7 @@
 // (layered maps: the versions share what did not change), so a step pays for the runs it touches, not for the record.
 import { copyData } from './keyed.js';
 import { forkTallies, markReplaced } from './loop-tally.js';
-import type { Execution, TaskRun } from './types.js';
+import type { Execution, Flow, TaskRun } from './types.js';
 
 /** The few map operations the indexes are used through (a `Map` has them too). */
 export interface RunLookup<V> {
@@ -77,6 +77,12 @@ export interface RunIndex {
   outputs?: Record<string, unknown>;
   /** The runs of each branch of `outputs` not made yet (made on first read), which setRunOutputs adds to. */
   unplaced?: Map<string, TaskRun[]>;
+  /**
+   * Positions of the flowable runs going when a step on shared runs looked at them, of the runs before `seen`, for
+   * `flow` (engine.ts flowableRuns): the next such step looks at the runs appended since only. Never changed once
+   * a fork shares it (a step sets a new one).
+   */
+  flowables?: { flow: Flow; seen: number; positions: number[] };
 }
 
 const NONE: readonly TaskRun[] = Object.freeze([]);
@@ -120,7 +126,9 @@ export function replaceRun(index: RunIndex, run: TaskRun): void {
 
 /** A version of `index` a step may change without changing `index` (its outputs tree is built again on first use). */
 export function forkIndex(index: RunIndex): RunIndex {
-  const fork: RunIndex = { byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), mine: new Set() };
+  const fork: RunIndex = {
+    byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), mine: new Set(), flowables: index.flowables,
+  };
   forkTallies(index, fork);
   return fork;
 }
