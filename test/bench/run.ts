@@ -1,5 +1,5 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|cli|serdes selects one group
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|steps|cli|serdes selects one group
 // (kube includes kube-scale, archive and kube-memory); default runs all. The orchestration group's figures, knobs
 // (BENCH_DURATION_S, BENCH_FANOUT, ...) and how each is measured: docs/performance.md.
 import { runOrchestrationBench } from './orchestration.js';
@@ -49,6 +49,10 @@ if (!only || only === 'render') {
 if (!only || only === 'blocks') {
   const { runBlocksBench } = await import('./blocks.js');
   await runBlocksBench();
+}
+if (!only || only === 'steps') {
+  const { runStepsBench } = await import('./steps.js');
+  await runStepsBench();
 }
 if (!only || only === 'cli') {
   const { runCliBench } = await import('./cli.js');
