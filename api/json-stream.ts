@@ -21,17 +21,19 @@ export function jsonBody<T extends object>(value: T, key: keyof T & string): T |
   return listStream(value, key, list.length, (i) => JSON.stringify(list[i]) ?? 'null');
 }
 
+/** Items bytes from which `jsonBytesBody` sends three chunks instead of copying them into one buffer. */
+const COPY_BYTES_MAX = 8 * 2 ** 20;
+
 /**
- * The JSON text of `value` with its list property `key` made of `items`, texts already serialised (a store's task-run
- * rows): the same text as JSON.stringify of `value` with the parsed items in `key`, no item parsed or serialised again.
- * One string, or a stream of `ITEMS_PER_SLICE` items per turn from `STREAM_LIST_FROM` items on.
+ * The JSON of `value` with its list property `key` made of `items`: the UTF-8 JSON texts of the items, separated by
+ * commas (what goes between the list's brackets), as a store holds them: the same text as JSON.stringify of `value`
+ * with the parsed items in `key`, no item parsed, serialised or encoded again. One buffer, or, from 8 MiB of items on,
+ * a stream of three chunks (the text before the list, the items as they are, the text after it): no copy of them.
  */
-export function jsonTextBody<T extends object>(value: T, key: keyof T & string, items: readonly string[]): string | Readable {
-  if (items.length < STREAM_LIST_FROM) {
-    const { head, tail } = around(value, key);
-    return `${head}${items.join(',')}${tail}`;
-  }
-  return listStream(value, key, items.length, (i) => items[i]!);
+export function jsonBytesBody<T extends object>(value: T, key: keyof T & string, items: Buffer): Buffer | Readable {
+  const { head, tail } = around(value, key);
+  const parts = [Buffer.from(head), items, Buffer.from(tail)];
+  return items.length < COPY_BYTES_MAX ? Buffer.concat(parts) : Readable.from(parts, { objectMode: false });
 }
 
 /** The JSON text of `value` before the items of its property `key` (up to its `[`) and after them (from its `]`). */
@@ -77,8 +79,8 @@ export function sendJson<T extends object>(ctx: Pick<Context, 'body' | 'type'>, 
   if (body instanceof Readable) ctx.type = 'application/json; charset=utf-8';
 }
 
-/** Answers `value` with the serialised `items` as its list `key` (jsonTextBody). */
-export function sendJsonTexts<T extends object>(ctx: Pick<Context, 'body' | 'type'>, value: T, key: keyof T & string, items: readonly string[]): void {
-  ctx.body = jsonTextBody(value, key, items);
+/** Answers `value` with the serialised `items` (UTF-8 JSON texts joined by commas) as its list `key` (jsonBytesBody). */
+export function sendJsonBytes<T extends object>(ctx: Pick<Context, 'body' | 'type'>, value: T, key: keyof T & string, items: Buffer): void {
+  ctx.body = jsonBytesBody(value, key, items);
   ctx.type = 'application/json; charset=utf-8';
 }

@@ -12,7 +12,7 @@ import type { SearchFilter } from '../../operator/store/filters.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
 import { executionJson, executionsJson, type ExecutionJson } from '../execution-json.js';
-import { sendJson, sendJsonTexts } from '../json-stream.js';
+import { sendJson, sendJsonBytes } from '../json-stream.js';
 import { legacyFilters, searchFilters } from '../filters.js';
 import { flowJson } from './flows.js';
 import { executionStoragePath } from '../../operator/storage/paths.js';
@@ -140,9 +140,9 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
   r.get('/executions/:id', async (ctx) => {
     // The task runs as the store holds them (JSON texts) where it can: an execution of 10,000 runs is ~8 MB of JSON that
     // would otherwise be parsed from the store only to be serialised again for the answer.
-    const read = await deps.stores.executions.getRunTexts?.(ctx.params.id!);
+    const read = await deps.stores.executions.getRunsJson?.(ctx.params.id!);
     if (read) {
-      sendJsonTexts(ctx, (await executionsJson(deps.stores, [read.stored.execution]))[0]!, 'taskRunList', read.runs);
+      sendJsonBytes(ctx, (await executionsJson(deps.stores, [read.stored.execution]))[0]!, 'taskRunList', read.runs);
       return;
     }
     sendJson(ctx, (await executionsJson(deps.stores, [(await getExecution(deps, ctx.params.id!)).execution]))[0]!, 'taskRunList');

@@ -145,8 +145,8 @@ function maskedExecutions(inner: ExecutionStore, flows: FlowStore, layer: Secret
     update: async (exec, expected, acks) => seen(await inner.update(await prepare(exec), expected, acks)),
     get: async (id) => seen(await inner.get(id)),
     // The run texts are stored masked; the record is learnt as a read of `get` learns it.
-    getRunTexts: inner.getRunTexts && (async (id) => {
-      const read = await inner.getRunTexts!(id);
+    getRunsJson: inner.getRunsJson && (async (id) => {
+      const read = await inner.getRunsJson!(id);
       if (read) seen(read.stored);
       return read;
     }),

@@ -121,11 +121,12 @@ export interface ExecutionStore {
   create(execution: Execution): Promise<StoredExecution>;
   get(id: string): Promise<StoredExecution | undefined>;
   /**
-   * The record as `get` reads it, but its task runs as the JSON texts the store holds (`taskRunList` left empty; no run
-   * parsed), for answers that send them as they are: the stored texts are masked already (masking is applied where
-   * records are written). Optional: a store that does not keep runs as text leaves it out and readers use `get`.
+   * The record as `get` reads it, but its task runs as the JSON the store holds (`taskRunList` left empty; no run
+   * parsed): their texts in order, separated by commas (what goes between the list's brackets), as UTF-8 bytes, for
+   * answers that send them as they are. The stored texts are masked already (masking is applied where records are
+   * written). Optional: a store that does not keep runs as text leaves it out and readers use `get`.
    */
-  getRunTexts?(id: string): Promise<{ stored: StoredExecution; runs: string[] } | undefined>;
+  getRunsJson?(id: string): Promise<{ stored: StoredExecution; runs: Buffer } | undefined>;
   /**
    * Replaces the execution if its stored resourceVersion equals `expected`, else ConflictError.
    * `ackCommands` lists command seqs consumed by this update; they are deleted in the same transaction.

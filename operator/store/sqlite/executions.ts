@@ -144,6 +144,8 @@ export class SqliteExecutionStore implements ExecutionStore {
       get: db.prepare(`SELECT e.seq, b.body, e.resource_version FROM executions e JOIN execution_bodies b ON b.seq = e.seq
         WHERE e.id = ?`),
       runsOf: db.prepare('SELECT body FROM execution_task_runs WHERE seq = ? ORDER BY idx').pluck(),
+      // The run texts joined by SQLite as the bytes it stores (UTF-8): no JavaScript string per run, no encoding.
+      runsJson: db.prepare(`SELECT CAST(group_concat(body, ',' ORDER BY idx) AS BLOB) FROM execution_task_runs WHERE seq = ?`).pluck(),
       // An upsert, not INSERT OR REPLACE: replacing deletes and re-inserts each row, which with foreign keys on cost
       // ~8x more for the rows of a fan-out's results (~1.1 s against ~0.14 s for 100,000 rows).
       putRuns: PUT_RUN_ROWS.map((n) => db.prepare(`INSERT INTO execution_task_runs (seq, idx, body) VALUES
@@ -194,12 +196,13 @@ export class SqliteExecutionStore implements ExecutionStore {
     return this.getSync(id);
   }
 
-  async getRunTexts(id: string): Promise<{ stored: StoredExecution; runs: string[] } | undefined> {
+  async getRunsJson(id: string): Promise<{ stored: StoredExecution; runs: Buffer } | undefined> {
     const row = this.row(id);
     if (!row) return undefined;
     const execution = JSON.parse(row.body) as Execution;
     execution.taskRunList = [];
-    return { stored: { execution, resourceVersion: row.resource_version }, runs: this.stmts.runsOf.all(row.seq) as string[] };
+    const runs = (this.stmts.runsJson.get(row.seq) as Buffer | null) ?? Buffer.alloc(0); // no row: NULL
+    return { stored: { execution, resourceVersion: row.resource_version }, runs };
   }
 
   getSync(id: string): StoredExecution | undefined {
