@@ -120,17 +120,6 @@ describe('the outputs tree, each task id\'s branch made on first read', () => {
     expect(structuredClone(buildOutputs(execOf(runs())))).toEqual(placedWhole(list));
   });
 
-  it('the tree is not built (no walk of the run list) until a template reads `outputs`', () => {
-    const list = runs();
-    const index = indexRuns(list);
-    const vars = buildVariables(flow, execOf(list), list[2], undefined, { index });
-    expect(renderer.render('{{ taskrun.value }} {{ execution.id }}', vars)).toBe('a e');
-    expect(index.outputs).toBeUndefined();
-    expect(renderer.render('{{ outputs.task.value }}', vars)).toBe('second');
-    expect(index.outputs).toBeDefined();
-    expect(Object.getOwnPropertyDescriptor(vars, 'outputs')).toHaveProperty('value', index.outputs);
-  });
-
   it('a branch not read is not made', () => {
     const list = runs();
     const outputs = buildOutputs(execOf(list));
