@@ -139,7 +139,8 @@ export function registerExecutionRoutes(r: Router, deps: ApiDeps): void {
 
   r.get('/executions/:id', async (ctx) => {
     // The task runs as the store holds them (JSON texts) where it can: an execution of 10,000 runs is ~8 MB of JSON that
-    // would otherwise be parsed from the store only to be serialised again for the answer.
+    // would otherwise be parsed from the store only to be serialised again for the answer. Not read that way (another
+    // store, runs too large to join): the record as `get` reads it, streamed.
     const read = await deps.stores.executions.getRunsJson?.(ctx.params.id!);
     if (read) {
       sendJsonBytes(ctx, (await executionsJson(deps.stores, [read.stored.execution]))[0]!, 'taskRunList', read.runs);

@@ -124,7 +124,8 @@ export interface ExecutionStore {
    * The record as `get` reads it, but its task runs as the JSON the store holds (`taskRunList` left empty; no run
    * parsed): their texts in order, separated by commas (what goes between the list's brackets), as UTF-8 bytes, for
    * answers that send them as they are. The stored texts are masked already (masking is applied where records are
-   * written). Optional: a store that does not keep runs as text leaves it out and readers use `get`.
+   * written). Optional: a store that does not keep runs as text leaves it out and readers use `get`. Undefined when
+   * there is no such execution, or when its runs are too large to join in one value: readers then use `get` too.
    */
   getRunsJson?(id: string): Promise<{ stored: StoredExecution; runs: Buffer } | undefined>;
   /**

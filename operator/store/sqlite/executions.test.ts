@@ -154,3 +154,26 @@ describe('SqliteExecutionStore feeds', () => {
     expect(seen).toEqual(['A:ADDED:1', 'B:ADDED:1', 'A:MODIFIED:2', 'B:MODIFIED:2']);
   });
 });
+
+describe('SqliteExecutionStore getRunsJson', () => {
+  it('gives the runs as the stored JSON joined by commas, in order; none for no run or no execution', async () => {
+    const runs = [{ id: 'r1', value: 'é' }, { id: 'r2' }] as never[];
+    await stores.executions.create({ ...sampleExecution('e1'), taskRunList: runs });
+    await stores.executions.create(sampleExecution('e0'));
+    const read = (await stores.executions.getRunsJson('e1'))!;
+    expect(JSON.parse(`[${read.runs.toString('utf8')}]`)).toEqual(runs);
+    expect(read.stored.execution.taskRunList).toEqual([]);
+    expect((await stores.executions.getRunsJson('e0'))!.runs.length).toBe(0);
+    expect(await stores.executions.getRunsJson('missing')).toBeUndefined();
+  });
+
+  it('(SQLite\'s 1e9-byte limit simulated: no test can store that much) runs too large to join: undefined, so readers use get', async () => {
+    await stores.executions.create({ ...sampleExecution('e1'), taskRunList: [{ id: 'r1' }] as never[] });
+    const stmts = (stores.executions as unknown as { stmts: { runsJson: { get: () => unknown } } }).stmts;
+    stmts.runsJson.get = () => { throw Object.assign(new Error('string or blob too big'), { code: 'SQLITE_TOOBIG' }); };
+    expect(await stores.executions.getRunsJson('e1')).toBeUndefined();
+    expect((await stores.executions.get('e1'))!.execution.taskRunList).toEqual([{ id: 'r1' }]);
+    stmts.runsJson.get = () => { throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }); };
+    await expect(stores.executions.getRunsJson('e1')).rejects.toThrow('disk I/O error'); // any other error is the caller's
+  });
+});

@@ -199,9 +199,17 @@ export class SqliteExecutionStore implements ExecutionStore {
   async getRunsJson(id: string): Promise<{ stored: StoredExecution; runs: Buffer } | undefined> {
     const row = this.row(id);
     if (!row) return undefined;
+    let runs: Buffer;
+    try {
+      runs = (this.stmts.runsJson.get(row.seq) as Buffer | null) ?? Buffer.alloc(0); // no row: NULL
+    } catch (err) {
+      // More than SQLite joins in one value (1e9 bytes: outputs of up to EXPRESSION_MAX_BYTES each can get there):
+      // the caller reads the record with `get`, a run at a time, as it did before this read existed.
+      if ((err as { code?: string }).code === 'SQLITE_TOOBIG') return undefined;
+      throw err;
+    }
     const execution = JSON.parse(row.body) as Execution;
     execution.taskRunList = [];
-    const runs = (this.stmts.runsJson.get(row.seq) as Buffer | null) ?? Buffer.alloc(0); // no row: NULL
     return { stored: { execution, resourceVersion: row.resource_version }, runs };
   }
 
