@@ -38,8 +38,11 @@ export async function runStepsBench(): Promise<void> {
     results.push(step(running.map((r) => ({ type: 'task-result', taskRunId: r.id, attempt: r.attempts.length, outcome: { state: 'SUCCESS', outputs: { value: r.value } } }))));
   }
   if (exec.state.current !== 'SUCCESS') throw new Error(`the loop ended ${exec.state.current}`);
-  const line = (what: string, ms: number[]) => console.log(`  ${what.padEnd(16)} ${String(ms.length).padStart(4)} steps: median ${median(ms).toFixed(1)} ms, `
-    + `max ${Math.max(...ms).toFixed(1)} ms, total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms (${((ms.reduce((a, b) => a + b, 0) * 1000) / n).toFixed(1)} µs per item)`);
+  const line = (what: string, ms: number[]) => {
+    const total = ms.reduce((a, b) => a + b, 0);
+    console.log(`  ${what.padEnd(16)} ${String(ms.length).padStart(4)} steps: median ${median(ms).toFixed(1)} ms, `
+      + `max ${Math.max(...ms).toFixed(1)} ms, total ${total.toFixed(0)} ms (${((total * 1000) / n).toFixed(1)} µs per item)`);
+  };
   line('creation steps', creations);
   line('result steps', results);
 }
