@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { newExecution } from '../core/execution.js';
 import { newId } from '../core/ids.js';
+import { versionCopies } from '../core/run-index.js';
 import { RUNS_PER_STEP } from '../core/runs.js';
 import type { Execution } from '../core/types.js';
 import { initExpressions } from '../expr/index.js';
@@ -66,7 +67,8 @@ describe('wide loops through the controller', { timeout: 120_000 }, () => {
     expect(counts.filter((n, i) => n > (counts[i - 1] ?? 0)).length).toBeGreaterThanOrEqual(3);
   });
 
-  it('5,000 Return children: every child ran once and ended SUCCESS, and no write touched more than a step and a batch of runs', async () => {
+  it('5,000 Return children: every child ran once and ended SUCCESS, no write touched more than a step and a batch of runs, no index was copied', async () => {
+    const copies = versionCopies.count;
     const versions = await run(loop(5_000, `        type: ${P}core.debug.Return\n        format: "{{ taskrun.value }}"\n`), (e) => e.state.current === 'SUCCESS');
     const last = versions[versions.length - 1]!;
     const children = last.taskRunList.filter((r) => r.taskId === 'c');
@@ -75,5 +77,7 @@ describe('wide loops through the controller', { timeout: 120_000 }, () => {
     const perWrite = versions.map((v, i) => touched(versions[i - 1], v));
     // New runs of a step, plus the results of a batch (each changes its run), plus the loop's own run.
     expect(Math.max(...perWrite)).toBeLessThanOrEqual(RUNS_PER_STEP + EVENTS_PER_BATCH + 1);
+    // Each step forked the index the previous one handed on (run-index.ts VersionedMap): none had to copy one.
+    expect(versionCopies.count - copies).toBe(0);
   });
 });

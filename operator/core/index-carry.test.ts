@@ -7,7 +7,7 @@ import type { EngineEvent, TaskOutcome } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
 import { loopTally } from './loop-tally.js';
-import { childrenIn, indexRuns, knownIndex, LayeredMap } from './run-index.js';
+import { childrenIn, indexRuns, knownIndex, versionCopies, VersionedMap } from './run-index.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
 import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
@@ -31,7 +31,7 @@ const FLOWS: Record<string, string> = {
     + `${ret('last')}`,
   pause: `id: f\nnamespace: t\ntasks:\n  - id: each\n    type: ${P}core.flow.EachParallel\n    value: ${values(20)}\n    tasks:\n${ret('c')}`
     + `  - id: wait\n    type: ${P}core.flow.Pause\n  - id: after\n    type: ${P}core.flow.EachParallel\n    value: ${values(20)}\n    tasks:\n${ret('d')}`,
-  // Wide enough for the layered maps to fold their layers (past 1,024 own entries).
+  // Wide enough for steps of thousands of changes (a run a result, RUNS_PER_STEP runs a creation step).
   wide: `id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(2500)}\n    tasks:\n${ret('a')}`,
 };
 /** One-task loops of each flow (task id: values), whose kept counts are checked too. */
@@ -162,11 +162,11 @@ describe('the run index a step hands on is the one a fresh build gives', () => {
     expect(tallied).toBeGreaterThan(1_000);
   });
 
-  it('a layered map forked and folded reads as a plain map of the same writes, and a fork never changes its origin', () => {
+  it('a versioned map forked and written reads as a plain map of the same writes, and a fork never changes its origin', () => {
     const rand = prng(7);
-    let layered = LayeredMap.empty<number>();
+    let versioned = VersionedMap.empty<number>();
     let plain = new Map<string, number>();
-    const versions: [LayeredMap<number>, Map<string, number>][] = [];
+    const versions: [VersionedMap<number>, Map<string, number>][] = [];
     for (let step = 0; step < 200; step++) {
       // Now and then a second fork of an earlier version, written too: two versions of one origin adding keys.
       if (step % 17 === 16) {
@@ -176,20 +176,93 @@ describe('the run index a step hands on is the one a fresh build gives', () => {
         for (let i = 0; i < 50; i++) { const key = `o${step}-${i}`; other.set(key, -i); otherPlain.set(key, -i); }
         versions.push([other, otherPlain]);
       }
-      layered = layered.fork();
+      versioned = versioned.fork();
       plain = new Map(plain);
       const writes = Math.floor(rand() * 400);
       for (let i = 0; i < writes; i++) {
         const key = `k${Math.floor(rand() * 3_000)}`;
-        layered.set(key, step * 1_000 + i);
+        versioned.set(key, step * 1_000 + i);
         plain.set(key, step * 1_000 + i);
       }
-      versions.push([layered, plain]);
+      versions.push([versioned, plain]);
     }
     for (const [l, p] of versions) {
       expect([...l.keys()]).toEqual([...p.keys()]);
       expect([...l.values()]).toEqual([...p.values()]);
       expect(l.size).toBe(p.size);
     }
+  });
+
+  it('versions of a map forked, written and read in any order, older ones included, read as plain maps of their writes', () => {
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const rand = prng(seed);
+      const pick = <T>(xs: T[], recent: number) => xs[rand() < recent ? xs.length - 1 : Math.floor(rand() * xs.length)]!;
+      const versions: [VersionedMap<number>, Map<string, number>][] = [[VersionedMap.empty<number>(), new Map()]];
+      const expectSame = ([m, p]: [VersionedMap<number>, Map<string, number>], key: string) => {
+        expect(m.get(key)).toBe(p.get(key));
+        expect(m.has(key)).toBe(p.has(key));
+      };
+      for (let op = 0; op < 3_000; op++) {
+        const r = rand();
+        const key = `k${Math.floor(rand() * 300)}`;
+        if (r < 0.15) {
+          // A fork: mostly of the newest version (a chain of steps), now and then of an older one (a second try).
+          const [m, p] = pick(versions, 0.8);
+          versions.push([m.fork(), new Map(p)]);
+        } else if (r < 0.6) {
+          // A write: mostly to the newest, now and then to an older version (forked already).
+          const [m, p] = pick(versions, 0.9);
+          m.set(key, op);
+          p.set(key, op);
+        } else {
+          expectSame(pick(versions, 0.3), key);
+        }
+      }
+      for (const [m, p] of versions) {
+        expect([...m.keys()]).toEqual([...p.keys()]);
+        expect([...m.values()]).toEqual([...p.values()]);
+        expect(m.size).toBe(p.size);
+      }
+    }
+  });
+
+  it('a chain of forks, each written, copies nothing; an older version read after more than 8 newer ones is copied once', () => {
+    const before = versionCopies.count;
+    let m = VersionedMap.empty<number>();
+    for (let i = 0; i < 10_000; i++) m.set(`k${i}`, i);
+    const first = m;
+    for (let step = 1; step <= 20; step++) {
+      m = m.fork();
+      for (let i = 0; i < 100; i++) m.set(`k${(step * 100 + i) % 10_000}`, -step);
+      m.set(`new${step}`, step);
+    }
+    expect(versionCopies.count - before).toBe(0);
+    expect(m.get('k150')).toBe(-1);
+    expect(first.get('k150')).toBe(150); // found in the undo entries of the version after it
+    expect(versionCopies.count - before).toBe(0);
+    expect(first.get('k5000')).toBe(5_000); // written by none of the 20 newer versions: copied into a chain of its own
+    expect(versionCopies.count - before).toBe(1);
+    expect(first.get('k151')).toBe(151); // and read straight from it since
+    expect(first.has('new1')).toBe(false);
+    expect(first.size).toBe(10_000);
+    expect(versionCopies.count - before).toBe(1);
+    expect(m.size).toBe(10_020);
+  });
+
+  it('the steps of a 6,000-item loop fork each index and copy none', () => {
+    const h = new EngineHarness(`id: f\nnamespace: t\ntasks:\n  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: ${values(6000)}\n    tasks:\n${ret('a')}`);
+    const before = versionCopies.count;
+    let exec = stepMany(h.flow, h.exec, [{ type: 'start', runningCount: 0 }], h.deps).execution;
+    const freeze = () => { for (const r of exec.taskRunList) if (!Object.isFrozen(r)) freezeData(r); };
+    freeze();
+    while (exec.taskRunList.length < 6001) { exec = stepMany(h.flow, exec, [{ type: 'tick' }], h.deps).execution; freeze(); }
+    for (;;) {
+      const running = exec.taskRunList.filter((r) => r.taskId === 'a' && !isTerminal(r.state.current)).slice(0, 2_000);
+      if (!running.length) break;
+      exec = stepMany(h.flow, exec, running.map((r) => ({ type: 'task-result' as const, taskRunId: r.id, attempt: r.attempts.length, outcome: { state: 'SUCCESS' as const } })), h.deps).execution;
+      freeze();
+    }
+    expect(exec.state.current).toBe('SUCCESS');
+    expect(versionCopies.count - before).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 // Indexes over the task runs of one execution (by id, children by parent in creation order, where each run sits), so
 // that no lookup walks the whole run list. A record's index is handed on from step to step: the next step forks it
-// (layered maps: the versions share what did not change), so a step pays for the runs it touches, not for the record.
+// (versioned maps: a fork copies nothing), so a step pays for the runs it touches, not for the record.
 import { copyData } from './keyed.js';
 import { forkTallies, markReplaced } from './loop-tally.js';
 import type { Execution, Flow, TaskRun } from './types.js';
@@ -10,44 +10,89 @@ export interface RunLookup<V> {
   get(key: string): V | undefined;
 }
 
-/** Own entries below which a layer is never folded into a new base. */
-const FOLD_MIN = 1_024;
-/** A fork folds its origin's own layer into a new base once it holds more than 1/FOLD_RATIO of the base's entries. */
-const FOLD_RATIO = 8;
+/** What an older version holds for a key its newer version added. */
+const ABSENT: unique symbol = Symbol('absent');
+
+/** Versions an older version's read may walk through before it copies itself into a chain of its own. */
+const WALK_MAX = 8;
+
+/** The entries of one chain of versions: those of its newest version (`head`). */
+interface Chain<V> { data: Map<string, V>; head: VersionedMap<V> }
+
+/** Copies made of older versions of maps (a fork or a write of a version forked already, a long walk), for tests. */
+export const versionCopies = { count: 0 };
 
 /**
- * A map of which each version changes a few entries of many: reads fall through to a base that is never changed once a
- * version shares it; writes go to the version's own layer. A fork copies the own layer only, or, once that layer holds
- * more than 1/8 of the base, starts from a new base with it folded in (the old base is left as it is): amortised O(1)
- * per write, and no copy while a version is written (a step creating 100,000 runs). Iteration is in first-insertion
- * order, as a `Map`'s. Keys are never deleted; `undefined` is never stored.
+ * A map of which each version changes a few entries of many, without copying any of the others (Baker's persistent
+ * arrays): the newest version of a chain holds the entries, in one `Map` its reads and writes go straight to. A fork
+ * makes the new version the newest; the version forked keeps, for every key the new one then writes, the value it had
+ * (`undo`), so an older version reads through the undo entries of the versions after it, then the entries. A fork and
+ * a write cost O(1) whatever the size (a step forks the index of a 100,000-run record and changes 2,000 of its runs).
+ *
+ * An older version that is forked or written (the rare second try of a step, engine.ts stepMany), or whose read walks
+ * past WALK_MAX newer versions (a record read long after it was stepped), first becomes the newest of a chain of its
+ * own (O(n), once): a stand-in takes its place in the old chain for the versions older still. A version is referenced
+ * weakly from the one forked from it: once nothing else holds it, its undo entries are no longer kept. Iteration is in
+ * first-insertion order, as a `Map`'s. Keys are never deleted; `undefined` is never stored.
  */
-export class LayeredMap<V> implements RunLookup<V> {
-  private constructor(private readonly base: ReadonlyMap<string, V>, private readonly own: Map<string, V>) {}
+export class VersionedMap<V> implements RunLookup<V> {
+  private chain: Chain<V>;
+  /** Set once forked: the version made from this one. */
+  private newer?: VersionedMap<V>;
+  /** Set once forked: this version's value of each key its newer version wrote (ABSENT: added by that version). */
+  private undo?: Map<string, V | typeof ABSENT>;
+  /** Set once forked: this version's number of keys (its keys are the first `count` of the chain's, never deleted). */
+  private count = 0;
+  /** The version this one was forked from, which records its values of the keys this one writes. */
+  private older?: WeakRef<VersionedMap<V>>;
 
-  static empty<V>(): LayeredMap<V> { return new LayeredMap<V>(new Map(), new Map()); }
-
-  get(key: string): V | undefined {
-    const v = this.own.get(key);
-    return v !== undefined ? v : this.base.get(key);
+  private constructor(chain?: Chain<V>) {
+    this.chain = chain ?? { data: new Map(), head: this };
   }
 
-  has(key: string): boolean { return this.own.has(key) || this.base.has(key); }
+  static empty<V>(): VersionedMap<V> { return new VersionedMap<V>(); }
+
+  get(key: string): V | undefined {
+    if (this.chain.head === this) return this.chain.data.get(key);
+    const v = this.olderValue(key);
+    return v === ABSENT ? undefined : v;
+  }
+
+  has(key: string): boolean {
+    if (this.chain.head === this) return this.chain.data.has(key);
+    const v = this.olderValue(key);
+    return v !== ABSENT && v !== undefined;
+  }
+
+  /** An older version's value of `key` (ABSENT or undefined: it has none), through the undo entries after it. */
+  private olderValue(key: string): V | typeof ABSENT | undefined {
+    let walked = 0;
+    for (let v: VersionedMap<V> = this; v.chain.head !== v; v = v.newer!) {
+      if (++walked > WALK_MAX) {
+        this.detach();
+        return this.chain.data.get(key);
+      }
+      const u = v.undo!.get(key);
+      if (u !== undefined) return u;
+    }
+    return this.chain.data.get(key);
+  }
 
   set(key: string, value: V): this {
-    this.own.set(key, value);
+    if (this.chain.head !== this) this.detach();
+    const { data } = this.chain;
+    const older = this.older?.deref();
+    if (older && older.newer === this && !older.undo!.has(key)) older.undo!.set(key, data.has(key) ? data.get(key)! : ABSENT);
+    data.set(key, value);
     return this;
   }
 
-  get size(): number {
-    let n = this.base.size;
-    for (const k of this.own.keys()) if (!this.base.has(k)) n++;
-    return n;
-  }
+  get size(): number { return this.chain.head === this ? this.chain.data.size : this.count; }
 
   *keys(): IterableIterator<string> {
-    for (const k of this.base.keys()) yield k;
-    for (const k of this.own.keys()) if (!this.base.has(k)) yield k;
+    if (this.chain.head === this) { yield* this.chain.data.keys(); return; }
+    let n = this.count;
+    for (const k of this.chain.data.keys()) { if (n-- === 0) return; yield k; }
   }
 
   *values(): IterableIterator<V> {
@@ -55,11 +100,42 @@ export class LayeredMap<V> implements RunLookup<V> {
   }
 
   /** A version of its own: later writes to either are not seen by the other. */
-  fork(): LayeredMap<V> {
-    if (this.own.size <= FOLD_MIN || this.own.size * FOLD_RATIO <= this.base.size) return new LayeredMap(this.base, new Map(this.own));
-    const base = new Map(this.base);
-    for (const [k, v] of this.own) base.set(k, v);
-    return new LayeredMap(base, new Map());
+  fork(): VersionedMap<V> {
+    if (this.chain.head !== this) this.detach();
+    const next = new VersionedMap<V>(this.chain);
+    this.undo = new Map();
+    this.newer = next;
+    this.count = this.chain.data.size;
+    next.older = new WeakRef(this);
+    this.chain.head = next;
+    return next;
+  }
+
+  /**
+   * Makes this older version the newest of a chain of its own. Its entries: the chain's, with the undo entries from
+   * the newest version's back to its own applied over them (ABSENT keys were added after it: deleting them keeps the
+   * order of the others). A stand-in with its undo entries takes its place in the old chain, for the version it was
+   * forked from and its newer version (which records there from now on).
+   */
+  private detach(): void {
+    versionCopies.count++;
+    const data = new Map(this.chain.data);
+    const undos: Map<string, V | typeof ABSENT>[] = [];
+    for (let v: VersionedMap<V> = this; v.chain.head !== v; v = v.newer!) undos.push(v.undo!);
+    for (let i = undos.length - 1; i >= 0; i--) {
+      for (const [k, u] of undos[i]!) if (u === ABSENT) data.delete(k); else data.set(k, u);
+    }
+    const stand = new VersionedMap<V>(this.chain);
+    stand.undo = this.undo;
+    stand.newer = this.newer;
+    stand.count = this.count;
+    const older = this.older?.deref();
+    if (older && older.newer === this) { older.newer = stand; stand.older = this.older; }
+    if (this.newer) this.newer.older = new WeakRef(stand);
+    this.chain = { data, head: this };
+    this.newer = undefined;
+    this.undo = undefined;
+    this.older = undefined;
   }
 }
 
@@ -67,10 +143,10 @@ export class LayeredMap<V> implements RunLookup<V> {
 export interface RunPlace { list: number; sibling: number }
 
 export interface RunIndex {
-  byId: LayeredMap<TaskRun>;
+  byId: VersionedMap<TaskRun>;
   /** Runs by `parentTaskRunId`, root runs under ''. Each list is in creation (= run list) order. Read through `childrenIn`. */
-  children: LayeredMap<TaskRun[]>;
-  places: LayeredMap<RunPlace>;
+  children: VersionedMap<TaskRun[]>;
+  places: VersionedMap<RunPlace>;
   /** Keys of `children` whose lists this version made (others are shared with the version it was forked from). */
   mine: Set<string>;
   /** The `outputs` tree of the template variables, built on first use (context.ts). */
@@ -87,7 +163,7 @@ export interface RunIndex {
 
 const NONE: readonly TaskRun[] = Object.freeze([]);
 
-const emptyIndex = (): RunIndex => ({ byId: LayeredMap.empty(), children: LayeredMap.empty(), places: LayeredMap.empty(), mine: new Set() });
+const emptyIndex = (): RunIndex => ({ byId: VersionedMap.empty(), children: VersionedMap.empty(), places: VersionedMap.empty(), mine: new Set() });
 
 export function indexRuns(runs: readonly TaskRun[]): RunIndex {
   const index = emptyIndex();
