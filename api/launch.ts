@@ -114,33 +114,55 @@ export async function launch(deps: Pick<ApiDeps, 'stores' | 'grants' | 'admit'>,
 }
 
 /**
+ * A watch for the end of execution `id`, taken before it can end (before its creation, or before its state is read):
+ * `until` resolves with the execution as the watch feed carried it once terminal, or undefined after `timeoutMs` or
+ * when `signal` aborts (the client went away). `close` ends the watch; call it in any case.
+ */
+export function watchForEnd(stores: Stores, id: string): { until(timeoutMs: number, signal?: AbortSignal): Promise<Execution | undefined>; close(): void } {
+  let ended: Execution | undefined;
+  let wake = (): void => {};
+  const unsubscribe = stores.executions.watch((ev) => {
+    if (ended || ev.execution.id !== id || !isTerminal(ev.execution.state.current)) return;
+    ended = ev.execution;
+    wake();
+  });
+  return {
+    async until(timeoutMs, signal) {
+      if (ended) return ended;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onAbort = (): void => {};
+      try {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, timeoutMs);
+          onAbort = () => resolve();
+          signal?.addEventListener('abort', onAbort, { once: true });
+          if (signal?.aborted) resolve();
+        });
+        return ended;
+      } finally {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+    close: unsubscribe,
+  };
+}
+
+/**
  * Resolves with the execution once terminal, or with its current record after `timeoutMs` or when `signal`
  * aborts (the client went away).
  */
 export async function waitForTerminal(
   stores: Stores, id: string, timeoutMs: number, signal?: AbortSignal,
 ): Promise<Execution | undefined> {
-  let unsubscribe = (): void => {};
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort = (): void => {};
+  const watch = watchForEnd(stores, id);
   try {
-    const done = new Promise<Execution>((resolve) => {
-      unsubscribe = stores.executions.watch((ev) => {
-        if (ev.execution.id === id && isTerminal(ev.execution.state.current)) resolve(ev.execution);
-      });
-    });
     const current = await stores.executions.get(id);
     if (!current || isTerminal(current.execution.state.current)) return current?.execution;
-    const stop = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), timeoutMs);
-      onAbort = () => resolve(undefined);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    return (await Promise.race([done, stop])) ?? (await stores.executions.get(id))?.execution;
+    return (await watch.until(timeoutMs, signal)) ?? (await stores.executions.get(id))?.execution;
   } finally {
-    unsubscribe();
-    if (timer) clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    watch.close();
   }
 }
 

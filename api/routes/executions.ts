@@ -10,7 +10,7 @@ import { readJson } from '../body.js';
 import { checkBulkCount, type ApiDeps } from '../deps.js';
 import type { SearchFilter } from '../../operator/store/filters.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import { clientGone, launch, loadFlow, readInputs, waitForTerminal } from '../launch.js';
+import { clientGone, launch, loadFlow, readInputs, waitForTerminal, watchForEnd } from '../launch.js';
 import { executionJson, executionsJson, type ExecutionJson } from '../execution-json.js';
 import { sendJson, sendJsonBytes } from '../json-stream.js';
 import { legacyFilters, searchFilters } from '../filters.js';
@@ -71,9 +71,17 @@ export async function createFromRequest(ctx: RouterContext, deps: ApiDeps): Prom
   const id = newId();
   const declared = new Set((flow.inputs ?? []).map((i) => i.id));
   const provided = await readInputs(ctx, deps, { namespace, flowId, id }, declared);
-  let execution: Execution = await launch(deps, { flow, id, provided, labels });
-  if (queryBool(ctx, 'wait') && !isTerminal(execution.state.current)) {
-    execution = (await waitForTerminal(deps.stores, id, deps.waitTimeoutMs, clientGone(ctx))) ?? execution;
+  // `?wait=true`: the end is watched from before the creation, so no read of the record is needed to see it (a read of
+  // a wide loop's record is one long block of the event loop); after the timeout, the record as it is then.
+  const watch = queryBool(ctx, 'wait') ? watchForEnd(deps.stores, id) : undefined;
+  let execution: Execution;
+  try {
+    execution = await launch(deps, { flow, id, provided, labels });
+    if (watch && !isTerminal(execution.state.current)) {
+      execution = (await watch.until(deps.waitTimeoutMs, clientGone(ctx))) ?? (await deps.stores.executions.get(id))?.execution ?? execution;
+    }
+  } finally {
+    watch?.close();
   }
   // The flow revision gives a triggered execution's trigger type as written (executionJson); others need no read.
   sendJson(ctx, executionJson(execution, execution.trigger ? await deps.stores.flows.get(flow.namespace, flow.id, flow.revision) : undefined), 'taskRunList');

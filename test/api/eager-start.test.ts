@@ -60,3 +60,22 @@ it('a stopped controller: the API answers 503 (transient) and stores nothing', a
   expect(r.status).toBe(503);
   expect(await total()).toBe(0);
 });
+
+it('?wait=true of an execution that ends after its creation answers its end as the watch carried it: no read of the record', async () => {
+  // Wider than the first step (2,000 runs): the execution is RUNNING when created, and ends later.
+  await e.createFlow(`id: wide\nnamespace: ${NS}\ntasks:\n  - id: each\n    type: io.kestra.plugin.core.flow.EachParallel\n    value: "{{ range(1, 2500) }}"\n    tasks:\n      - id: r\n        type: io.kestra.plugin.core.debug.Return\n        format: "{{ taskrun.value }}"\n`);
+  // Reads counted on the SQLite store's own method (the stores handed out are a masking proxy over it).
+  const executions = e.stores.executions as typeof e.stores.executions & { get: (id: string) => unknown };
+  const original = Object.getPrototypeOf(executions).get as (this: unknown, id: string) => unknown;
+  const reads: string[] = [];
+  executions.get = function (this: unknown, id: string) { reads.push(id); return original.call(this, id); } as typeof executions.get;
+  try {
+    const r = await e.json(`/executions/${NS}/wide?wait=true`, { method: 'POST' });
+    expect(r.status).toBe(200);
+    expect(r.body.state.current).toBe('SUCCESS');
+    expect(r.body.taskRunList).toHaveLength(2_501);
+    expect(reads.filter((id) => id === r.body.id)).toEqual([]);
+  } finally {
+    delete (executions as Partial<typeof executions>).get;
+  }
+});
