@@ -7,7 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { limitsFromEnv } from '../operator/core/limits.js';
-import { namespaceContextOf } from '../operator/model/index.js';
+import { namespaceContextOf, prepareFlowValidation } from '../operator/model/index.js';
 import { namespaceGrantsFromEnv } from '../operator/tenancy/namespaces.js';
 import { initExpressions } from '../operator/expr/index.js';
 import { loadPluginPackages } from '../operator/plugins/load.js';
@@ -30,6 +30,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
+  prepareFlowValidation(); // the flow schema compiled before serving, not at the first flow saved
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, initLogs: true });
   const stores = maskedStores(await openKubeStores({ kc, namespace: settings.namespace, logs: edges.logs, storage: edges.storage, archive: edges.archive }), envSecrets(env));
   await stores.ready();

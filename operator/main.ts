@@ -22,7 +22,7 @@ import { Controller, createSecretRenderer } from './controller/index.js';
 import { limitsFromEnv } from './core/limits.js';
 import { initExpressions } from './expr/index.js';
 import { startInferenceService } from './inference/index.js';
-import { parseFlow, resolveInputs } from './model/index.js';
+import { parseFlow, prepareFlowValidation, resolveInputs } from './model/index.js';
 import { loadPluginPackages } from './plugins/load.js';
 import { killOrphanProcesses } from './plugins/scripts/orphans.js';
 import { embeddedSecrets, maskedStores } from './secrets/index.js';
@@ -55,6 +55,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const dataDir = resolve(env.DATA_DIR ?? './data');
   await initExpressions();
   await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
+  prepareFlowValidation(); // the flow schema compiled before serving, not at the first flow saved
   const stores = maskedStores(openEmbeddedStores(dataDir, { busyTimeoutMs: limits.storeBusyTimeoutMs }), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const triggerDeps = {

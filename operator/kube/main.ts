@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initExpressions } from '../expr/index.js';
+import { prepareFlowValidation } from '../model/index.js';
 import { loadPluginPackages } from '../plugins/load.js';
 import { createOperatorMetrics, serveMetrics } from '../metrics.js';
 import { inferenceRunnerEnv, loadClusterSettings, loadLauncherSettings } from './config.js';
@@ -35,6 +36,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, kc?: KubeConfig
   if (!kc) { kc = new KubeConfig(); kc.loadFromDefault(); }
   await initExpressions();
   await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
+  prepareFlowValidation(); // the flow schema compiled before the informers deliver the first Flow
   const edges = await openClusterEdges({ storage: settings.storage, logStoreUrl: settings.logStoreUrl, ensureBucket: true, initLogs: true });
   const { storage, logs, archive } = edges;
   const metrics = createOperatorMetrics();

@@ -1,7 +1,7 @@
 // Public entry of the flow model layer: parsing and validating flows, task type names and traversal,
 // plugin defaults, ISO 8601 durations, and execution input resolution. Pure code, no I/O.
 export { FlowValidationError, InputValidationError, formatIssue, type ValidationIssue } from './errors.js';
-export { parseFlow, validateFlow, validateTask } from './flow.js';
+export { parseFlow, prepareFlowValidation, validateFlow, validateTask } from './flow.js';
 export { flowJsonSchema } from './schema-flow.js';
 export { flowCrdSchema, toStructural } from './crd-schema.js';
 export {

@@ -33,18 +33,22 @@ async function searchTotal(base: string, query: string): Promise<number> {
 }
 
 /**
- * Waits until every execution of `flowId` started since `since` ended SUCCESS; throws as soon as one ended otherwise,
- * or when the count of SUCCESS stopped growing for `stallMs`. Resolves with the count.
+ * Waits until every execution of `flowId` started since `since` ended SUCCESS, the same count in two polls in a row:
+ * the requests autocannon had in flight when it stopped are still served after it returned, and an execution is
+ * created SUCCESS (eager start), so one poll may come before the last creations. Throws as soon as one ended
+ * otherwise, or when the count of SUCCESS stopped growing for `stallMs`. Resolves with the count.
  */
 async function waitAllSuccess(base: string, flowId: string, since: string, stallMs = 60_000): Promise<number> {
   const q = `flowId=${flowId}&startDate=${encodeURIComponent(since)}`;
   let last = -1;
+  let before = -1;
   let progressAt = Date.now();
   for (;;) {
     const [all, ok, bad] = await Promise.all([searchTotal(base, q), searchTotal(base, `${q}&state=SUCCESS`),
       searchTotal(base, `${q}&${NOT_SUCCESS_TERMINAL.map((s) => `state=${s}`).join('&')}`)]);
     if (bad) throw new Error(`${bad} of ${all} executions of ${flowId} did not end SUCCESS`);
-    if (ok === all) return all;
+    if (ok === all && all === before) return all;
+    before = ok === all ? all : -1;
     if (ok !== last) { last = ok; progressAt = Date.now(); }
     if (Date.now() - progressAt > stallMs) throw new Error(`${all - ok} of ${all} executions of ${flowId} still not ended after ${stallMs} ms without progress`);
     await new Promise((r) => setTimeout(r, 200));
