@@ -34,6 +34,10 @@ export const versionCopies = { count: 0 };
  * own (O(n), once): a stand-in takes its place in the old chain for the versions older still. A version is referenced
  * weakly from the one forked from it: once nothing else holds it, its undo entries are no longer kept. Iteration is in
  * first-insertion order, as a `Map`'s. Keys are never deleted; `undefined` is never stored.
+ *
+ * Memory: an older version holds the versions after it, so a record held without being read (the run context of a
+ * long attempt) keeps every later change of its chain (the replaced runs) until it is let go; the layered maps kept
+ * that record's own view only. Not bounded yet: liveness through weak references is only known after a collection.
  */
 export class VersionedMap<V> implements RunLookup<V> {
   private chain: Chain<V>;
