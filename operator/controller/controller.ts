@@ -66,9 +66,11 @@ const APPLY_CHUNK = 500;
  * Events of one execution taken in one batch at most: a step and its write cost what their events change, so a cap
  * bounds the longest block of the event loop (the results of a 100,000-child fan-out pile up while its children are
  * launched: ~100,000 results were one step and one write). Steps cost the runs they change, not the record
- * (run-index.ts, shared-runs.ts), so more, smaller batches cost about as much in all.
+ * (run-index.ts `placed`, shared-runs.ts, work.ts), so more, smaller batches cost about as much in all: a
+ * 100,000-item loop took as long in batches of 500 as of 2,000, with blocks of ~40 ms instead of ~100
+ * (docs/performance.md, "Batches of 500").
  */
-export const EVENTS_PER_BATCH = 2_000;
+export const EVENTS_PER_BATCH = 500;
 
 /** States that hold a concurrency slot of their flow. */
 const SLOT_STATES: ExecutionState[] = ['RUNNING', 'PAUSED', 'KILLING', 'RETRYING', 'RESTARTED'];

@@ -2,7 +2,7 @@
 // Pure: derived from the flow and the execution record only. Every object keyed by a name a flow author chose (input
 // ids, loop values, task ids, label keys) is prototype-free (keyed.ts), so no such name can pollute a prototype.
 import { dict, dictFrom, lazyProperty } from './keyed.js';
-import { type RunIndex, type RunLookup, snapshotIndex } from './run-index.js';
+import { logOutputs, type OutputsAt, type OutputsLog, type RunIndex, type RunLookup, snapshotIndex } from './run-index.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
 
 /**
@@ -75,28 +75,45 @@ function placeOutputs(tree: Record<string, unknown>, byId: RunLookup<TaskRun>, r
 /**
  * `outputs.<taskId>` (or `outputs.<taskId>[<loop value>]...` inside loops) for every run that has outputs (later runs
  * win). Built once per index: a record snapshot's tree is shared by every attempt launched from it. Each task id's
- * branch is made on first read (keyed.ts lazyProperty) from the runs that had outputs when the tree was made: a
- * template reads a few of them, and placing the outputs of 100,000 runs took ~0.3 s in each step that rendered one.
- * The keys, their order and every value read are those of the tree placed whole.
+ * branch is made on first read (keyed.ts lazyProperty) from the runs with outputs then: a template reads a few of
+ * them, and placing the outputs of 100,000 runs took ~0.3 s in each step that rendered one. Where those runs are comes
+ * from the index's log (run-index.ts `withOutputs`), handed on from step to step: the tree of a step costs its task
+ * ids, not a walk of its runs. The keys, their order and every value read are those of the tree placed whole.
  */
 export function buildOutputs(execution: Execution, index: RunIndex = snapshotIndex(execution)): Record<string, unknown> {
   if (index.outputs) return index.outputs;
-  // The run list, not the index's values: the same runs in the same (creation) order, without walking layered maps.
-  const byTask = new Map<string, TaskRun[]>();
-  for (const run of execution.taskRunList) {
-    if (run.outputs === undefined) continue;
-    const runs = byTask.get(run.taskId);
-    if (runs) runs.push(run); else byTask.set(run.taskId, [run]);
-  }
+  const log = (index.withOutputs ??= outputsLog(execution.taskRunList));
+  const list = execution.taskRunList;
   const tree = dict();
-  for (const [taskId, runs] of byTask) {
-    lazyProperty(tree, taskId, () => {
-      byTask.delete(taskId);
-      return branchOf(taskId, runs, index.byId);
-    });
+  // Task ids in the order of their first run with outputs in the run list, as a walk of it places them.
+  for (const [taskId, first] of [...log].map(([id, e]) => [id, e.first] as const).sort((a, b) => a[1] - b[1])) {
+    lazyProperty(tree, taskId, () => branchOf(taskId, runsWithOutputs(list, log.get(taskId)!), index.byId));
   }
-  index.unplaced = byTask;
   return (index.outputs = tree);
+}
+
+/** The log of a walk of the run list: where the runs with outputs are, by task id. */
+function outputsLog(runs: readonly TaskRun[]): OutputsLog {
+  const log: OutputsLog = new Map();
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i]!;
+    if (run.outputs === undefined) continue;
+    const e = log.get(run.taskId);
+    if (e) { e.at.push(i); e.length++; } else log.set(run.taskId, { at: [i], length: 1, first: i });
+  }
+  return log;
+}
+
+/** The runs at the positions of a log entry that have outputs, each once, in run-list order. */
+function runsWithOutputs(list: readonly TaskRun[], e: OutputsAt): TaskRun[] {
+  const at = e.at.slice(0, e.length).sort((a, b) => a - b);
+  const runs: TaskRun[] = [];
+  for (let k = 0; k < at.length; k++) {
+    if (k > 0 && at[k] === at[k - 1]) continue;
+    const run = list[at[k]!];
+    if (run?.outputs !== undefined) runs.push(run);
+  }
+  return runs;
 }
 
 /** The outputs tree's branch of one task id: its runs' outputs placed in creation order. */
@@ -107,15 +124,20 @@ function branchOf(taskId: string, runs: readonly TaskRun[], byId: RunLookup<Task
 }
 
 /**
- * Sets a run's outputs and keeps the index's outputs tree (when built) in line: one path, not the whole list; a branch
- * not made yet takes the run last among its runs (placed last, it wins, as placed now), and is still not made.
+ * Sets a run's outputs and keeps the index in line: a run that had none is added to its log; in a tree built already,
+ * a branch not made yet reads them from the run list when it is made, a branch made (or a task id new to the tree)
+ * is given them at their path.
  */
 export function setRunOutputs(index: RunIndex, run: TaskRun, outputs: Record<string, unknown>): void {
+  const had = run.outputs !== undefined;
   run.outputs = outputs;
-  if (!index.outputs) return;
-  const unplaced = index.unplaced?.get(run.taskId);
-  if (unplaced) unplaced.push(run);
-  else placeOutputs(index.outputs, index.byId, run);
+  const at = had ? undefined : index.places.get(run.id)?.list;
+  if (at !== undefined) logOutputs(index, run.taskId, at);
+  const tree = index.outputs;
+  if (!tree) return;
+  const desc = Object.getOwnPropertyDescriptor(tree, run.taskId);
+  if (desc?.get) return; // not made yet: made from the log and the run list, which hold this run
+  placeOutputs(tree, index.byId, run);
 }
 
 function taskrunVars(run: TaskRun, byId: RunLookup<TaskRun>) {

@@ -10,7 +10,7 @@ import { restartFailed, restartFlowable } from './restart.js';
 import { childrenOf, completeRun, createRun, endAttempt, failAttempt, infraFailAttempt, log, retryAfter, retryDelayOf, roomToCreate, startAttempt, successState, taskOf } from './runs.js';
 import { setRunOutputs } from './context.js';
 import { copyData, freezeData, sameData } from './keyed.js';
-import { adoptIndex, indexRuns, replaceRun, snapshotIndex, type RunIndex } from './run-index.js';
+import { adoptIndex, frozenGoingCount, frozenGoingIn, indexRuns, knownIndex, replaceRun, snapshotIndex, type RunIndex } from './run-index.js';
 import { copyShared, ownShared, stepIndex, type SharedRuns } from './shared-runs.js';
 import { type ChildSlot, childSlots, endSlot, endSubflowAttempt, slotFor } from './subflow.js';
 import { newState, transition } from './state.js';
@@ -42,7 +42,7 @@ export function stepMany(flow: Flow, execution: Execution, events: EngineEvent[]
     try {
       const { exec, copied, shared, index } = copyShared(execution, flow);
       const result = stepOn(flow, exec, index, events, deps, shared);
-      settleRuns(execution, exec, [...copied, ...shared.owned], shared.going);
+      settleRuns(execution, exec, [...copied, ...shared.owned]);
       return result;
     } catch (err) {
       if (!(err instanceof TypeError)) throw err;
@@ -80,7 +80,7 @@ export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[
   if (shared === undefined || events.some(touchesEnded)) return stepMany(flow, execution, events, deps);
   const runs = snapshotIndex(execution);
   if (shared) {
-    const positions = frozenGoing(execution.taskRunList, THAW_MAX);
+    const positions = frozenGoing(execution, THAW_MAX);
     if (!positions) return stepMany(flow, execution, events, deps);
     thawed.set(execution, [...(thawed.get(execution) ?? []), ...thawRuns(execution, runs, positions)]);
     handedBack.set(execution, false);
@@ -94,14 +94,21 @@ export function stepOwned(flow: Flow, execution: Execution, events: EngineEvent[
  * (operator/controller/inline.ts) does not run attempts inline on such a record: their results come as events.
  */
 export function stepsInPlace(exec: Execution): boolean {
-  return handedBack.get(exec) !== true || frozenGoing(exec.taskRunList, THAW_MAX) !== undefined;
+  if (handedBack.get(exec) !== true) return true;
+  const known = knownIndex(exec);
+  return known ? frozenGoingCount(known, exec.taskRunList) <= THAW_MAX : frozenGoing(exec, THAW_MAX) !== undefined;
 }
 
-/** Positions of the frozen runs still going (those a step handed back), or undefined when there are more than `max`. */
-function frozenGoing(runs: readonly TaskRun[], max: number): number[] | undefined {
+/**
+ * Positions of the frozen runs still going (those a step handed back), or undefined when there are more than `max`:
+ * from the counts of the record's index when it has one (run-index.ts frozenGoingIn), else a walk.
+ */
+function frozenGoing(exec: Execution, max: number): number[] | undefined {
+  const known = knownIndex(exec);
+  if (known) return frozenGoingIn(known, exec.taskRunList, max);
   const out: number[] = [];
-  for (let i = 0; i < runs.length; i++) {
-    const run = runs[i]!;
+  for (let i = 0; i < exec.taskRunList.length; i++) {
+    const run = exec.taskRunList[i]!;
     if (!Object.isFrozen(run) || isTerminal(run.state.current)) continue;
     if (out.push(i) > max) return undefined;
   }
@@ -145,9 +152,9 @@ function stepOn(flow: Flow, exec: Execution, runs: RunIndex, events: EngineEvent
  * the store sees an unchanged run by identity and does not write it again), and ended runs are frozen (nothing changes
  * them but `touchesEnded` events): the next steps share them. Only the runs copied or created are looked at, unless
  * the whole record was copied (`copied` undefined). Records whether runs still going were handed back frozen (the
- * step shared them, or swapped them back), for `stepOwned`.
+ * step shared them, or swapped them back), for `stepOwned`: from the index's counts (run-index.ts), not a walk.
  */
-function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined, sharedGoing = false): void {
+function settleRuns(before: Execution, exec: Execution, copied: number[] | undefined): void {
   const runs = exec.taskRunList;
   const index = snapshotIndex(exec);
   if (!copied) {
@@ -156,18 +163,16 @@ function settleRuns(before: Execution, exec: Execution, copied: number[] | undef
     return;
   }
   if (runs.length < before.taskRunList.length) { handedBack.set(exec, true); return; } // cannot happen without a full copy
-  let going = false;
   for (const i of copied) {
     const original = before.taskRunList[i]!;
     if (Object.isFrozen(original) && runs[i]!.id === original.id && sameData(runs[i], original)) {
       runs[i] = original;
       replaceRun(index, original);
-      if (!isTerminal(original.state.current)) going = true;
     } else if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
   }
   for (let i = before.taskRunList.length; i < runs.length; i++) if (isTerminal(runs[i]!.state.current)) freezeData(runs[i]);
   // Runs still going shared all along (copyShared) or swapped back: stepOwned looks for them (frozenGoing).
-  handedBack.set(exec, going || sharedGoing);
+  handedBack.set(exec, frozenGoingCount(index, runs) > 0);
 }
 
 /**
@@ -398,13 +403,13 @@ export function advance(ctx: StepContext): void {
 /**
  * Positions of the flowable runs of the record that were going when first seen, in list order: each call adds the runs
  * appended since (a new run list, after a restart, is looked at afresh). Runs that ended since are still listed.
- * A step on shared runs (results, ticks: copyShared) starts from the list the previous step left in the index and looks
- * at the runs appended since only, not at the whole record: no such step brings an ended run back (ended runs are
- * frozen and shared; changing one throws), and the steps that may (restart, a full copy) build a new index, which holds
- * no list. A list carried over a step of another kind is still right: that step only appended runs or ended them.
+ * A step starts from the list the previous step left in the index and looks at the runs appended since only, not at
+ * the whole record: only the steps that build a new index (a full copy, a restart), which holds no list, bring an
+ * ended run back; the others (results and ticks on shared runs, in-place rounds, kills, resumes, timers) only append
+ * runs or end them. An in-place round carried none before: each round of a sequential loop walked every run.
  */
 function flowableRuns(ctx: StepContext): () => readonly number[] {
-  const carried = ctx.shared && ctx.runs.flowables?.flow === ctx.flow ? ctx.runs.flowables : undefined;
+  const carried = ctx.runs.flowables?.flow === ctx.flow ? ctx.runs.flowables : undefined;
   let list: TaskRun[] | undefined = carried && ctx.exec.taskRunList;
   let seen = carried?.seen ?? 0;
   let positions: number[] = carried ? carried.positions.slice() : [];
@@ -415,14 +420,14 @@ function flowableRuns(ctx: StepContext): () => readonly number[] {
       const run = runs[seen]!;
       if (!isTerminal(run.state.current) && isFlowableType(taskOf(ctx, run).type)) positions.push(seen);
     }
-    if (ctx.shared) ctx.runs.flowables = { flow: ctx.flow, seen, positions };
+    ctx.runs.flowables = { flow: ctx.flow, seen, positions };
     return positions;
   };
 }
 
-/** The flowable list a step on shared runs leaves in its index for the next (flowableRuns), without the ended runs. */
+/** The flowable list a step leaves in its index for the next (flowableRuns), without the ended runs. */
 function keepFlowables(ctx: StepContext): void {
-  const kept = ctx.shared ? ctx.runs.flowables : undefined;
+  const kept = ctx.runs.flowables;
   if (!kept) return;
   const runs = ctx.exec.taskRunList;
   ctx.runs.flowables = { flow: kept.flow, seen: kept.seen, positions: kept.positions.filter((at) => !isTerminal(runs[at]!.state.current)) };

@@ -8,7 +8,7 @@ import { enabled } from './flow-index.js';
 import { dict } from './keyed.js';
 import { container, type Final, sequentialGroup } from './groups.js';
 import { nextRetryDelay } from './retry.js';
-import { ownRun } from './run-index.js';
+import { mainChildrenIn, ownRun } from './run-index.js';
 import { matchingListeners } from './listeners.js';
 import { childrenOf, createRun, log, retryPolicyOf, variablesFor } from './runs.js';
 import { transition } from './state.js';
@@ -40,7 +40,7 @@ function renderOutput(ctx: StepContext, o: FlowOutput, vars: Record<string, unkn
 export function resolveRoot(ctx: StepContext): { created: boolean; state?: Final } {
   if (ctx.exec.ending) return resolveEnding(ctx);
   const runs = childrenOf(ctx, undefined);
-  const main = sequentialGroup(enabled(ctx.flow.tasks), runs.filter((r) => !r.branch), { branch: 'tasks' });
+  const main = sequentialGroup(enabled(ctx.flow.tasks), mainChildrenIn(ctx.runs, undefined), { branch: 'tasks' });
   const res = container(main, runs, enabled(ctx.flow.errors), enabled(ctx.flow.finally));
   const over = res.create.length ? taskRunOverflow(ctx, res.create.length, () => `task '${res.create[0]!.task.id}' cannot start`) : undefined;
   if (over) {

@@ -3,6 +3,7 @@
 import type { StepContext } from './engine-types.js';
 import { enabled } from './flow-index.js';
 import { container, type GroupResult } from './groups.js';
+import { mainChildrenIn } from './run-index.js';
 import { childrenOf, type ChildSpec, variablesFor } from './runs.js';
 import type { Task, TaskRun } from './types.js';
 
@@ -17,14 +18,12 @@ export interface Resolution extends GroupResult {
 }
 export type Resolver = (ctx: StepContext, run: TaskRun, task: Task) => Resolution;
 
-/** Main-list children (not `errors`/`finally`). */
-export const mainRuns = (runs: readonly TaskRun[]): readonly TaskRun[] => (runs.some((r) => r.branch) ? runs.filter((r) => !r.branch) : runs);
 export const tasksOf = (v: unknown): Task[] => enabled(v as Task[] | undefined);
 
 /** A flowable's main list, then its `errors` (on failure) and `finally` handlers. */
 export function withHandlers(ctx: StepContext, run: TaskRun, task: Task, mainResult: (runs: readonly TaskRun[]) => GroupResult, spec: Omit<ChildSpec, 'task' | 'branch'> = {}): Resolution {
-  const runs = childrenOf(ctx, run.id);
-  return container(mainResult(mainRuns(runs)), runs, tasksOf(task.errors), tasksOf(task.finally), spec);
+  // Main-list children (not `errors`/`finally`), from the index's count of branch runs: no walk of a wide loop's children.
+  return container(mainResult(mainChildrenIn(ctx.runs, run.id)), childrenOf(ctx, run.id), tasksOf(task.errors), tasksOf(task.finally), spec);
 }
 
 /** Renders once and memoizes in the run's bookkeeping so later passes see the same decision. */

@@ -7,7 +7,8 @@ import type { EngineEvent, TaskOutcome } from './engine-types.js';
 import { EngineHarness } from './engine-harness.js';
 import { freezeData } from './keyed.js';
 import { loopTally } from './loop-tally.js';
-import { childrenIn, indexRuns, knownIndex, versionCopies, VersionedMap } from './run-index.js';
+import { buildOutputs } from './context.js';
+import { changedSince, childrenIn, forkIndex, frozenGoingCount, frozenGoingIn, goingCount, indexRuns, knownIndex, placedOnce, versionCopies, VersionedMap } from './run-index.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
 import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
@@ -70,6 +71,26 @@ function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, wh
   }
   // The flowable list a step on shared runs carries (engine.ts flowableRuns) holds every flowable still going before
   // its `seen`: the next such step looks at the runs after it only.
+  // The counts a fork takes from it (run-index.ts countsOf) are those of a walk, and a run not frozen sits where the
+  // version placed one (what lets copyShared and pendingWork look at the placed runs only).
+  const list = exec.taskRunList;
+  const placed = placedOnce(carried!);
+  for (let at = 0; at < list.length; at++) {
+    if (!Object.isFrozen(list[at]) && !placed.has(at)) throw new Error(`${where}: run ${list[at]!.taskId} at ${at} is not frozen and not placed`);
+  }
+  const goingAt = list.flatMap((r, at) => (isTerminal(r.state.current) ? [] : [at]));
+  const frozenAt = goingAt.filter((at) => Object.isFrozen(list[at]));
+  expect(goingCount(carried!, list), `${where}: runs going`).toBe(goingAt.length);
+  expect(frozenGoingCount(carried!, list), `${where}: frozen runs going`).toBe(frozenAt.length);
+  expect(frozenGoingIn(carried!, list, frozenAt.length), `${where}: where the frozen runs going are`).toEqual(frozenAt);
+  if (frozenAt.length) expect(frozenGoingIn(carried!, list, frozenAt.length - 1), where).toBeUndefined();
+  countsChecked++;
+  // The outputs tree a fork builds from the log the index hands on (context.ts buildOutputs) is that of a walk.
+  if (carried!.withOutputs) {
+    const fromLog = JSON.stringify(buildOutputs(exec, forkIndex(carried!, list)));
+    expect(fromLog, `${where}: outputs`).toBe(JSON.stringify(buildOutputs(exec, indexRuns(list))));
+    outputsChecked++;
+  }
   const kept = carried!.flowables;
   if (flow && kept) {
     expect(kept.flow, where).toBe(flow);
@@ -85,6 +106,9 @@ function expectCarriedIsFresh(exec: Execution, loops: Record<string, number>, wh
   }
 }
 let flowablesChecked = 0;
+let countsChecked = 0;
+let outputsChecked = 0;
+let changedChecked = 0;
 
 const runningAttempts = (exec: Execution): { run: TaskRun; attempt: number }[] => exec.taskRunList.flatMap((run) => {
   const att = run.attempts[run.attempts.length - 1];
@@ -102,6 +126,22 @@ function outcome(rand: () => number, run: TaskRun): TaskOutcome {
 function results(rand: () => number, exec: Execution): EngineEvent[] {
   const running = runningAttempts(exec);
   return running.filter(() => rand() < 0.45).map(({ run, attempt }) => ({ type: 'task-result', taskRunId: run.id, attempt, outcome: outcome(rand, run) }));
+}
+
+/**
+ * Where a record stepped from `given` differs from it (run-index.ts changedSince): every position whose run is not the
+ * very object of `given`'s, and the work pendingWork derives from those positions is that of the walk of every run.
+ */
+function expectChangedSince(flow: Flow, exec: Execution, given: Execution, where: string): void {
+  const changed = changedSince(exec, given);
+  if (!changed) return; // not stepped straight from it (a full copy, a restart): pendingWork walks
+  const listed = new Set(changed);
+  exec.taskRunList.forEach((r, at) => {
+    if (given.taskRunList[at] !== r && !listed.has(at)) throw new Error(`${where}: position ${at} changed and is not listed`);
+  });
+  const walked = pendingWork(flow, exec, { ...given, taskRunList: given.taskRunList.slice() });
+  expect(pendingWork(flow, exec, given), where).toEqual(walked);
+  changedChecked++;
 }
 
 /** One generated sequence: batches of a first step on copies, in-place rounds, then a write, a reload or nothing. */
@@ -127,6 +167,7 @@ function generated(flowName: string, seed: number, batches: number): void {
     const given = exec;
     exec = stepMany(h.flow, exec, events, deps()).execution;
     expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b}: ${events[0]!.type}`), h.flow);
+    expectChangedSince(h.flow, exec, given, where(`batch ${b}: ${events[0]!.type}`));
     // The record the step was given keeps its own index as it was (the step forked it).
     if (knownIndex(given)) expectCarriedIsFresh(given, LOOPS[flowName]!, where(`batch ${b}: the given record`), h.flow);
     // In-place rounds (the controller's inline results): the record is the step's own until written.
@@ -138,6 +179,7 @@ function generated(flowName: string, seed: number, batches: number): void {
     }
     handBackUnchanged(exec);
     expectCarriedIsFresh(exec, LOOPS[flowName]!, where(`batch ${b} handed back`), h.flow);
+    expectChangedSince(h.flow, exec, given, where(`batch ${b} handed back`));
     const end = rand();
     if (end < 0.7) for (const r of exec.taskRunList) freezeData(r); // written: the store freezes what it wrote
     else if (end < 0.8) exec = JSON.parse(JSON.stringify(exec)) as Execution; // reloaded from the store: no index known
@@ -156,6 +198,12 @@ describe('the run index a step hands on is the one a fresh build gives', () => {
 
   it('carried flowable lists were checked', () => {
     expect(flowablesChecked).toBeGreaterThan(100);
+  });
+
+  it('the counts of runs going and the positions a step changed were checked', () => {
+    expect(countsChecked).toBeGreaterThan(1_000);
+    expect(changedChecked).toBeGreaterThan(500);
+    expect(outputsChecked).toBeGreaterThan(1_000);
   });
 
   it('the kept counts of one-task loops were checked (not left to the walk every time)', () => {

@@ -68,6 +68,27 @@ function isPlainData(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/** Frozen lists and whether they hold plain values only: a frozen list never changes, so it is looked at once. */
+const plainValued = new WeakMap<readonly unknown[], boolean>();
+
+/**
+ * Whether a frozen list holds no object: looked at once per list (a loop's 100,000 values are shared by every copy
+ * of its run, a step's copy of the loop's run would otherwise look at each of them).
+ */
+function holdsPlainValues(list: readonly unknown[]): boolean {
+  const long = list.length > PLAIN_LOOKED_AT;
+  let plain = long ? plainValued.get(list) : undefined;
+  if (plain === undefined) {
+    plain = true;
+    for (let i = 0; i < list.length && plain; i++) { const v = list[i]; plain = v === null || typeof v !== 'object'; }
+    if (long) plainValued.set(list, plain);
+  }
+  return plain;
+}
+
+/** Lists up to this long are looked at each time (cheaper than remembering them: a run holds several short ones). */
+const PLAIN_LOOKED_AT = 64;
+
 /**
  * A deep copy of JSON-like data that keeps each object's kind (plain or prototype-free) and copies an own `__proto__`
  * key as a key. Several times faster than structuredClone on records of many small objects (an engine step copies its
@@ -77,7 +98,7 @@ function isPlainData(value: object): boolean {
 export function copyData<T>(value: T, shareFrozen = false): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    if (shareFrozen && Object.isFrozen(value) && value.every((v) => v === null || typeof v !== 'object')) return value;
+    if (shareFrozen && Object.isFrozen(value) && holdsPlainValues(value)) return value;
     const out = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) out[i] = copyData(value[i], shareFrozen);
     return out as T;

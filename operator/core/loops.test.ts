@@ -8,6 +8,7 @@ import type { TaskRun } from './types.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { pendingWork } from './work.js';
 import { distinctTexts } from './loops.js';
+import { RUNS_PER_STEP } from './runs.js';
 
 const P = 'ai.service.plugin.';
 const flow = (tasks: string, head = '') => `id: f\nnamespace: test\n${head}tasks:\n${tasks}`;
@@ -394,15 +395,18 @@ describe('bounded by MAX_TASK_RUNS_PER_EXECUTION', () => {
 describe('a step creates at most RUNS_PER_STEP runs (engine.ts): the rest in the next steps', () => {
   const each = (n: number) => flow(`  - id: loop\n    type: ${P}core.flow.EachParallel\n    value: "{{ range(1, ${n}) }}"\n    tasks:\n${ret('r', '{{ taskrun.value }}', '      ')}`);
 
-  it('5,000 values: 2,000 runs and a continue, then 2,000 on a tick, then the last 1,000; the loop ends as in one go', () => {
-    const h = new EngineHarness(each(5_000));
+  const R = RUNS_PER_STEP;
+
+  it('2.5 steps of values: RUNS_PER_STEP runs and a continue, as many on a tick, then the last half; the loop ends as in one go', () => {
+    const n = 2 * R + R / 2;
+    const h = new EngineHarness(each(n));
     const first = h.send({ type: 'start', runningCount: 0 });
-    expect([launches(first), first.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([2_000, 1, 2_000]);
+    expect([launches(first), first.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([R, 1, R]);
     const second = h.send({ type: 'tick' });
-    expect([launches(second), second.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([2_000, 1, 4_000]);
+    expect([launches(second), second.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([R, 1, 2 * R]);
     const third = h.send({ type: 'tick' });
-    expect([launches(third), third.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([1_000, 0, 5_000]);
-    expect(children(h).map((r) => r.iteration)).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
+    expect([launches(third), third.filter((a) => a.type === 'continue').length, children(h).length]).toEqual([R / 2, 0, n]);
+    expect(children(h).map((r) => r.iteration)).toEqual(Array.from({ length: n }, (_, i) => i));
     const results: EngineEvent[] = children(h).map((r) => ({ type: 'task-result', taskRunId: r.id, attempt: 1, outcome: { state: 'SUCCESS', outputs: { value: r.value } } }));
     h.exec = stepMany(h.flow, h.exec, results, h.deps).execution;
     expect(h.state).toBe('SUCCESS');
@@ -410,11 +414,11 @@ describe('a step creates at most RUNS_PER_STEP runs (engine.ts): the rest in the
   });
 
   it('results that arrive meanwhile create the runs still due too (level-based: no tick needed)', () => {
-    const h = new EngineHarness(each(2_500));
+    const h = new EngineHarness(each(R + R / 4));
     h.send({ type: 'start', runningCount: 0 });
     const [r] = children(h);
     const actions = h.send({ type: 'task-result', taskRunId: r!.id, attempt: 1, outcome: { state: 'SUCCESS' } });
-    expect([launches(actions), children(h).length]).toEqual([500, 2_500]);
+    expect([launches(actions), children(h).length]).toEqual([R / 4, R + R / 4]);
     expect(actions.some((a) => a.type === 'continue')).toBe(false);
   });
 });

@@ -4,6 +4,7 @@
 import { copyData } from './keyed.js';
 import { forkTallies, markReplaced } from './loop-tally.js';
 import type { Execution, Flow, TaskRun } from './types.js';
+import { isTerminal } from './types.js';
 
 /** The few map operations the indexes are used through (a `Map` has them too). */
 export interface RunLookup<V> {
@@ -151,23 +152,75 @@ export interface RunIndex {
   /** Runs by `parentTaskRunId`, root runs under ''. Each list is in creation (= run list) order. Read through `childrenIn`. */
   children: VersionedMap<TaskRun[]>;
   places: VersionedMap<RunPlace>;
+  /** Children of `errors`/`finally` branches (a run's branch is set when it is created) by parent key, when any. */
+  branched: VersionedMap<number>;
   /** Keys of `children` whose lists this version made (others are shared with the version it was forked from). */
   mine: Set<string>;
   /** The `outputs` tree of the template variables, built on first use (context.ts). */
   outputs?: Record<string, unknown>;
-  /** The runs of each branch of `outputs` not made yet (made on first read), which setRunOutputs adds to. */
-  unplaced?: Map<string, TaskRun[]>;
+  /**
+   * Where the runs with outputs are, by task id (context.ts): built by one walk of a record's runs, then handed on from
+   * fork to fork and added to as runs get outputs, so that a step's `outputs` tree costs its task ids, not its runs.
+   */
+  withOutputs?: OutputsLog;
   /**
    * Positions of the flowable runs going when a step on shared runs looked at them, of the runs before `seen`, for
    * `flow` (engine.ts flowableRuns): the next such step looks at the runs appended since only. Never changed once
    * a fork shares it (a step sets a new one).
    */
   flowables?: { flow: Flow; seen: number; positions: number[] };
+  /**
+   * Positions of the run list at which this version put a run (appended, or replaced by a copy or an original; a
+   * position may repeat): the only places where its record's list differs from `base.list`. A run that is not frozen
+   * sits at one of them (every run is put in a list through addRun or replaceRun, and a step copies the runs of its
+   * given record that are not frozen), which is what lets a step look at what the previous one changed only.
+   */
+  placed: number[];
+  /** The record this version was forked from: its run list (empty for a fresh build) and what was counted of it. */
+  base: BaseCounts;
 }
+
+/**
+ * Positions of the runs of one task id that have outputs (a position may repeat; any order), and the smallest. The
+ * array is shared with the versions forked from the one that made it: each reads its first `length` entries, and a
+ * version appends in place only while no other did (else it copies its part first).
+ */
+export interface OutputsAt { at: number[]; length: number; first: number }
+
+/** Runs with outputs by task id (OutputsAt), in the order task ids first got one; a fork copies the map, not the lists. */
+export type OutputsLog = Map<string, OutputsAt>;
+
+/** Records that the run at `position` (of `taskId`) now has outputs, in the index's log when it keeps one. */
+export function logOutputs(index: RunIndex, taskId: string, position: number): void {
+  const log = index.withOutputs;
+  if (!log) return;
+  const e = log.get(taskId);
+  if (!e) { log.set(taskId, { at: [position], length: 1, first: position }); return; }
+  const at = e.length === e.at.length ? e.at : e.at.slice(0, e.length);
+  at.push(position);
+  log.set(taskId, { at, length: e.length + 1, first: Math.min(e.first, position) });
+}
+
+/** What a fork records of the run list it was forked from (a list no step changes any more). */
+interface BaseCounts {
+  list: readonly TaskRun[];
+  /** Runs of `list` going (not ended). */
+  going: number;
+  /** Positions of those runs, ascending, when there are few of them (at most GOING_LISTED); else undefined. */
+  goingAt: readonly number[] | undefined;
+}
+
+/** Runs going up to which a fork lists where they are (`BaseCounts.goingAt`): a step then finds them without a walk. */
+const GOING_LISTED = 256;
 
 const NONE: readonly TaskRun[] = Object.freeze([]);
 
-const emptyIndex = (): RunIndex => ({ byId: VersionedMap.empty(), children: VersionedMap.empty(), places: VersionedMap.empty(), mine: new Set() });
+const EMPTY_BASE: BaseCounts = { list: NONE, going: 0, goingAt: Object.freeze([]) };
+
+const emptyIndex = (): RunIndex => ({
+  byId: VersionedMap.empty(), children: VersionedMap.empty(), places: VersionedMap.empty(), branched: VersionedMap.empty(), mine: new Set(),
+  placed: [], base: EMPTY_BASE,
+});
 
 export function indexRuns(runs: readonly TaskRun[]): RunIndex {
   const index = emptyIndex();
@@ -192,6 +245,8 @@ export function addRun(index: RunIndex, run: TaskRun, at: number): void {
   const siblings = ownList(index, run.parentTaskRunId ?? '');
   index.places.set(run.id, { list: at, sibling: siblings.length });
   siblings.push(run);
+  index.placed.push(at);
+  if (run.branch) { const key = run.parentTaskRunId ?? ''; index.branched.set(key, (index.branched.get(key) ?? 0) + 1); }
 }
 
 /** Puts `run` in the index in place of the run of the same id (a copy of it, or the original swapped back). */
@@ -202,20 +257,104 @@ export function replaceRun(index: RunIndex, run: TaskRun): void {
   const key = run.parentTaskRunId ?? '';
   ownList(index, key)[place.sibling] = run;
   markReplaced(index, key, place.sibling);
+  index.placed.push(place.list);
 }
 
-/** A version of `index` a step may change without changing `index` (its outputs tree is built again on first use). */
-export function forkIndex(index: RunIndex): RunIndex {
+/**
+ * A version of `index` a step may change without changing `index` (its outputs tree is built again on first use).
+ * `list`: the run list of the record `index` is the index of, which no step changes any more.
+ */
+export function forkIndex(index: RunIndex, list: readonly TaskRun[]): RunIndex {
   const fork: RunIndex = {
-    byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), mine: new Set(), flowables: index.flowables,
+    byId: index.byId.fork(), children: index.children.fork(), places: index.places.fork(), branched: index.branched.fork(), mine: new Set(),
+    flowables: index.flowables,
+    placed: [], base: countsOf(index, list), ...(index.withOutputs ? { withOutputs: new Map(index.withOutputs) } : {}),
   };
   forkTallies(index, fork);
   return fork;
 }
 
+const going = (run: TaskRun | undefined): boolean => run !== undefined && !isTerminal(run.state.current);
+
+/** The positions a version placed runs at, each once. */
+export function placedOnce(index: RunIndex): Set<number> {
+  return new Set(index.placed);
+}
+
+/**
+ * The counts of `list` (the run list of the record `index` indexes): those of its base, corrected at the positions the
+ * version placed runs at (elsewhere the runs are the base's very objects, which no longer change): O(what it changed).
+ */
+function countsOf(index: RunIndex, list: readonly TaskRun[]): BaseCounts {
+  const { base } = index;
+  const placed = placedOnce(index);
+  let count = base.going;
+  for (const at of placed) count += Number(going(list[at])) - Number(going(base.list[at]));
+  let goingAt: number[] | undefined;
+  if (base.goingAt && count <= GOING_LISTED) {
+    goingAt = base.goingAt.filter((at) => !placed.has(at));
+    for (const at of placed) if (going(list[at])) goingAt.push(at);
+    goingAt.sort((a, b) => a - b);
+  } else if (count <= GOING_LISTED / 2) {
+    // Few enough now to list (the first time since they were many): one walk, then kept up fork after fork.
+    goingAt = [];
+    for (let at = 0; at < list.length; at++) if (going(list[at])) goingAt.push(at);
+  }
+  return { list, going: count, goingAt };
+}
+
+/** Runs of the record's run list `list` going (not ended), from the index's counts: O(runs the version placed). */
+export function goingCount(index: RunIndex, list: readonly TaskRun[]): number {
+  return countsOf(index, list).going;
+}
+
+function frozenGoingOf(index: RunIndex, list: readonly TaskRun[], counts: BaseCounts): number {
+  let unfrozen = 0;
+  for (const at of placedOnce(index)) if (going(list[at]) && !Object.isFrozen(list[at])) unfrozen++;
+  return counts.going - unfrozen;
+}
+
+/** How many frozen runs of `list` (the run list of the record `index` indexes) are going: O(runs the version placed). */
+export function frozenGoingCount(index: RunIndex, list: readonly TaskRun[]): number {
+  return frozenGoingOf(index, list, countsOf(index, list));
+}
+
+/**
+ * Positions of the frozen runs going in `list` (the run list of the record `index` indexes), ascending, or undefined
+ * when there are more than `max`. Runs that are not frozen sit at positions the version placed (see `placed`), so the
+ * count is the going runs less the placed ones not frozen; where they are is known without a walk while few runs go.
+ */
+export function frozenGoingIn(index: RunIndex, list: readonly TaskRun[], max: number): number[] | undefined {
+  const counts = countsOf(index, list);
+  if (frozenGoingOf(index, list, counts) > max) return undefined;
+  const out: number[] = [];
+  if (counts.goingAt) {
+    for (const at of counts.goingAt) if (Object.isFrozen(list[at])) out.push(at);
+    return out;
+  }
+  for (let at = 0; at < list.length; at++) if (going(list[at]) && Object.isFrozen(list[at])) out.push(at);
+  return out;
+}
+
+/**
+ * Positions at which the run list of `exec` differs from that of `since` (ascending), when `exec` was stepped from
+ * `since` (its index a fork of the one of `since`, every step since in place); undefined when that is not known.
+ */
+export function changedSince(exec: Execution, since: Execution): number[] | undefined {
+  const index = knownIndex(exec);
+  if (!index || index.base.list !== since.taskRunList) return undefined;
+  return [...placedOnce(index)].sort((a, b) => a - b);
+}
+
 /** Children of a run (or the root runs when `parentId` is undefined), in creation order. Do not modify. */
 export function childrenIn(index: RunIndex, parentId: string | undefined): readonly TaskRun[] {
   return index.children.get(parentId ?? '') ?? NONE;
+}
+
+/** Children of a run (or the root runs) on its main list (not `errors`/`finally`), in creation order, without a walk when none is on a branch. */
+export function mainChildrenIn(index: RunIndex, parentId: string | undefined): readonly TaskRun[] {
+  const runs = childrenIn(index, parentId);
+  return index.branched.get(parentId ?? '') ? runs.filter((r) => !r.branch) : runs;
 }
 
 const snapshots = new WeakMap<Execution, { list: TaskRun[]; length: number; index: RunIndex }>();

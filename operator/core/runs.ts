@@ -40,11 +40,12 @@ export function log(ctx: StepContext, level: 'INFO' | 'WARN' | 'ERROR', message:
 }
 
 /**
- * New task runs one step creates at most (a 100,000-value EachParallel: 50 steps, each one bounded block of the event
+ * New task runs one step creates at most (a 100,000-value EachParallel: 200 steps, each one bounded block of the event
  * loop and one bounded write, instead of one of each for all 100,000). Resolution is level-based: the next step (the
- * controller steps again on a `continue` action, or any later event) creates the runs still due.
+ * controller steps again on a `continue` action, or any later event) creates the runs still due. The same as the
+ * controller's EVENTS_PER_BATCH, for the same reason (docs/performance.md, "Batches of 500").
  */
-export const RUNS_PER_STEP = 2_000;
+export const RUNS_PER_STEP = 500;
 
 /**
  * How many more runs this step may create. A resolver that stops listing children for want of room says so

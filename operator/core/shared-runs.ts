@@ -11,8 +11,8 @@ import { forkIndex, indexRuns, knownIndex, replaceRun, type RunIndex } from './r
 import type { Execution, Flow, TaskRun } from './types.js';
 import { isTerminal } from './types.js';
 
-/** What a step that shares runs records: whether it shares runs still going, the positions of those it copied since. */
-export interface SharedRuns { going: boolean; owned: number[] }
+/** What a step that shares runs records: the positions of the shared runs it copied (on their first change). */
+export interface SharedRuns { owned: number[] }
 
 /**
  * The index a step of `execution` starts from: a fork of the one its previous step handed on (costs what that step
@@ -20,7 +20,7 @@ export interface SharedRuns { going: boolean; owned: number[] }
  */
 export function stepIndex(execution: Execution): RunIndex {
   const known = knownIndex(execution);
-  return known ? forkIndex(known) : indexRuns(execution.taskRunList);
+  return known ? forkIndex(known, execution.taskRunList) : indexRuns(execution.taskRunList);
 }
 
 /** Ids of the flow's runnable tasks (not flowables: resolvers change those), by flow. */
@@ -37,11 +37,14 @@ function runnableIds(flow: Flow): ReadonlySet<string> {
 /**
  * The step's own record for `copyShared`: ended frozen runs and frozen runnable runs still going are shared, the others
  * (runs not written yet, flowables, which resolvers change, parents) are copied, in the run list and the index.
- * `copied`: positions of the copies.
+ * `copied`: positions of the copies. When the record carries the index its step left, only the runs that can be of
+ * the others are looked at: those its step placed (a run not frozen is one of them, run-index.ts `placed`), the
+ * flowables going it listed and the runs appended since (engine.ts flowableRuns); else every run.
  */
 export function copyShared(execution: Execution, flow: Flow): { exec: Execution; copied: number[]; shared: SharedRuns; index: RunIndex } {
   const { taskRunList, ...header } = execution;
-  const index = stepIndex(execution);
+  const known = knownIndex(execution);
+  const index = known ? forkIndex(known, taskRunList) : indexRuns(taskRunList);
   const runs = taskRunList.slice();
   const copied: number[] = [];
   const copyAt = (i: number): void => {
@@ -51,22 +54,28 @@ export function copyShared(execution: Execution, flow: Flow): { exec: Execution;
     copied.push(i);
   };
   const runnable = runnableIds(flow);
-  let going = false;
-  for (let i = 0; i < runs.length; i++) {
+  const look = (i: number): void => {
     const run = runs[i]!;
+    if (run !== taskRunList[i]) return; // copied already
     if (!Object.isFrozen(run)) copyAt(i);
-    else if (isTerminal(run.state.current)) continue;
-    else if (!runnable.has(run.taskId)) copyAt(i);
-    else going = true;
+    else if (!isTerminal(run.state.current) && !runnable.has(run.taskId)) copyAt(i);
+  };
+  const flowables = known?.flowables?.flow === flow ? known.flowables : undefined;
+  if (known && flowables) {
+    for (const i of known.placed) look(i);
+    for (const i of flowables.positions) look(i);
+    for (let i = flowables.seen; i < runs.length; i++) look(i);
+  } else {
+    for (let i = 0; i < runs.length; i++) look(i);
   }
   // Parents still going: resolvers change them. Found through the index (one entry per parent), not the whole list.
   for (const parentId of index.children.keys()) {
     const at = parentId === '' ? undefined : index.places.get(parentId)?.list;
     if (at === undefined) continue;
     const run = runs[at]!;
-    if (Object.isFrozen(run) && !isTerminal(run.state.current)) copyAt(at);
+    if (run === taskRunList[at] && Object.isFrozen(run) && !isTerminal(run.state.current)) copyAt(at);
   }
-  return { exec: { ...copyData(header), taskRunList: runs }, copied, shared: { going, owned: [] }, index };
+  return { exec: { ...copyData(header), taskRunList: runs }, copied, shared: { owned: [] }, index };
 }
 
 /** `run` made changeable: a copy put in place of a shared (frozen) run, in the run list and the index; else `run` itself. */

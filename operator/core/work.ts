@@ -4,6 +4,7 @@ import { parseDuration } from '../model/index.js';
 import type { EngineEvent } from './engine-types.js';
 import { indexFlow, isFlowableType } from './flow-index.js';
 import { LOOP_WAITING } from './loops.js';
+import { changedSince } from './run-index.js';
 import { taskForRun } from './runs.js';
 import { pendingChildren } from './subflow.js';
 import type { Execution, Flow, Task, TaskRun } from './types.js';
@@ -35,7 +36,11 @@ export function pendingWork(flow: Flow, exec: Execution, since?: Execution): Pen
   if (isTerminal(exec.state.current)) return work;
   const index = indexFlow(flow);
   const unchanged = since?.taskRunList;
-  for (let i = 0; i < exec.taskRunList.length; i++) {
+  // Stepped from `since`: the positions its steps placed runs at (run-index.ts), not a walk of the whole list.
+  const changed = since ? changedSince(exec, since) : undefined;
+  const count = changed ? changed.length : exec.taskRunList.length;
+  for (let k = 0; k < count; k++) {
+    const i = changed ? changed[k]! : k;
     const run = exec.taskRunList[i]!;
     if (isTerminal(run.state.current) || (unchanged && unchanged[i] === run)) continue;
     const task = index.byId.get(run.taskId);
