@@ -111,11 +111,9 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 function fanOutRows(kind: LoopKind, runs: FanOutFigures[]): SummaryRow[] {
   if (!runs.length) return [];
   const rows: SummaryRow[] = [];
-  if (kind !== 'ForEach c=1') {
-    for (const [n, bound] of [[10_000, 2000], [100_000, 20_000]] as const) {
-      const f = runs.find((r) => r.items === n);
-      if (f) rows.push(check(`${kind} ${fmt(n)} items, total`, f.totalMs, '<', bound, ' ms', 0));
-    }
+  for (const [n, bound] of [[10_000, 2000], [100_000, 20_000]] as const) {
+    const f = runs.find((r) => r.items === n);
+    if (f) rows.push(check(`${kind} ${fmt(n)} items, total`, f.totalMs, '<', bound, ' ms', 0));
   }
   if (runs.length > 1) {
     const items = runs.map((r) => r.items);
@@ -165,7 +163,7 @@ async function fanOuts(base: string, pid: number, dataDir: string, plan: [LoopKi
 export async function runOrchestrationBench(): Promise<void> {
   const settings = loadSettings();
   const fanOutSizes = sizes(process.env.BENCH_FANOUT ?? '1000,10000,100000');
-  const sequentialForEach = sizes(process.env.BENCH_FOREACH_SEQ ?? '500,1000');
+  const sequentialForEach = sizes(process.env.BENCH_FOREACH_SEQ ?? '1000,10000,100000');
   const seqRuns = Number(process.env.BENCH_SEQ_RUNS ?? 5);
   const reads = Number(process.env.BENCH_READS ?? 5);
   const rows: SummaryRow[] = [];
