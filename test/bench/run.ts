@@ -1,5 +1,5 @@
 // `npm run bench`: prints performance figures and ratios (never asserted in tests).
-// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|steps|cli|serdes selects one group
+// BENCH=orchestration|inference|triggers|kube|kube-scale|archive|kube-memory|json|masking|render|blocks|steps|loops|cli|serdes selects one group
 // (kube includes kube-scale, archive and kube-memory); default runs all. The orchestration group's figures, knobs
 // (BENCH_DURATION_S, BENCH_FANOUT, ...) and how each is measured: docs/performance.md.
 import { runOrchestrationBench } from './orchestration.js';
@@ -53,6 +53,10 @@ if (!only || only === 'blocks') {
 if (!only || only === 'steps') {
   const { runStepsBench } = await import('./steps.js');
   await runStepsBench();
+}
+if (!only || only === 'loops') {
+  const { runLoopsBench } = await import('./loops.js');
+  await runLoopsBench();
 }
 if (!only || only === 'cli') {
   const { runCliBench } = await import('./cli.js');
