@@ -56,7 +56,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await initExpressions();
   await loadPluginPackages(env); // PLUGINS: task types of npm packages, before any flow is read
   prepareFlowValidation(); // the flow schema compiled before serving, not at the first flow saved
-  const stores = maskedStores(openEmbeddedStores(dataDir, { busyTimeoutMs: limits.storeBusyTimeoutMs }), embeddedSecrets(env, dataDir));
+  const stores = maskedStores(openEmbeddedStores(dataDir, { busyTimeoutMs: limits.storeBusyTimeoutMs, maxWrittenRuns: limits.executionCacheMaxTaskRuns }), embeddedSecrets(env, dataDir));
   await killOrphanProcesses(stores.processes, { limits }); // before any attempt is re-run
   const triggerDeps = {
     stores, renderer: createSecretRenderer(stores, env), clock: () => new Date(), env,

@@ -32,6 +32,7 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { storedForm } from '../secrets/masked-stores.js';
 import { Children } from './children.js';
+import { RecordCache } from './record-cache.js';
 import { failedRecord } from './fail.js';
 import { mayReadInStep, readsInStep, stepInline } from './inline.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
@@ -117,7 +118,8 @@ export class Controller {
   private readonly flowQueue: KeyedQueue<() => Promise<void>>;
   private readonly timers: Timers;
   private readonly children: Children;
-  private readonly cache = new Map<string, StoredExecution>();
+  /** Records of active executions between their batches, within EXECUTION_CACHE_MAX_TASK_RUNS (record-cache.ts). */
+  private readonly cache: RecordCache;
   private readonly flows = new Map<string, Flow>();
   private readonly namespaces: NamespaceResolver;
   private readonly workRoot: string;
@@ -151,6 +153,7 @@ export class Controller {
     this.owns = opts.owns ?? (() => true);
     this.startsFlow = opts.startsFlow ?? (() => true);
     this.limits = limitsFromEnv(env);
+    this.cache = new RecordCache(this.limits.executionCacheMaxTaskRuns);
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
     this.reads = new EngineReads(stores, env, opts.secrets);
@@ -269,6 +272,9 @@ export class Controller {
       this.queue.push(id, ADMIT);
     });
   }
+
+  /** Task runs of the records kept between batches (tests, metrics). */
+  get cachedTaskRuns(): number { return this.cache.taskRuns; }
 
   /** Executions with queued or running work (metrics). */
   get queueDepth(): number { return this.queue.size; }

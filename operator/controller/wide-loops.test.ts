@@ -55,8 +55,40 @@ function touched(before: Execution | undefined, after: Execution): number {
   return after.taskRunList.filter((r) => old.get(r.id) !== `${r.state.current}/${r.attempts.length}`).length;
 }
 
+describe('records kept between batches: EXECUTION_CACHE_MAX_TASK_RUNS', { timeout: 120_000 }, () => {
+  it('three paused executions of 402 runs with a bound of 1,000: at most 1,000 runs kept, and each one let go resumes from the store to SUCCESS', async () => {
+    await initExpressions();
+    tmp = tempDir();
+    stores = openEmbeddedStores(tmp.dir, { maxWrittenRuns: 1_000 });
+    const yaml = `${loop(400, `        type: ${P}core.debug.Return\n        format: "{{ taskrun.value }}"\n`)}  - id: wait\n    type: ${P}core.flow.Pause\n`;
+    const { record } = await stores.flows.save(parseFlow(yaml), yaml);
+    controller = new Controller(stores, { dataDir: tmp.dir, env: { EXECUTION_CACHE_MAX_TASK_RUNS: '1000' } });
+    await controller.start();
+    const stateOf = async (id: string) => (await stores!.executions.get(id))!.execution;
+    const until = async (ids: string[], state: string) => {
+      for (let i = 0; i < 600 && !(await Promise.all(ids.map(stateOf))).every((e) => e.state.current === state); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    const ids: string[] = [];
+    for (let k = 0; k < 3; k++) {
+      const exec = newExecution({ id: newId(), flow: record.flow, inputs: {}, now: new Date() });
+      ids.push(exec.id);
+      await stores.executions.create(exec);
+      await until([exec.id], 'PAUSED');
+    }
+    expect((await Promise.all(ids.map(stateOf))).map((e) => [e.state.current, e.taskRunList.length])).toEqual(ids.map(() => ['PAUSED', 402]));
+    expect(controller.cachedTaskRuns).toBeGreaterThan(0);
+    expect(controller.cachedTaskRuns).toBeLessThanOrEqual(1_000);
+    for (const id of ids) await stores.executions.addCommand(id, { type: 'resume' });
+    await until(ids, 'SUCCESS');
+    const ended = await Promise.all(ids.map(stateOf));
+    expect(ended.map((e) => e.state.current)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
+    // Each child ran once, whether its execution's record was kept or read back.
+    for (const e of ended) expect(e.taskRunList.filter((r) => r.taskId === 'c' && r.state.current === 'SUCCESS' && r.attempts.length === 1)).toHaveLength(400);
+  });
+});
+
 describe('wide loops through the controller', { timeout: 120_000 }, () => {
-  it('4,500 Pause children (no result ever comes): created 2,000 a step by the controller alone, then the execution waits PAUSED', async () => {
+  it('4,500 Pause children (no result ever comes): created RUNS_PER_STEP a step by the controller alone, then the execution waits PAUSED', async () => {
     // PAUSED as soon as the first Pause waits: the steps after it (ticks) go on creating the rest.
     const versions = await run(loop(4_500, `        type: ${P}core.flow.Pause\n`), (e) => e.taskRunList.length === 4_501);
     const last = versions[versions.length - 1]!;

@@ -73,6 +73,10 @@ export const LIMIT_SETTINGS = {
     env: 'STORE_BUSY_TIMEOUT_MS', default: 250, min: 0,
     doc: 'time a write of the embedded SQLite store waits for another process\'s lock before it fails as transient and is retried later with backoff (the wait blocks the server, so it stays short), in milliseconds',
   },
+  executionCacheMaxTaskRuns: {
+    env: 'EXECUTION_CACHE_MAX_TASK_RUNS', default: 500_000, min: 1_000,
+    doc: 'task runs of the records of active executions kept in memory between their steps, all together (the controller\'s records, and in embedded mode the runs the store last wrote of each): the least recently written are let go first and read back from the store at their next event, which costs a read of the whole record (and in embedded mode a write of all its runs); the record being stepped is kept whatever its size',
+  },
   resyncIntervalMs: {
     env: 'RESYNC_INTERVAL_MS', default: 30_000, min: 100,
     doc: 'interval at which the controller re-derives the work of every active execution from the store, so a lost wake-up delays an execution by at most this long, in milliseconds',

@@ -276,9 +276,16 @@ export function forkIndex(index: RunIndex, list: readonly TaskRun[]): RunIndex {
 
 const going = (run: TaskRun | undefined): boolean => run !== undefined && !isTerminal(run.state.current);
 
-/** The positions a version placed runs at, each once. */
-export function placedOnce(index: RunIndex): Set<number> {
-  return new Set(index.placed);
+/** The set of a version's placed positions, kept up as `placed` grows (it only grows): read several times a step. */
+const placedSets = new WeakMap<RunIndex, { set: Set<number>; covered: number }>();
+
+/** The positions a version placed runs at, each once. Do not modify. */
+export function placedOnce(index: RunIndex): ReadonlySet<number> {
+  let known = placedSets.get(index);
+  if (!known) placedSets.set(index, known = { set: new Set(), covered: 0 });
+  const { placed } = index;
+  for (; known.covered < placed.length; known.covered++) known.set.add(placed[known.covered]!);
+  return known.set;
 }
 
 /**

@@ -45,6 +45,46 @@ async function costOfOneStepAt(n: number, id: string): Promise<{ bytes: number; 
   return { bytes: stores.executions.writeStats.bytes - before.bytes, rows: stores.executions.writeStats.runRows - before.runRows };
 }
 
+describe('the runs last written, kept for the next update (maxWrittenRuns: EXECUTION_CACHE_MAX_TASK_RUNS)', () => {
+  it('are let go least recently written first once their runs pass the bound: that execution\'s next update writes every run, the others only what changed', async () => {
+    await stores.close();
+    stores = openEmbeddedStores(tmp.dir, { maxWrittenRuns: 1_000 });
+    const records: Record<string, { execution: Execution; resourceVersion: number }> = {};
+    for (const id of ['a', 'b', 'c']) {
+      records[id] = await stores.executions.create({
+        ...sampleExecution(id, { state: 'RUNNING' }), taskRunList: Array.from({ length: 400 }, (_, i) => run(i, i === 399 ? 'RUNNING' : 'SUCCESS')),
+      });
+    }
+    // 1,200 runs written, 1,000 kept: 'a' (the least recent) was let go, 'b' and 'c' are kept.
+    const rowsOfNextStep = async (id: string) => {
+      const before = stores.executions.writeStats.runRows;
+      const { execution, resourceVersion } = records[id]!;
+      records[id] = await stores.executions.update(nextStep(execution), resourceVersion);
+      return stores.executions.writeStats.runRows - before;
+    };
+    expect(await rowsOfNextStep('c')).toBe(2);
+    expect(await rowsOfNextStep('b')).toBe(2);
+    expect(await rowsOfNextStep('a')).toBe(401); // every run: nothing to compare with
+    // 'a' is now the most recent: 'c' went to keep the bound.
+    expect(await rowsOfNextStep('a')).toBe(2);
+    expect(await rowsOfNextStep('c')).toBe(402);
+    const stored = (await stores.executions.get('a'))!.execution;
+    expect(stored.taskRunList).toHaveLength(402);
+    expect(stored.taskRunList.filter((r) => r.state.current === 'RUNNING')).toHaveLength(1);
+  });
+
+  it('keeps the one just written whatever its size', async () => {
+    await stores.close();
+    stores = openEmbeddedStores(tmp.dir, { maxWrittenRuns: 1_000 });
+    const { execution, resourceVersion } = await stores.executions.create({
+      ...sampleExecution('big', { state: 'RUNNING' }), taskRunList: Array.from({ length: 1_500 }, (_, i) => run(i, i === 1_499 ? 'RUNNING' : 'SUCCESS')),
+    });
+    const before = stores.executions.writeStats.runRows;
+    await stores.executions.update(nextStep(execution), resourceVersion);
+    expect(stores.executions.writeStats.runRows - before).toBe(2);
+  });
+});
+
 describe('task runs in rows of their own', () => {
   it('an update writes the runs that changed only: the same bytes for a record of 10 runs and of 5,000', async () => {
     const small = await costOfOneStepAt(10, 'small');

@@ -5,6 +5,7 @@
 // that differ by identity from the version this store last wrote (written runs are frozen, so an unchanged object is an
 // unchanged run), so the bytes written per update follow what changed, not the size of the record.
 import { freezeData } from '../../core/keyed.js';
+import { DEFAULT_LIMITS } from '../../core/limits.js';
 import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
   ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type ExecutionSummary, type Page,
@@ -43,7 +44,10 @@ function columns(execution: Execution) {
 /** What this store last wrote of an execution (once committed): its version and the run objects of it, by position. */
 interface Written { resourceVersion: number; runs: TaskRun[] }
 
-/** Executions whose last written runs are remembered (the oldest are forgotten: their next update writes every run). */
+/**
+ * Executions whose last written runs are remembered (the least recently written are forgotten: their next update
+ * writes every run); their runs together are bounded too (`maxWrittenRuns`, EXECUTION_CACHE_MAX_TASK_RUNS).
+ */
 const WRITTEN_MAX = 2_000;
 
 /** Bytes and rows written by the execution store since it was opened (tests show the cost of an update with them). */
@@ -134,7 +138,14 @@ export class SqliteExecutionStore implements ExecutionStore {
   /** Creates and updates asked for in one turn of the event loop share a transaction (group-commit.ts). */
   readonly group: GroupCommit;
 
-  constructor(private readonly db: Db) {
+  /** Runs of `written`, all together. */
+  private writtenRuns = 0;
+
+  /**
+   * `maxWrittenRuns`: runs of the last written versions kept for the next updates' comparison, all together (the
+   * one just written is kept whatever its size); default EXECUTION_CACHE_MAX_TASK_RUNS's.
+   */
+  constructor(private readonly db: Db, private readonly opts: { maxWrittenRuns?: number } = {}) {
     this.dynamic = new StatementCache(db);
     this.group = new GroupCommit(db);
     this.stmts = {
@@ -228,7 +239,7 @@ export class SqliteExecutionStore implements ExecutionStore {
     const resourceVersion = expected + 1;
     const known = this.written.get(execution.id);
     // Forgotten until this write commits: a write that fails (alone or with its group) leaves nothing to compare with.
-    this.written.delete(execution.id);
+    this.forget(execution.id);
     const before = known?.resourceVersion === expected ? known.runs : undefined;
     const runs = execution.taskRunList.length > RUNS_PER_TURN ? await changedRunsInTurns(execution.taskRunList, before)
       : changedRuns(execution.taskRunList, before);
@@ -253,7 +264,7 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   /** Removes an execution (its body and labels cascade) and its pending commands. */
   async delete(id: string): Promise<boolean> {
-    this.written.delete(id);
+    this.forget(id);
     return this.db.transaction(() => {
       this.stmts.deleteCommands.run(id);
       return this.stmts.delete.run(id).changes > 0;
@@ -375,6 +386,25 @@ export class SqliteExecutionStore implements ExecutionStore {
     if (runs.trimAt !== undefined) this.stmts.trimRuns.run(seq, runs.trimAt);
   }
 
+  /** Keeps the runs just written of `id` as the most recent, then forgets the least recent others while over a bound. */
+  private remember(id: string, written: Written): void {
+    this.forget(id);
+    this.written.set(id, written);
+    this.writtenRuns += written.runs.length;
+    const maxRuns = this.opts.maxWrittenRuns ?? DEFAULT_LIMITS.executionCacheMaxTaskRuns;
+    for (const other of this.written.keys()) {
+      if (this.written.size <= WRITTEN_MAX && this.writtenRuns <= maxRuns) break;
+      if (other !== id) this.forget(other);
+    }
+  }
+
+  private forget(id: string): void {
+    const old = this.written.get(id);
+    if (!old) return;
+    this.written.delete(id);
+    this.writtenRuns -= old.runs.length;
+  }
+
   /**
    * After the group holding the write committed: keeps the runs just written for the next update's comparison (none
    * once the execution ended: nothing follows), counts the bytes, and tells the listeners. They get the body as written
@@ -382,10 +412,7 @@ export class SqliteExecutionStore implements ExecutionStore {
    * they saw, and no run is copied, serialised or parsed per event.
    */
   private committed(type: WatchEvent['type'], id: string, row: ReturnType<typeof columns>, runs: RunWrites, resourceVersion: number): void {
-    if (!isTerminal(row.state as ExecutionState)) {
-      this.written.set(id, { resourceVersion, runs: runs.list });
-      if (this.written.size > WRITTEN_MAX) this.written.delete(this.written.keys().next().value!);
-    }
+    if (!isTerminal(row.state as ExecutionState)) this.remember(id, { resourceVersion, runs: runs.list });
     this.writeStats.bytes += row.body.length + runs.bytes;
     this.writeStats.runRows += runs.rows.length;
     if (type === 'MODIFIED') this.writeStats.updates++;

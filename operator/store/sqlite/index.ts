@@ -37,7 +37,7 @@ export interface EmbeddedStores extends Stores {
  * (default: flushed on the next event-loop turn); `busyTimeoutMs` bounds the wait for another process's write lock
  * (default BUSY_TIMEOUT_MS). `close()` writes buffered logs and closes the database.
  */
-export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number; busyTimeoutMs?: number } = {}): EmbeddedStores {
+export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number; busyTimeoutMs?: number; maxWrittenRuns?: number } = {}): EmbeddedStores {
   mkdirSync(dataDir, { recursive: true });
   const storageDir = path.join(dataDir, 'storage');
   mkdirSync(storageDir, { recursive: true });
@@ -46,7 +46,7 @@ export function openEmbeddedStores(dataDir: string, opts: { logFlushMs?: number;
   let closed = false;
   return {
     flows: new SqliteFlowStore(db),
-    executions: new SqliteExecutionStore(db),
+    executions: new SqliteExecutionStore(db, opts.maxWrittenRuns === undefined ? {} : { maxWrittenRuns: opts.maxWrittenRuns }),
     kv: new SqliteKVStore(db),
     namespaces: new SqliteNamespaceStore(db),
     logs,
