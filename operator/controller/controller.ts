@@ -20,6 +20,7 @@ import { newId } from '../core/ids.js';
 import { limitsFromEnv, type Limits } from '../core/limits.js';
 import { runById } from '../core/run-index.js';
 import { pendingWork } from '../core/work.js';
+import { WeightedLru } from '../core/weighted-lru.js';
 import { taskForRun } from '../core/runs.js';
 import type { Execution, ExecutionState, Flow, LogLevel, TaskRun } from '../core/types.js';
 import { isTerminal } from '../core/types.js';
@@ -32,7 +33,6 @@ import { scopedKv } from '../tenancy/scoped-kv.js';
 import { scopedStorage } from '../tenancy/scoped-storage.js';
 import { storedForm } from '../secrets/masked-stores.js';
 import { Children } from './children.js';
-import { RecordCache } from './record-cache.js';
 import { failedRecord } from './fail.js';
 import { mayReadInStep, readsInStep, stepInline } from './inline.js';
 import { LocalLauncher, type Launcher, type Report } from './launcher.js';
@@ -118,8 +118,11 @@ export class Controller {
   private readonly flowQueue: KeyedQueue<() => Promise<void>>;
   private readonly timers: Timers;
   private readonly children: Children;
-  /** Records of active executions between their batches, within EXECUTION_CACHE_MAX_TASK_RUNS (record-cache.ts). */
-  private readonly cache: RecordCache;
+  /**
+   * Records of active executions between their batches, their task runs together within EXECUTION_CACHE_MAX_TASK_RUNS:
+   * a record let go is read back from the store at its execution's next event (`load`).
+   */
+  private readonly cache: WeightedLru<StoredExecution>;
   private readonly flows = new Map<string, Flow>();
   private readonly namespaces: NamespaceResolver;
   private readonly workRoot: string;
@@ -153,7 +156,7 @@ export class Controller {
     this.owns = opts.owns ?? (() => true);
     this.startsFlow = opts.startsFlow ?? (() => true);
     this.limits = limitsFromEnv(env);
-    this.cache = new RecordCache(this.limits.executionCacheMaxTaskRuns);
+    this.cache = new WeightedLru((s) => s.execution.taskRunList.length, { maxWeight: this.limits.executionCacheMaxTaskRuns });
     this.workRoot = join(opts.dataDir ?? join(tmpdir(), `flowpilot-${process.pid}`), 'work');
     this.renderer = createSecretRenderer(stores, env, opts.secrets);
     this.reads = new EngineReads(stores, env, opts.secrets);
@@ -274,7 +277,7 @@ export class Controller {
   }
 
   /** Task runs of the records kept between batches (tests, metrics). */
-  get cachedTaskRuns(): number { return this.cache.taskRuns; }
+  get cachedTaskRuns(): number { return this.cache.weight; }
 
   /** Executions with queued or running work (metrics). */
   get queueDepth(): number { return this.queue.size; }

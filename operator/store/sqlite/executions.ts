@@ -6,6 +6,7 @@
 // unchanged run), so the bytes written per update follow what changed, not the size of the record.
 import { freezeData } from '../../core/keyed.js';
 import { DEFAULT_LIMITS } from '../../core/limits.js';
+import { WeightedLru } from '../../core/weighted-lru.js';
 import { type Execution, type ExecutionState, ExecutionStates, type Label, type TaskRun, isTerminal } from '../../core/types.js';
 import {
   ConflictError, type DailyStatsQuery, type DailyStatsRow, type ExecutionCommand, type ExecutionQuery, type ExecutionStore, type ExecutionSummary, type Page,
@@ -132,20 +133,21 @@ export class SqliteExecutionStore implements ExecutionStore {
   private readonly changes = new Emitter<WatchEvent>('execution watch');
   private readonly commands = new Emitter<PendingCommand>('execution command');
   private readonly stmts;
-  private readonly written = new Map<string, Written>();
+  /** The runs last written of each execution, for the next update's comparison (WRITTEN_MAX, `maxWrittenRuns`). */
+  private readonly written: WeightedLru<Written>;
   /** Bytes and rows written since the store was opened. */
   readonly writeStats: ExecutionWriteStats = { bytes: 0, runRows: 0, updates: 0 };
   /** Creates and updates asked for in one turn of the event loop share a transaction (group-commit.ts). */
   readonly group: GroupCommit;
 
-  /** Runs of `written`, all together. */
-  private writtenRuns = 0;
-
   /**
    * `maxWrittenRuns`: runs of the last written versions kept for the next updates' comparison, all together (the
    * one just written is kept whatever its size); default EXECUTION_CACHE_MAX_TASK_RUNS's.
    */
-  constructor(private readonly db: Db, private readonly opts: { maxWrittenRuns?: number } = {}) {
+  constructor(private readonly db: Db, opts: { maxWrittenRuns?: number } = {}) {
+    this.written = new WeightedLru((w) => w.runs.length, {
+      maxWeight: opts.maxWrittenRuns ?? DEFAULT_LIMITS.executionCacheMaxTaskRuns, maxEntries: WRITTEN_MAX,
+    });
     this.dynamic = new StatementCache(db);
     this.group = new GroupCommit(db);
     this.stmts = {
@@ -239,7 +241,7 @@ export class SqliteExecutionStore implements ExecutionStore {
     const resourceVersion = expected + 1;
     const known = this.written.get(execution.id);
     // Forgotten until this write commits: a write that fails (alone or with its group) leaves nothing to compare with.
-    this.forget(execution.id);
+    this.written.delete(execution.id);
     const before = known?.resourceVersion === expected ? known.runs : undefined;
     const runs = execution.taskRunList.length > RUNS_PER_TURN ? await changedRunsInTurns(execution.taskRunList, before)
       : changedRuns(execution.taskRunList, before);
@@ -264,7 +266,7 @@ export class SqliteExecutionStore implements ExecutionStore {
 
   /** Removes an execution (its body and labels cascade) and its pending commands. */
   async delete(id: string): Promise<boolean> {
-    this.forget(id);
+    this.written.delete(id);
     return this.db.transaction(() => {
       this.stmts.deleteCommands.run(id);
       return this.stmts.delete.run(id).changes > 0;
@@ -386,25 +388,6 @@ export class SqliteExecutionStore implements ExecutionStore {
     if (runs.trimAt !== undefined) this.stmts.trimRuns.run(seq, runs.trimAt);
   }
 
-  /** Keeps the runs just written of `id` as the most recent, then forgets the least recent others while over a bound. */
-  private remember(id: string, written: Written): void {
-    this.forget(id);
-    this.written.set(id, written);
-    this.writtenRuns += written.runs.length;
-    const maxRuns = this.opts.maxWrittenRuns ?? DEFAULT_LIMITS.executionCacheMaxTaskRuns;
-    for (const other of this.written.keys()) {
-      if (this.written.size <= WRITTEN_MAX && this.writtenRuns <= maxRuns) break;
-      if (other !== id) this.forget(other);
-    }
-  }
-
-  private forget(id: string): void {
-    const old = this.written.get(id);
-    if (!old) return;
-    this.written.delete(id);
-    this.writtenRuns -= old.runs.length;
-  }
-
   /**
    * After the group holding the write committed: keeps the runs just written for the next update's comparison (none
    * once the execution ended: nothing follows), counts the bytes, and tells the listeners. They get the body as written
@@ -412,7 +395,7 @@ export class SqliteExecutionStore implements ExecutionStore {
    * they saw, and no run is copied, serialised or parsed per event.
    */
   private committed(type: WatchEvent['type'], id: string, row: ReturnType<typeof columns>, runs: RunWrites, resourceVersion: number): void {
-    if (!isTerminal(row.state as ExecutionState)) this.remember(id, { resourceVersion, runs: runs.list });
+    if (!isTerminal(row.state as ExecutionState)) this.written.set(id, { resourceVersion, runs: runs.list });
     this.writeStats.bytes += row.body.length + runs.bytes;
     this.writeStats.runRows += runs.rows.length;
     if (type === 'MODIFIED') this.writeStats.updates++;
